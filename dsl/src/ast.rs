@@ -1,0 +1,450 @@
+//! The typed syntax tree: what the source says, with a span on everything an error may point
+//! at. It is built by [`crate::parse`] and never mutated; later passes resolve names against
+//! it ([`crate::check`]) and translate it ([`crate::lower`]).
+
+/// A byte range in the source.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+impl Span {
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+}
+
+/// A name as written, with its position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ident {
+    /// The name.
+    pub name: String,
+    /// Where it is.
+    pub span: Span,
+}
+
+/// A whole source file.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// Top-level declarations in source order.
+    pub decls: Vec<Decl>,
+}
+
+/// A top-level declaration.
+#[derive(Clone, Debug)]
+pub enum Decl {
+    /// `const bit<16> NAME = 0x0800;`
+    Const(ConstDecl),
+    /// `typedef bit<48> mac_addr_t;`
+    Typedef(TypedefDecl),
+    /// `header NAME { ... }`
+    Header(AggregateDecl),
+    /// `struct NAME { ... }`
+    Struct(AggregateDecl),
+    /// `parser NAME(...) { ... }`
+    Parser(ParserDecl),
+    /// `control NAME(...) { ... }`
+    Control(ControlDecl),
+    /// `Pipeline(...) pipe;` and `Switch(pipe) main;`
+    Instance(Instantiation),
+}
+
+/// A type as written.
+#[derive(Clone, Debug)]
+pub enum TypeRef {
+    /// `bit<N>`.
+    Bit(u16, Span),
+    /// `bool`.
+    Bool(Span),
+    /// A header, struct, typedef or built-in type name.
+    Named(Ident),
+}
+
+impl TypeRef {
+    /// Where the type is written.
+    pub fn span(&self) -> Span {
+        match self {
+            TypeRef::Bit(_, s) | TypeRef::Bool(s) => *s,
+            TypeRef::Named(i) => i.span,
+        }
+    }
+}
+
+/// `const T NAME = value;`
+#[derive(Clone, Debug)]
+pub struct ConstDecl {
+    /// Declared type.
+    pub ty: TypeRef,
+    /// Name.
+    pub name: Ident,
+    /// Value expression (must be a constant).
+    pub value: Expr,
+}
+
+/// `typedef T NAME;`
+#[derive(Clone, Debug)]
+pub struct TypedefDecl {
+    /// Aliased type.
+    pub ty: TypeRef,
+    /// New name.
+    pub name: Ident,
+}
+
+/// A header or struct declaration.
+#[derive(Clone, Debug)]
+pub struct AggregateDecl {
+    /// Type name.
+    pub name: Ident,
+    /// Fields in declaration (= wire) order.
+    pub fields: Vec<FieldDecl>,
+}
+
+/// One field of a header or struct.
+#[derive(Clone, Debug)]
+pub struct FieldDecl {
+    /// Field type.
+    pub ty: TypeRef,
+    /// Field name.
+    pub name: Ident,
+}
+
+/// Parameter direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// No direction (extern objects such as `packet_in`).
+    None,
+    /// `in`.
+    In,
+    /// `out`.
+    Out,
+    /// `inout`.
+    InOut,
+}
+
+/// A parameter of a parser, control or action.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// Direction.
+    pub dir: Direction,
+    /// Type.
+    pub ty: TypeRef,
+    /// Name.
+    pub name: Ident,
+}
+
+/// `parser NAME(params) { states }`
+#[derive(Clone, Debug)]
+pub struct ParserDecl {
+    /// Name.
+    pub name: Ident,
+    /// Parameters.
+    pub params: Vec<Param>,
+    /// States in source order.
+    pub states: Vec<StateDecl>,
+}
+
+/// `state NAME { stmts transition }`
+#[derive(Clone, Debug)]
+pub struct StateDecl {
+    /// Name.
+    pub name: Ident,
+    /// Statements before the transition.
+    pub stmts: Vec<Stmt>,
+    /// The transition, if written (a state without one is an error).
+    pub transition: Option<TransitionDecl>,
+    /// The whole state.
+    pub span: Span,
+}
+
+/// `transition NAME;` or `transition select(...) { ... }`
+#[derive(Clone, Debug)]
+pub enum TransitionDecl {
+    /// To a state, `accept` or `reject`.
+    Direct(Ident),
+    /// A select over key expressions.
+    Select {
+        /// Key expressions.
+        keys: Vec<Expr>,
+        /// Cases in order.
+        cases: Vec<SelectCaseDecl>,
+        /// The whole select.
+        span: Span,
+    },
+}
+
+/// `keyset : NAME;`
+#[derive(Clone, Debug)]
+pub struct SelectCaseDecl {
+    /// One pattern per key (a single `default` stands for all).
+    pub keyset: Vec<Pattern>,
+    /// Next state.
+    pub next: Ident,
+    /// The whole case.
+    pub span: Span,
+}
+
+/// One element of a keyset (select case or table entry).
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    /// An exact value.
+    Value(Expr),
+    /// `value &&& mask`.
+    Mask(Expr, Expr),
+    /// `lo .. hi`.
+    Range(Expr, Expr),
+    /// `default` or `_`.
+    Any(Span),
+}
+
+impl Pattern {
+    /// Where the pattern is written.
+    pub fn span(&self) -> Span {
+        match self {
+            Pattern::Value(e) => e.span,
+            Pattern::Mask(a, b) | Pattern::Range(a, b) => a.span.to(b.span),
+            Pattern::Any(s) => *s,
+        }
+    }
+}
+
+/// `control NAME(params) { locals apply { ... } }`
+#[derive(Clone, Debug)]
+pub struct ControlDecl {
+    /// Name.
+    pub name: Ident,
+    /// Parameters.
+    pub params: Vec<Param>,
+    /// Actions.
+    pub actions: Vec<ActionDecl>,
+    /// Tables.
+    pub tables: Vec<TableDecl>,
+    /// Extern instances (`Checksum() c;`).
+    pub instances: Vec<Instantiation>,
+    /// The apply block.
+    pub apply: Block,
+}
+
+/// `Type<args>(ctor args) name;`
+#[derive(Clone, Debug)]
+pub struct Instantiation {
+    /// Type name (generic arguments are rejected when checked).
+    pub type_name: Ident,
+    /// Whether `<...>` type arguments were written.
+    pub generic: bool,
+    /// Constructor arguments.
+    pub args: Vec<Expr>,
+    /// Instance name.
+    pub name: Ident,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+/// `action NAME(params) { body }`
+#[derive(Clone, Debug)]
+pub struct ActionDecl {
+    /// Name.
+    pub name: Ident,
+    /// Parameters (all directionless: action data).
+    pub params: Vec<Param>,
+    /// Body.
+    pub body: Block,
+}
+
+/// `table NAME { properties }`
+#[derive(Clone, Debug)]
+pub struct TableDecl {
+    /// Name.
+    pub name: Ident,
+    /// `key = { ... }`.
+    pub keys: Vec<KeyElem>,
+    /// `actions = { ... }`.
+    pub actions: Vec<Ident>,
+    /// `default_action = call;`.
+    pub default_action: Option<Expr>,
+    /// `size = N;`.
+    pub size: Option<Expr>,
+    /// `const entries = { ... }`.
+    pub entries: Vec<EntryDecl>,
+}
+
+/// `expr : kind;`
+#[derive(Clone, Debug)]
+pub struct KeyElem {
+    /// Key expression (a field).
+    pub expr: Expr,
+    /// Match kind name (`exact`, `lpm`, `ternary`, `range`).
+    pub kind: Ident,
+}
+
+/// `keyset : action(args);`
+#[derive(Clone, Debug)]
+pub struct EntryDecl {
+    /// One pattern per key.
+    pub keyset: Vec<Pattern>,
+    /// The action call.
+    pub action: Expr,
+    /// The whole entry.
+    pub span: Span,
+}
+
+/// `{ stmts }`
+#[derive(Clone, Debug)]
+pub struct Block {
+    /// Statements.
+    pub stmts: Vec<Stmt>,
+    /// The braces and everything between.
+    pub span: Span,
+}
+
+/// A statement.
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    /// `lhs = rhs;`
+    Assign {
+        /// Destination.
+        lhs: Expr,
+        /// Source.
+        rhs: Expr,
+        /// The whole statement.
+        span: Span,
+    },
+    /// `expr;` where expr is a call.
+    Call(Expr),
+    /// `if (cond) then else els`
+    If {
+        /// Condition.
+        cond: Expr,
+        /// Then branch.
+        then: Block,
+        /// Else branch (an else-if is a block holding one `If`).
+        els: Option<Block>,
+        /// The whole statement.
+        span: Span,
+    },
+    /// A nested block.
+    Block(Block),
+}
+
+/// An expression with its span.
+#[derive(Clone, Debug)]
+pub struct Expr {
+    /// What it is.
+    pub kind: ExprKind,
+    /// Where it is.
+    pub span: Span,
+}
+
+/// Expression forms.
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    /// An integer literal, with its width if written as `8w5`.
+    Int {
+        /// Value.
+        value: u128,
+        /// Width prefix.
+        width: Option<u16>,
+    },
+    /// `true` / `false`.
+    Bool(bool),
+    /// A plain name.
+    Name(Ident),
+    /// `base.member`.
+    Member(Box<Expr>, Ident),
+    /// `callee(args)`.
+    Call(Box<Expr>, Vec<Expr>),
+    /// `{a, b, c}`.
+    List(Vec<Expr>),
+    /// `op a`.
+    Unary(UnOp, Box<Expr>),
+    /// `a op b`.
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `(bit<N>) a` or `(bool) a`.
+    Cast(TypeRef, Box<Expr>),
+    /// `a[hi:lo]` (parsed so it can be rejected by name).
+    Slice(Box<Expr>),
+}
+
+impl Expr {
+    /// The dotted name `a.b.c` this expression spells, if it is one.
+    pub fn path(&self) -> Option<Vec<&Ident>> {
+        match &self.kind {
+            ExprKind::Name(i) => Some(vec![i]),
+            ExprKind::Member(base, m) => {
+                let mut p = base.path()?;
+                p.push(m);
+                Some(p)
+            }
+            _ => None,
+        }
+    }
+
+    /// If this is a method call `target.method(args)`: the target, method name and arguments.
+    pub fn method_call(&self) -> Option<(&Expr, &Ident, &[Expr])> {
+        match &self.kind {
+            ExprKind::Call(callee, args) => match &callee.kind {
+                ExprKind::Member(target, method) => Some((target, method, args)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    /// `!` (boolean).
+    Not,
+    /// `~` (bitwise).
+    BitNot,
+    /// `-` (negation; not supported).
+    Neg,
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    /// `||`
+    Or,
+    /// `&&`
+    And,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+    /// `&`
+    BitAnd,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `|+|`
+    AddSat,
+    /// `|-|`
+    SubSat,
+    /// `*`, `/`, `%` (parsed so they can be rejected by name).
+    Unsupported(&'static str),
+}

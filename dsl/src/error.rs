@@ -1,0 +1,108 @@
+//! Compile errors: one error, one span, one line of text.
+//!
+//! Passes create errors with [`CompileError::new`] knowing only the span; [`crate::compile`]
+//! then resolves the span to a file, line and column once, so every pass stays free of file
+//! bookkeeping and `Display` can still print `file:line:col: error: message`.
+
+use crate::ast::Span;
+
+/// What went wrong, for callers (and tests) that want to branch on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The text does not parse.
+    Syntax,
+    /// Valid P4 the compiler does not support.
+    Unsupported,
+    /// A name that is not declared.
+    Undeclared,
+    /// A name declared twice.
+    Duplicate,
+    /// Mismatched widths or types.
+    Type,
+    /// A write to metadata the chip provides.
+    ReadOnly,
+    /// A rule of the language or the architecture is broken (table applied twice,
+    /// unreachable parser state, ...).
+    Semantic,
+    /// An expression needs more ALU operations than an action has.
+    TooComplex,
+    /// The program does not fit the chip.
+    Resource,
+}
+
+/// A compile error with its position.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{col}: error: {message}")]
+pub struct CompileError {
+    /// Category.
+    pub kind: ErrorKind,
+    /// One-line description.
+    pub message: String,
+    /// Byte range in the source.
+    pub span: Span,
+    /// Source file name.
+    pub file: String,
+    /// 1-based line of `span.start`.
+    pub line: usize,
+    /// 1-based column (in characters) of `span.start`.
+    pub col: usize,
+}
+
+impl CompileError {
+    /// An error at `span`, not yet located in a file (see [`CompileError::locate`]).
+    pub fn new(kind: ErrorKind, span: Span, message: impl Into<String>) -> Self {
+        CompileError {
+            kind,
+            message: message.into(),
+            span,
+            file: String::new(),
+            line: 0,
+            col: 0,
+        }
+    }
+
+    /// Resolve the span to a line and column of `source`, named `file`.
+    pub fn locate(mut self, file: &str, source: &str) -> Self {
+        let start = floor_char_boundary(source, self.span.start);
+        let before = &source[..start];
+        self.line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        self.col = before[line_start..].chars().count() + 1;
+        self.file = file.to_string();
+        self
+    }
+
+    /// The error with a caret excerpt of `source` (no colour), for terminals and logs.
+    pub fn render(&self, source: &str) -> String {
+        use ariadne::{Config, Label, Report, ReportKind, Source};
+        // ariadne counts characters, not bytes.
+        let to_char = |b: usize| source[..floor_char_boundary(source, b)].chars().count();
+        let start = to_char(self.span.start);
+        let end = to_char(self.span.end).max(start);
+        let file = self.file.as_str();
+        let mut out = Vec::new();
+        let written = Report::build(ReportKind::Error, (file, start..end))
+            .with_config(Config::default().with_color(false))
+            .with_message(&self.message)
+            .with_label(Label::new((file, start..end)).with_message(&self.message))
+            .finish()
+            .write((file, Source::from(source)), &mut out);
+        match written {
+            Ok(()) => String::from_utf8_lossy(&out).into_owned(),
+            Err(_) => self.to_string(),
+        }
+    }
+}
+
+/// The largest char boundary of `s` not after `i` (spans from pest are always on boundaries,
+/// but a caller-provided source could differ from the compiled one).
+fn floor_char_boundary(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Shorthand for results of the compiler passes.
+pub type Result<T> = std::result::Result<T, CompileError>;

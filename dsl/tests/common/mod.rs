@@ -1,0 +1,101 @@
+//! Shared test fixtures: a Tofino-like pipe spec and a small program template.
+// Each test crate uses a subset of these helpers.
+#![allow(dead_code)]
+
+use pipelines::spec::*;
+
+/// A Tofino-like pipe: 12 stages of 80 SRAM (1024 x 128) and 24 TCAM (512 x 44) blocks.
+pub fn spec() -> PipeSpec {
+    PipeSpec {
+        stages: 12,
+        stage: StageResources {
+            sram_blocks: 80,
+            sram_depth: 1024,
+            sram_width_bits: 128,
+            tcam_blocks: 24,
+            tcam_depth: 512,
+            tcam_width_bits: 44,
+            logical_tables: 16,
+            stateful_alus: 4,
+            meter_alus: 4,
+            hash_bits: 416,
+            gateways: 16,
+            vliw_slots: 224,
+        },
+        phv: PhvSpec {
+            b8: 64,
+            b16: 96,
+            b32: 64,
+        },
+        latency: LatencySpec {
+            parser_cycles: 28,
+            deparser_cycles: 20,
+            stage_base_cycles: 20,
+            tcam_extra_cycles: 2,
+            stateful_extra_cycles: 4,
+            meter_extra_cycles: 4,
+        },
+    }
+}
+
+/// A complete program whose ingress parser states, ingress control body (locals and apply)
+/// and ingress deparser apply are given.
+pub fn program(states: &str, control: &str, deparser: &str) -> String {
+    format!(
+        r#"
+const bit<16> ETHERTYPE_IPV4 = 0x0800;
+header ethernet_h {{ bit<48> dst_addr; bit<48> src_addr; bit<16> ether_type; }}
+header ipv4_h {{
+    bit<4> version; bit<4> ihl; bit<8> diffserv; bit<16> total_len; bit<16> identification;
+    bit<3> flags; bit<13> frag_offset; bit<8> ttl; bit<8> protocol; bit<16> hdr_checksum;
+    bit<32> src_addr; bit<32> dst_addr;
+}}
+struct headers_t {{ ethernet_h ethernet; ipv4_h ipv4; }}
+struct metadata_t {{ bit<8> a; bit<8> b; bit<8> c; bit<16> wide; bool flag; }}
+parser IP(packet_in pkt, out headers_t hdr, out metadata_t meta,
+          out ingress_intrinsic_metadata_t ig_intr_md) {{
+{states}
+}}
+control Ing(inout headers_t hdr, inout metadata_t meta,
+            in ingress_intrinsic_metadata_t ig_intr_md,
+            in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{
+{control}
+}}
+control ID(packet_out pkt, inout headers_t hdr, in metadata_t meta,
+           in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {{
+    apply {{ {deparser} }}
+}}
+parser EP(packet_in pkt, out headers_t hdr, out metadata_t meta,
+          out egress_intrinsic_metadata_t eg_intr_md) {{
+    state start {{ transition accept; }}
+}}
+control Eg(inout headers_t hdr, inout metadata_t meta, in egress_intrinsic_metadata_t eg_intr_md,
+           in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+           inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {{
+    apply {{ }}
+}}
+control ED(packet_out pkt, inout headers_t hdr, in metadata_t meta,
+           in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {{
+    apply {{ }}
+}}
+Pipeline(IP(), Ing(), ID(), EP(), Eg(), ED()) pipe;
+Switch(pipe) main;
+"#
+    )
+}
+
+/// The usual parser: ethernet, then ipv4.
+pub const STATES: &str = r#"
+    state start {
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) { ETHERTYPE_IPV4: parse_ipv4; default: accept; }
+    }
+    state parse_ipv4 { pkt.extract(hdr.ipv4); transition accept; }
+"#;
+
+/// A control with only an apply block.
+pub fn apply(body: &str) -> String {
+    format!("apply {{ {body} }}")
+}

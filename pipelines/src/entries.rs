@@ -1,0 +1,240 @@
+//! Table entries as people write them: RON files that name tables and actions and give
+//! values as numbers, hex, IPv4 or MAC addresses.
+//!
+//! ```ron
+//! [
+//!     (table: "ipv4_lpm", key: [Lpm("10.0.1.0", 24)], action: "set_nexthop",
+//!      args: ["1", "00:00:00:00:01:01", "02:00:00:00:00:01"]),
+//!     (table: "l2_fwd", key: [Exact("00:00:00:00:00:02")], action: "l2_forward", args: [2]),
+//! ]
+//! ```
+//!
+//! A table or action may be named in full (`Ingress.ipv4_lpm`) or by its last component
+//! when that is unambiguous. Resolution turns each [`EntrySpec`] into a [`ResolvedEntry`]
+//! (indices and numbers) or an error naming the entry and what is wrong.
+
+use crate::program::{ActionCall, Entry, Gress, KeyMatch, Program};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A value: a number, or text holding a decimal, `0x` hex, `0b` binary, dotted IPv4 or
+/// colon-separated MAC address.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    /// A plain number.
+    Int(u64),
+    /// Text to parse.
+    Text(String),
+}
+
+/// One key field's match, as written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum KeySpec {
+    /// Exact value.
+    Exact(Value),
+    /// Value and prefix length.
+    Lpm(Value, u16),
+    /// Value and mask.
+    Ternary(Value, Value),
+    /// Inclusive range.
+    Range(Value, Value),
+}
+
+/// One entry, as written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntrySpec {
+    /// Table name.
+    pub table: String,
+    /// One match per key field.
+    pub key: Vec<KeySpec>,
+    /// Action name.
+    pub action: String,
+    /// Action data.
+    #[serde(default)]
+    pub args: Vec<Value>,
+    /// Priority for ternary and range tables (higher wins).
+    #[serde(default)]
+    pub priority: u32,
+}
+
+/// An entry resolved against a program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedEntry {
+    /// Which gress holds the table.
+    pub gress: Gress,
+    /// Table index in that gress.
+    pub table: u16,
+    /// The entry.
+    pub entry: Entry,
+}
+
+/// An entry that does not fit the program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryError {
+    /// Which entry (0-based) in its list.
+    pub index: usize,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl fmt::Display for EntryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "entry {}: {}", self.index, self.reason)
+    }
+}
+
+impl std::error::Error for EntryError {}
+
+/// Parse a value's text.
+pub fn parse_value(v: &Value) -> Result<u128, String> {
+    let s = match v {
+        Value::Int(n) => return Ok(*n as u128),
+        Value::Text(s) => s.trim(),
+    };
+    let bad = || format!("cannot read `{s}` as a number, IPv4 or MAC address");
+    if let Some(h) = s.strip_prefix("0x") {
+        return u128::from_str_radix(&h.replace('_', ""), 16).map_err(|_| bad());
+    }
+    if let Some(b) = s.strip_prefix("0b") {
+        return u128::from_str_radix(&b.replace('_', ""), 2).map_err(|_| bad());
+    }
+    if s.contains('.') {
+        let addr: std::net::Ipv4Addr = s.parse().map_err(|_| bad())?;
+        return Ok(u32::from(addr) as u128);
+    }
+    if s.contains(':') {
+        let parts: Vec<&str> = s.split(':').collect();
+        if parts.len() != 6 {
+            return Err(bad());
+        }
+        let mut v = 0u128;
+        for p in parts {
+            v = (v << 8) | u8::from_str_radix(p, 16).map_err(|_| bad())? as u128;
+        }
+        return Ok(v);
+    }
+    s.replace('_', "").parse::<u128>().map_err(|_| bad())
+}
+
+/// Find a unique name: a full match, else a unique `.suffix` match.
+fn find_by_name<'a, T>(
+    items: impl Iterator<Item = (T, &'a str)> + Clone,
+    name: &str,
+    what: &str,
+) -> Result<T, String> {
+    if let Some((t, _)) = items.clone().find(|(_, n)| *n == name) {
+        return Ok(t);
+    }
+    let suffix = format!(".{name}");
+    let mut hits = items.filter(|(_, n)| n.ends_with(&suffix));
+    match (hits.next(), hits.next()) {
+        (Some((t, _)), None) => Ok(t),
+        (Some((_, a)), Some((_, b))) => {
+            Err(format!("{what} `{name}` is ambiguous ({a}, {b}, ...)"))
+        }
+        _ => Err(format!("no {what} named `{name}`")),
+    }
+}
+
+/// Resolve one entry against the program.
+pub fn resolve(p: &Program, e: &EntrySpec) -> Result<ResolvedEntry, String> {
+    let tables = [(Gress::Ingress, &p.ingress), (Gress::Egress, &p.egress)]
+        .into_iter()
+        .flat_map(|(g, gp)| {
+            gp.control
+                .tables
+                .iter()
+                .enumerate()
+                .map(move |(i, t)| ((g, i), t.name.as_str()))
+        });
+    let (gress, ti) = find_by_name(tables, &e.table, "table")?;
+    let gp = match gress {
+        Gress::Ingress => &p.ingress,
+        Gress::Egress => &p.egress,
+    };
+    let table = &gp.control.tables[ti];
+    let actions = table
+        .actions
+        .iter()
+        .map(|&a| (a, gp.control.actions[a as usize].name.as_str()));
+    let action = find_by_name(
+        actions,
+        &e.action,
+        &format!("action of table {}", table.name),
+    )?;
+    let args = e
+        .args
+        .iter()
+        .map(parse_value)
+        .collect::<Result<Vec<_>, _>>()?;
+    let key = e
+        .key
+        .iter()
+        .map(|k| {
+            Ok(match k {
+                KeySpec::Exact(v) => KeyMatch::Exact(parse_value(v)?),
+                KeySpec::Lpm(v, len) => KeyMatch::Lpm {
+                    value: parse_value(v)?,
+                    prefix_len: *len,
+                },
+                KeySpec::Ternary(v, m) => KeyMatch::Ternary {
+                    value: parse_value(v)?,
+                    mask: parse_value(m)?,
+                },
+                KeySpec::Range(lo, hi) => KeyMatch::Range {
+                    lo: parse_value(lo)?,
+                    hi: parse_value(hi)?,
+                },
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(ResolvedEntry {
+        gress,
+        table: ti as u16,
+        entry: Entry {
+            key,
+            action: ActionCall { action, args },
+            priority: e.priority,
+        },
+    })
+}
+
+/// Parse a RON list of entries. Syntax errors carry `origin:line:col`.
+pub fn parse_entries(text: &str, origin: &str) -> Result<Vec<EntrySpec>, String> {
+    ron::from_str(text).map_err(|e| {
+        format!(
+            "{origin}:{}:{}: {}",
+            e.span.start.line, e.span.start.col, e.code
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_in_every_notation() {
+        let t = |s: &str| parse_value(&Value::Text(s.into()));
+        assert_eq!(t("10.0.1.2"), Ok(0x0a00_0102));
+        assert_eq!(t("00:11:22:33:44:55"), Ok(0x0011_2233_4455));
+        assert_eq!(t("0x0800"), Ok(0x800));
+        assert_eq!(t("0b101"), Ok(5));
+        assert_eq!(t("1_000"), Ok(1000));
+        assert_eq!(parse_value(&Value::Int(7)), Ok(7));
+        assert!(t("10.0.1").is_err());
+        assert!(t("zz").unwrap_err().contains("`zz`"));
+    }
+
+    #[test]
+    fn entry_files_parse_and_report_positions() {
+        let ok = r#"[ (table: "t", key: [Lpm("10.0.0.0", 8), Exact(3)], action: "a", args: ["0x1", 2]) ]"#;
+        let v = parse_entries(ok, "e.ron").unwrap();
+        assert_eq!(v[0].key[0], KeySpec::Lpm(Value::Text("10.0.0.0".into()), 8));
+        assert_eq!(v[0].args[1], Value::Int(2));
+        let bad = "[\n (table: \"t\", key: [Bogus(1)], action: \"a\") ]";
+        let err = parse_entries(bad, "e.ron").unwrap_err();
+        assert!(err.starts_with("e.ron:2:"), "{err}");
+    }
+}

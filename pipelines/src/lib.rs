@@ -1,0 +1,26 @@
+//! The executable match-action pipe.
+//!
+//! This crate defines what a pipe runs ([`program`]), what a chip's pipe offers
+//! ([`spec`]), and executes it: the parser engine ([`parser`]), the PHV ([`phv`]), match
+//! tables ([`table`]), the match-action stages ([`mau`]), the deparser ([`deparser`]) and a
+//! loaded gress with its timing ([`pipe`]). [`verify`] checks a program against a chip before
+//! it is loaded, so a bad program is an error, never a panic at run time.
+//!
+//! Crates used, and why: `serde` (the program format is data: dumped as RON, loaded back);
+//! `thiserror` (one error type per concern, with messages that name the place);
+//! `smallvec` (table keys of a few fields without heap allocation per packet);
+//! `rustc-hash` (a fast, deterministic hash for exact-match tables; lookups only, never
+//! iterated in simulation order). The PHV is plain integer containers, not `bitvec`: it is
+//! on the hottest path.
+
+pub mod deparser;
+pub mod entries;
+pub mod mau;
+pub mod parser;
+pub mod phv;
+pub mod pipe;
+pub mod program;
+pub mod spec;
+pub mod table;
+pub mod time;
+pub mod verify;

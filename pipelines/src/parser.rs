@@ -1,0 +1,187 @@
+//! The parser engine: runs a [`ParserProgram`] over a packet's bytes, filling the PHV.
+//!
+//! It is a byte-level state machine: each state extracts headers at the cursor (copying
+//! their bits into the fields' containers and setting the header's validity bit) and then
+//! picks the next state from a select over extracted fields or lookahead bits. A packet too
+//! short for what the program asks, or a walk longer than the chip's parse-depth limit, ends
+//! in a [`ParseError`]: the packet takes the error path and is counted, never a panic.
+
+use crate::phv::{mask, Phv};
+use crate::program::{
+    CasePattern, Next, ParserOp, ParserProgram, PhvLayout, SelectKey, Transition,
+};
+use std::fmt;
+
+/// Why parsing failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    /// The program transitioned to `reject`.
+    Reject {
+        /// The state that rejected.
+        state: String,
+    },
+    /// The packet ended before a header or lookahead the state needed.
+    Truncated {
+        /// The state that ran out of bytes.
+        state: String,
+        /// Bytes needed from the start of the packet.
+        needed: usize,
+        /// Bytes the packet has.
+        have: usize,
+    },
+    /// More states were visited than the chip allows for one packet.
+    TooDeep {
+        /// The limit.
+        limit: usize,
+    },
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::Reject { state } => write!(f, "parser state `{state}` rejected the packet"),
+            ParseError::Truncated {
+                state,
+                needed,
+                have,
+            } => write!(
+                f,
+                "parser state `{state}` needs {needed} bytes but the packet has {have}"
+            ),
+            ParseError::TooDeep { limit } => {
+                write!(f, "parser visited more than {limit} states")
+            }
+        }
+    }
+}
+
+/// Read `width` bits (1..=128) starting `bit_off` bits into `data`, big-endian.
+/// The caller guarantees `bit_off + width <= data.len() * 8`.
+pub fn read_bits(data: &[u8], bit_off: usize, width: usize) -> u128 {
+    let end = bit_off + width;
+    let mut acc: u128 = 0;
+    let mut pos = bit_off;
+    while pos < end {
+        let byte = data[pos / 8];
+        let avail = 8 - pos % 8;
+        let take = avail.min(end - pos);
+        let bits = (byte as u32 >> (avail - take)) & ((1u32 << take) - 1);
+        acc = (acc << take) | bits as u128;
+        pos += take;
+    }
+    acc
+}
+
+/// Run the parser over `data`. On success returns the byte offset where the payload starts
+/// (everything the parser did not extract or skip).
+pub fn parse(
+    prog: &ParserProgram,
+    layout: &PhvLayout,
+    data: &[u8],
+    phv: &mut Phv,
+    max_states: usize,
+) -> Result<usize, ParseError> {
+    let mut cursor_bits = 0usize;
+    let mut state_id = prog.start;
+    for _ in 0..max_states {
+        let state = &prog.states[state_id as usize];
+        let truncated = |needed_bits: usize| ParseError::Truncated {
+            state: state.name.clone(),
+            needed: needed_bits.div_ceil(8),
+            have: data.len(),
+        };
+        for op in &state.ops {
+            match *op {
+                ParserOp::Extract(h) => {
+                    let header = &layout.headers[h as usize];
+                    let bits: usize = header
+                        .fields
+                        .iter()
+                        .map(|&f| layout.fields[f as usize].width as usize)
+                        .sum();
+                    if cursor_bits + bits > data.len() * 8 {
+                        return Err(truncated(cursor_bits + bits));
+                    }
+                    for &f in &header.fields {
+                        let field = &layout.fields[f as usize];
+                        let w = field.width as usize;
+                        phv.set(field, read_bits(data, cursor_bits, w));
+                        cursor_bits += w;
+                    }
+                    phv.set(&layout.fields[header.valid as usize], 1);
+                }
+                ParserOp::Advance(bits) => {
+                    let bits = bits as usize;
+                    if cursor_bits + bits > data.len() * 8 {
+                        return Err(truncated(cursor_bits + bits));
+                    }
+                    cursor_bits += bits;
+                }
+                ParserOp::SetConst { field, value } => {
+                    phv.set(&layout.fields[field as usize], value);
+                }
+            }
+        }
+        let next = match &state.transition {
+            Transition::Direct(n) => *n,
+            Transition::Select {
+                keys,
+                cases,
+                default,
+            } => {
+                let mut key: u128 = 0;
+                for k in keys {
+                    let (v, w) = match *k {
+                        SelectKey::Field { field, hi, lo } => {
+                            let w = (hi - lo + 1) as u32;
+                            let v = phv.get(&layout.fields[field as usize]) >> lo;
+                            (v & mask(w), w)
+                        }
+                        SelectKey::Lookahead { offset_bits, width } => {
+                            let start = cursor_bits + offset_bits as usize;
+                            if start + width as usize > data.len() * 8 {
+                                return Err(truncated(start + width as usize));
+                            }
+                            (read_bits(data, start, width as usize), width as u32)
+                        }
+                    };
+                    key = if w >= 128 { v } else { (key << w) | v };
+                }
+                cases
+                    .iter()
+                    .find(|c| match c.pattern {
+                        CasePattern::Masked { value, mask } => key & mask == value & mask,
+                        CasePattern::Range { lo, hi } => lo <= key && key <= hi,
+                    })
+                    .map_or(*default, |c| c.next)
+            }
+        };
+        match next {
+            Next::Accept => return Ok(cursor_bits / 8),
+            Next::Reject => {
+                return Err(ParseError::Reject {
+                    state: state.name.clone(),
+                })
+            }
+            Next::State(s) => state_id = s,
+        }
+    }
+    Err(ParseError::TooDeep { limit: max_states })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_bits_handles_unaligned_ranges() {
+        let d = [0b1010_1100, 0b0101_0011, 0xff];
+        assert_eq!(read_bits(&d, 0, 4), 0b1010);
+        assert_eq!(read_bits(&d, 4, 4), 0b1100);
+        assert_eq!(read_bits(&d, 6, 5), 0b00010);
+        assert_eq!(read_bits(&d, 0, 24), 0xac53ff);
+        let wide = [0xabu8; 17];
+        // 128 bits starting at bit 4 of a run of 0xab bytes: 0xbababa...
+        assert_eq!(read_bits(&wide, 4, 128), u128::from_be_bytes([0xba; 16]));
+    }
+}

@@ -1,0 +1,523 @@
+//! Match tables at run time: the entries a table holds and how a key finds one.
+//!
+//! An all-exact table is a hash table (as exact match is hash-based in SRAM). A table with
+//! a single LPM key keeps one hash table per prefix length, searched longest first, which
+//! gives the same answer as a TCAM with priority by prefix length. Any other table is
+//! searched in priority order like a TCAM: the highest-priority matching entry wins, and
+//! among equal priorities the one inserted first.
+
+use crate::phv::mask;
+use crate::program::{ActionCall, Entry, KeyMatch, MatchKind, Table};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+use std::fmt;
+
+/// Key values of one lookup, one per key field.
+pub type KeyValues = SmallVec<[u128; 4]>;
+
+/// Why a control-plane operation on a table failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableError {
+    /// The table already holds `size` entries.
+    Full {
+        /// Table name.
+        table: String,
+        /// Its capacity.
+        size: u32,
+    },
+    /// An entry with the same key (and priority) exists.
+    Duplicate {
+        /// Table name.
+        table: String,
+    },
+    /// No entry with that key.
+    NotFound {
+        /// Table name.
+        table: String,
+    },
+    /// The entry does not fit the table's key or actions.
+    Invalid {
+        /// Table name.
+        table: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl fmt::Display for TableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TableError::Full { table, size } => {
+                write!(f, "table {table} is full ({size} entries)")
+            }
+            TableError::Duplicate { table } => {
+                write!(f, "table {table} already has an entry with this key")
+            }
+            TableError::NotFound { table } => write!(f, "table {table} has no entry with this key"),
+            TableError::Invalid { table, reason } => write!(f, "table {table}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for TableError {}
+
+enum Store {
+    Exact(FxHashMap<KeyValues, ActionCall>),
+    /// Prefix length → (masked value → action), longest first.
+    Lpm(Vec<(u16, FxHashMap<u128, ActionCall>)>),
+    /// Entries by descending priority, insertion order among equals.
+    Ordered(Vec<Entry>),
+}
+
+/// A table's entries.
+pub struct TableState {
+    name: String,
+    widths: SmallVec<[u16; 4]>,
+    kinds: SmallVec<[MatchKind; 4]>,
+    actions: Vec<(u16, usize)>,
+    size: u32,
+    len: u32,
+    store: Store,
+}
+
+fn matches(k: &KeyMatch, v: u128, width: u16) -> bool {
+    match *k {
+        KeyMatch::Exact(x) => v == x,
+        KeyMatch::Ternary { value, mask } => v & mask == value & mask,
+        KeyMatch::Lpm { value, prefix_len } => {
+            let m = prefix_mask(prefix_len, width);
+            v & m == value & m
+        }
+        KeyMatch::Range { lo, hi } => lo <= v && v <= hi,
+    }
+}
+
+/// Mask of the top `len` bits of a `width`-bit value.
+fn prefix_mask(len: u16, width: u16) -> u128 {
+    mask(width as u32) & !mask((width - len.min(width)) as u32)
+}
+
+impl TableState {
+    /// An empty table shaped like `t`, whose actions take `param_counts[a]` parameters.
+    /// The program's const entries are inserted.
+    pub fn new(
+        t: &Table,
+        widths: &[u16],
+        param_counts: &[usize],
+    ) -> Result<TableState, TableError> {
+        let kinds: SmallVec<[MatchKind; 4]> = t.keys.iter().map(|k| k.kind).collect();
+        let store = if kinds.iter().all(|k| *k == MatchKind::Exact) {
+            Store::Exact(FxHashMap::default())
+        } else if kinds.as_slice() == [MatchKind::Lpm] {
+            Store::Lpm(Vec::new())
+        } else {
+            Store::Ordered(Vec::new())
+        };
+        let mut s = TableState {
+            name: t.name.clone(),
+            widths: widths.into(),
+            kinds,
+            actions: t
+                .actions
+                .iter()
+                .map(|&a| (a, param_counts[a as usize]))
+                .collect(),
+            size: t.size,
+            len: 0,
+            store,
+        };
+        s.check_action(&t.default_action, true)?;
+        for e in &t.const_entries {
+            s.insert(e.clone())?;
+        }
+        Ok(s)
+    }
+
+    /// Table name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether the table holds no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn invalid(&self, reason: String) -> TableError {
+        TableError::Invalid {
+            table: self.name.clone(),
+            reason,
+        }
+    }
+
+    fn check_action(&self, call: &ActionCall, default: bool) -> Result<(), TableError> {
+        let listed = self.actions.iter().find(|(a, _)| *a == call.action);
+        match listed {
+            None if !default => {
+                Err(self.invalid(format!("action #{} is not in its action list", call.action)))
+            }
+            Some(&(_, n)) if n != call.args.len() => Err(self.invalid(format!(
+                "action takes {n} parameters, the entry gives {}",
+                call.args.len()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_entry(&self, e: &Entry) -> Result<(), TableError> {
+        if e.key.len() != self.kinds.len() {
+            return Err(self.invalid(format!(
+                "the key has {} fields, the entry gives {}",
+                self.kinds.len(),
+                e.key.len()
+            )));
+        }
+        for (i, (k, (&kind, &w))) in e
+            .key
+            .iter()
+            .zip(self.kinds.iter().zip(&self.widths))
+            .enumerate()
+        {
+            let m = mask(w as u32);
+            let ok = match (*k, kind) {
+                (KeyMatch::Exact(v), _) => v <= m,
+                (KeyMatch::Lpm { value, prefix_len }, MatchKind::Lpm | MatchKind::Ternary) => {
+                    value <= m && prefix_len <= w
+                }
+                (KeyMatch::Ternary { value, mask }, MatchKind::Ternary) => value <= m && mask <= m,
+                (KeyMatch::Range { lo, hi }, MatchKind::Range) => lo <= hi && hi <= m,
+                _ => {
+                    return Err(self.invalid(format!(
+                        "key field {i} is matched {kind:?}; the entry gives {k:?}"
+                    )))
+                }
+            };
+            if !ok {
+                return Err(self.invalid(format!("key field {i}: {k:?} does not fit {w} bits")));
+            }
+        }
+        self.check_action(&e.action, false)
+    }
+
+    /// Add an entry. A full table refuses it.
+    pub fn insert(&mut self, e: Entry) -> Result<(), TableError> {
+        self.check_entry(&e)?;
+        if self.len >= self.size {
+            return Err(TableError::Full {
+                table: self.name.clone(),
+                size: self.size,
+            });
+        }
+        let dup = TableError::Duplicate {
+            table: self.name.clone(),
+        };
+        match &mut self.store {
+            Store::Exact(map) => {
+                let key: KeyValues = e.key.iter().map(exact_value).collect();
+                if map.contains_key(&key) {
+                    return Err(dup);
+                }
+                map.insert(key, e.action);
+            }
+            Store::Lpm(levels) => {
+                let (value, len) = lpm_parts(&e.key[0], self.widths[0]);
+                let value = value & prefix_mask(len, self.widths[0]);
+                let pos = levels.iter().position(|(l, _)| *l <= len);
+                let level = match pos {
+                    Some(p) if levels[p].0 == len => &mut levels[p].1,
+                    Some(p) => {
+                        levels.insert(p, (len, FxHashMap::default()));
+                        &mut levels[p].1
+                    }
+                    None => {
+                        levels.push((len, FxHashMap::default()));
+                        &mut levels.last_mut().expect("just pushed").1
+                    }
+                };
+                if level.contains_key(&value) {
+                    return Err(dup);
+                }
+                level.insert(value, e.action);
+            }
+            Store::Ordered(list) => {
+                if list
+                    .iter()
+                    .any(|x| x.key == e.key && x.priority == e.priority)
+                {
+                    return Err(dup);
+                }
+                let pos = list
+                    .iter()
+                    .position(|x| x.priority < e.priority)
+                    .unwrap_or(list.len());
+                list.insert(pos, e);
+            }
+        }
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Replace the action of the entry with this key (and priority).
+    pub fn modify(
+        &mut self,
+        key: &[KeyMatch],
+        priority: u32,
+        action: ActionCall,
+    ) -> Result<(), TableError> {
+        self.check_action(&action, false)?;
+        let slot = self.find_mut(key, priority)?;
+        *slot = action;
+        Ok(())
+    }
+
+    /// Remove the entry with this key (and priority).
+    pub fn delete(&mut self, key: &[KeyMatch], priority: u32) -> Result<(), TableError> {
+        let missing = TableError::NotFound {
+            table: self.name.clone(),
+        };
+        let removed = match &mut self.store {
+            Store::Exact(map) => {
+                let k: KeyValues = key.iter().map(exact_value).collect();
+                map.remove(&k).is_some()
+            }
+            Store::Lpm(levels) => {
+                let Some(first) = key.first() else {
+                    return Err(missing);
+                };
+                let (value, len) = lpm_parts(first, self.widths[0]);
+                let value = value & prefix_mask(len, self.widths[0]);
+                levels
+                    .iter_mut()
+                    .find(|(l, _)| *l == len)
+                    .is_some_and(|(_, m)| m.remove(&value).is_some())
+            }
+            Store::Ordered(list) => {
+                let before = list.len();
+                list.retain(|x| !(x.key == key && x.priority == priority));
+                list.len() != before
+            }
+        };
+        if !removed {
+            return Err(missing);
+        }
+        self.len -= 1;
+        Ok(())
+    }
+
+    fn find_mut(&mut self, key: &[KeyMatch], priority: u32) -> Result<&mut ActionCall, TableError> {
+        let missing = TableError::NotFound {
+            table: self.name.clone(),
+        };
+        let w0 = self.widths.first().copied().unwrap_or(0);
+        match &mut self.store {
+            Store::Exact(map) => {
+                let k: KeyValues = key.iter().map(exact_value).collect();
+                map.get_mut(&k).ok_or(missing)
+            }
+            Store::Lpm(levels) => {
+                let Some(first) = key.first() else {
+                    return Err(missing);
+                };
+                let (value, len) = lpm_parts(first, w0);
+                let value = value & prefix_mask(len, w0);
+                levels
+                    .iter_mut()
+                    .find(|(l, _)| *l == len)
+                    .and_then(|(_, m)| m.get_mut(&value))
+                    .ok_or(missing)
+            }
+            Store::Ordered(list) => list
+                .iter_mut()
+                .find(|x| x.key == key && x.priority == priority)
+                .map(|x| &mut x.action)
+                .ok_or(missing),
+        }
+    }
+
+    /// The action of the entry matching `key`, if any.
+    #[inline]
+    pub fn lookup(&self, key: &[u128]) -> Option<&ActionCall> {
+        match &self.store {
+            Store::Exact(map) => map.get(key),
+            Store::Lpm(levels) => {
+                let w = self.widths[0];
+                levels
+                    .iter()
+                    .find_map(|(len, m)| m.get(&(key[0] & prefix_mask(*len, w))))
+            }
+            Store::Ordered(list) => list
+                .iter()
+                .find(|e| {
+                    e.key
+                        .iter()
+                        .zip(key)
+                        .zip(&self.widths)
+                        .all(|((k, &v), &w)| matches(k, v, w))
+                })
+                .map(|e| &e.action),
+        }
+    }
+}
+
+fn exact_value(k: &KeyMatch) -> u128 {
+    match *k {
+        KeyMatch::Exact(v) => v,
+        KeyMatch::Ternary { value, .. } => value,
+        KeyMatch::Lpm { value, .. } => value,
+        KeyMatch::Range { lo, .. } => lo,
+    }
+}
+
+/// An LPM key's value and prefix length; an exact value is a full-length prefix.
+fn lpm_parts(k: &KeyMatch, width: u16) -> (u128, u16) {
+    match *k {
+        KeyMatch::Lpm { value, prefix_len } => (value, prefix_len),
+        other => (exact_value(&other), width),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::{TableKey, TableNext};
+
+    fn table(kinds: &[MatchKind], size: u32) -> Table {
+        Table {
+            name: "t".into(),
+            stage: 0,
+            keys: kinds
+                .iter()
+                .map(|&kind| TableKey {
+                    field: 0,
+                    kind,
+                    name: "k".into(),
+                })
+                .collect(),
+            actions: vec![0, 1],
+            default_action: ActionCall {
+                action: 1,
+                args: vec![],
+            },
+            size,
+            const_entries: vec![],
+            next: TableNext::Always(None),
+        }
+    }
+
+    fn call(a: u16, args: &[u128]) -> ActionCall {
+        ActionCall {
+            action: a,
+            args: args.to_vec(),
+        }
+    }
+
+    #[test]
+    fn lpm_prefers_the_longest_prefix() {
+        let mut t = TableState::new(&table(&[MatchKind::Lpm], 8), &[32], &[1, 0]).unwrap();
+        let lpm = |v: u32, l| Entry {
+            key: vec![KeyMatch::Lpm {
+                value: v as u128,
+                prefix_len: l,
+            }],
+            action: call(0, &[l as u128]),
+            priority: 0,
+        };
+        t.insert(lpm(0x0a00_0000, 8)).unwrap();
+        t.insert(lpm(0x0a01_0000, 16)).unwrap();
+        t.insert(lpm(0, 0)).unwrap();
+        assert_eq!(t.lookup(&[0x0a01_0203]).unwrap().args, vec![16]);
+        assert_eq!(t.lookup(&[0x0a02_0203]).unwrap().args, vec![8]);
+        assert_eq!(t.lookup(&[0x0b00_0000]).unwrap().args, vec![0]);
+        t.delete(
+            &[KeyMatch::Lpm {
+                value: 0,
+                prefix_len: 0,
+            }],
+            0,
+        )
+        .unwrap();
+        assert!(t.lookup(&[0x0b00_0000]).is_none());
+    }
+
+    #[test]
+    fn a_full_table_refuses_an_insert() {
+        let mut t = TableState::new(&table(&[MatchKind::Exact], 2), &[16], &[1, 0]).unwrap();
+        for v in 0..2 {
+            t.insert(Entry {
+                key: vec![KeyMatch::Exact(v)],
+                action: call(0, &[v]),
+                priority: 0,
+            })
+            .unwrap();
+        }
+        let err = t
+            .insert(Entry {
+                key: vec![KeyMatch::Exact(9)],
+                action: call(0, &[9]),
+                priority: 0,
+            })
+            .unwrap_err();
+        assert_eq!(
+            err,
+            TableError::Full {
+                table: "t".into(),
+                size: 2
+            }
+        );
+        assert_eq!(err.to_string(), "table t is full (2 entries)");
+    }
+
+    #[test]
+    fn entries_that_do_not_fit_are_refused() {
+        let mut t = TableState::new(&table(&[MatchKind::Exact], 4), &[8], &[1, 0]).unwrap();
+        let too_wide = Entry {
+            key: vec![KeyMatch::Exact(256)],
+            action: call(0, &[1]),
+            priority: 0,
+        };
+        assert!(matches!(
+            t.insert(too_wide),
+            Err(TableError::Invalid { .. })
+        ));
+        let bad_args = Entry {
+            key: vec![KeyMatch::Exact(1)],
+            action: call(0, &[]),
+            priority: 0,
+        };
+        assert!(matches!(
+            t.insert(bad_args),
+            Err(TableError::Invalid { .. })
+        ));
+        let e = Entry {
+            key: vec![KeyMatch::Exact(1)],
+            action: call(0, &[5]),
+            priority: 0,
+        };
+        t.insert(e.clone()).unwrap();
+        assert_eq!(
+            t.insert(e),
+            Err(TableError::Duplicate { table: "t".into() })
+        );
+        t.modify(&[KeyMatch::Exact(1)], 0, call(0, &[6])).unwrap();
+        assert_eq!(t.lookup(&[1]).unwrap().args, vec![6]);
+    }
+
+    #[test]
+    fn ternary_uses_priority() {
+        let mut t = TableState::new(&table(&[MatchKind::Ternary], 4), &[8], &[1, 0]).unwrap();
+        let tern = |v, m, p| Entry {
+            key: vec![KeyMatch::Ternary { value: v, mask: m }],
+            action: call(0, &[p as u128]),
+            priority: p,
+        };
+        t.insert(tern(0x00, 0x00, 1)).unwrap();
+        t.insert(tern(0x10, 0xf0, 5)).unwrap();
+        assert_eq!(t.lookup(&[0x13]).unwrap().args, vec![5]);
+        assert_eq!(t.lookup(&[0x23]).unwrap().args, vec![1]);
+    }
+}

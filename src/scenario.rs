@@ -1,0 +1,174 @@
+//! Scenarios: a RON file naming the chip, the program, its table entries, what enters each
+//! port and where results go. Relative paths are relative to the scenario file.
+//!
+//! ```ron
+//! (
+//!     chip: "teaching",
+//!     program: "l3router.p4",
+//!     entries: Some("entries.ron"),
+//!     inputs: [
+//!         (port: 0, source: Pcap("in0.pcap")),
+//!         (port: 1, source: Generator((count: 100, size: 64, packet: Udp((dst_ip: "10.0.2.1"))))),
+//!     ],
+//!     output: "out/l3router",
+//! )
+//! ```
+
+use crate::errors::{position_of, Located};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A scenario as written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// A built-in chip profile name or a profile file.
+    pub chip: String,
+    /// The program source (`.p4`).
+    pub program: String,
+    /// Table entries (RON), if any.
+    #[serde(default)]
+    pub entries: Option<String>,
+    /// What enters each port.
+    pub inputs: Vec<Input>,
+    /// Output directory (relative to the current directory).
+    #[serde(default = "default_output")]
+    pub output: String,
+}
+
+fn default_output() -> String {
+    "out".into()
+}
+
+/// Traffic entering one port.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The ingress port.
+    pub port: u16,
+    /// Where the frames come from.
+    pub source: Source,
+}
+
+/// A source of frames.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Source {
+    /// Frames from a pcap file, at their recorded times (relative to the earliest first
+    /// frame of all input pcaps), but never faster than the port's line rate.
+    Pcap(String),
+    /// Frames made by a simple generator.
+    Generator(Generator),
+}
+
+/// A constant-rate generator of identical frames (but for a sequence number).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Generator {
+    /// Frames to send.
+    pub count: u64,
+    /// Frame size in bytes, without FCS.
+    pub size: usize,
+    /// When the first frame starts (ns).
+    #[serde(default)]
+    pub start_ns: u64,
+    /// Sending rate in Gb/s counting preamble and gap; the port's line rate if absent.
+    #[serde(default)]
+    pub rate_gbps: Option<u32>,
+    /// What each frame holds.
+    pub packet: Template,
+}
+
+/// Frame templates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Template {
+    /// Ethernet + IPv4 + UDP; the payload starts with a 32-bit sequence number.
+    Udp(UdpTemplate),
+}
+
+/// Header fields of a UDP template. Addresses are text (`"10.0.0.1"`, `"02:00:00:00:00:01"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UdpTemplate {
+    /// Source MAC.
+    pub src_mac: String,
+    /// Destination MAC.
+    pub dst_mac: String,
+    /// Source IPv4.
+    pub src_ip: String,
+    /// Destination IPv4.
+    pub dst_ip: String,
+    /// UDP source port.
+    pub src_port: u16,
+    /// UDP destination port.
+    pub dst_port: u16,
+    /// IPv4 time to live.
+    pub ttl: u8,
+}
+
+impl Default for UdpTemplate {
+    fn default() -> Self {
+        UdpTemplate {
+            src_mac: "02:00:00:00:00:01".into(),
+            dst_mac: "02:00:00:00:00:fe".into(),
+            src_ip: "10.0.0.1".into(),
+            dst_ip: "10.0.1.1".into(),
+            src_port: 1234,
+            dst_port: 5678,
+            ttl: 64,
+        }
+    }
+}
+
+/// A scenario file read and its location, for resolving relative paths and errors.
+pub struct ScenarioFile {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// Its text (to locate values in error messages).
+    pub text: String,
+    /// Its path as given.
+    pub path: PathBuf,
+}
+
+impl ScenarioFile {
+    /// Read and parse a scenario file.
+    pub fn load(path: &Path) -> Result<ScenarioFile, Located> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Located::file(path, format!("cannot read scenario: {e}")))?;
+        Self::parse(text, path)
+    }
+
+    /// Parse scenario text that came from `path`.
+    pub fn parse(text: String, path: &Path) -> Result<ScenarioFile, Located> {
+        let scenario: Scenario = ron::from_str(&text).map_err(|e| Located {
+            file: path.display().to_string(),
+            line: e.span.start.line,
+            col: e.span.start.col,
+            message: e.code.to_string(),
+        })?;
+        Ok(ScenarioFile {
+            scenario,
+            text,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// A path named in the scenario, relative to its directory.
+    pub fn resolve(&self, p: &str) -> PathBuf {
+        let p = Path::new(p);
+        if p.is_absolute() {
+            return p.to_path_buf();
+        }
+        self.path.parent().unwrap_or(Path::new("")).join(p)
+    }
+
+    /// An error located at the first place `value` is written in the scenario.
+    pub fn error_at(&self, value: &str, message: String) -> Located {
+        let (line, col) = position_of(&self.text, value);
+        Located {
+            file: self.path.display().to_string(),
+            line,
+            col,
+            message,
+        }
+    }
+}
