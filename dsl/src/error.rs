@@ -2,7 +2,7 @@
 //!
 //! Passes create errors with [`CompileError::new`] knowing only the span; [`crate::compile`]
 //! then resolves the span to a file, line and column once, so every pass stays free of file
-//! bookkeeping and `Display` can still print `file:line:col: error: message`.
+//! bookkeeping and `Display` can still print `file:line:col: message`.
 
 use crate::ast::Span;
 
@@ -32,7 +32,7 @@ pub enum ErrorKind {
 
 /// A compile error with its position.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{col}: error: {message}")]
+#[error("{file}:{line}:{col}: {message}")]
 pub struct CompileError {
     /// Category.
     pub kind: ErrorKind,

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use pest::iterators::{Pair, Pairs};
+use pest::iterators::Pair;
 use pest::pratt_parser::{Assoc, Op, PrattParser};
 use pest::Parser;
 
@@ -171,7 +171,7 @@ fn decl(p: Pair<Rule>) -> Result<Decl> {
 
 /// The next child of a node the grammar guarantees; a missing one is reported rather than
 /// trusted, so a grammar change can never make the compiler panic.
-fn next<'a>(it: &mut Pairs<'a, Rule>) -> Result<Pair<'a, Rule>> {
+fn next<'a>(it: &mut impl Iterator<Item = Pair<'a, Rule>>) -> Result<Pair<'a, Rule>> {
     it.next().ok_or_else(|| {
         CompileError::new(
             ErrorKind::Syntax,
@@ -225,31 +225,21 @@ fn params(p: Pair<Rule>) -> Result<Vec<Param>> {
         .map(|param| {
             let mut it = param.into_inner().peekable();
             let dir = match it.peek().map(|x| x.as_rule()) {
-                Some(Rule::direction) => match next_peek(&mut it)?.as_str() {
+                Some(Rule::direction) => match next(&mut it)?.as_str() {
                     "in" => Direction::In,
                     "out" => Direction::Out,
                     _ => Direction::InOut,
                 },
                 _ => Direction::None,
             };
-            let ty = type_ref(next_peek(&mut it)?)?;
+            let ty = type_ref(next(&mut it)?)?;
             Ok(Param {
                 dir,
                 ty,
-                name: ident(next_peek(&mut it)?),
+                name: ident(next(&mut it)?),
             })
         })
         .collect()
-}
-
-fn next_peek<'a>(it: &mut std::iter::Peekable<Pairs<'a, Rule>>) -> Result<Pair<'a, Rule>> {
-    it.next().ok_or_else(|| {
-        CompileError::new(
-            ErrorKind::Syntax,
-            Span::default(),
-            "internal: malformed syntax tree",
-        )
-    })
 }
 
 fn instantiation(p: Pair<Rule>) -> Result<Instantiation> {

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{apply, program, spec, STATES};
+use common::{apply, field, program, spec, table, STATES};
 use dsl::{compile, Compiled};
 use pipelines::program::*;
 
@@ -10,22 +10,6 @@ fn ok(src: &str) -> Compiled {
     let c = compile(src, "t.p4", &spec()).unwrap_or_else(|e| panic!("{}", e.render(src)));
     pipelines::verify::verify(&c.program, &spec()).expect("verifies");
     c
-}
-
-fn field(g: &GressProgram, name: &str) -> FieldId {
-    g.phv
-        .fields
-        .iter()
-        .position(|f| f.name == name)
-        .unwrap_or_else(|| panic!("no {name}")) as FieldId
-}
-
-fn table<'a>(g: &'a GressProgram, name: &str) -> &'a Table {
-    g.control
-        .tables
-        .iter()
-        .find(|t| t.name == name)
-        .unwrap_or_else(|| panic!("no {name}"))
 }
 
 #[test]

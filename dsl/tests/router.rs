@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::spec;
+use common::{field, spec, table};
 use dsl::{compile, ErrorKind};
 use pipelines::program::*;
 
@@ -13,22 +13,6 @@ fn router_source() -> String {
         "/../programs/l3router/l3router.p4"
     );
     std::fs::read_to_string(path).expect("router program")
-}
-
-fn field(p: &GressProgram, name: &str) -> FieldId {
-    p.phv
-        .fields
-        .iter()
-        .position(|f| f.name == name)
-        .unwrap_or_else(|| panic!("no field {name}")) as FieldId
-}
-
-fn table<'a>(p: &'a GressProgram, name: &str) -> &'a Table {
-    p.control
-        .tables
-        .iter()
-        .find(|t| t.name == name)
-        .unwrap_or_else(|| panic!("no table {name}"))
 }
 
 #[test]

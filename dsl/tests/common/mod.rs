@@ -2,6 +2,7 @@
 // Each test crate uses a subset of these helpers.
 #![allow(dead_code)]
 
+use pipelines::program::{FieldId, GressProgram, Table};
 use pipelines::spec::*;
 
 /// A Tofino-like pipe: 12 stages of 80 SRAM (1024 x 128) and 24 TCAM (512 x 44) blocks.
@@ -98,4 +99,22 @@ pub const STATES: &str = r#"
 /// A control with only an apply block.
 pub fn apply(body: &str) -> String {
     format!("apply {{ {body} }}")
+}
+
+/// The field of a gress by name.
+pub fn field(g: &GressProgram, name: &str) -> FieldId {
+    g.phv
+        .fields
+        .iter()
+        .position(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no field {name}")) as FieldId
+}
+
+/// The table of a gress by name.
+pub fn table<'a>(g: &'a GressProgram, name: &str) -> &'a Table {
+    g.control
+        .tables
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no table {name}"))
 }
