@@ -202,7 +202,11 @@ fn lower_parser(
             format!("parser `{}` has no `start` state", p.name.name),
         )
     })?;
-    Ok(ParserProgram { states, start })
+    Ok(ParserProgram {
+        states,
+        start,
+        on_error: ParserErrorPolicy::Drop,
+    })
 }
 
 fn parser_op(scope: &Scope, st: &Stmt, layout: &mut LayoutBuilder) -> Result<ParserOp> {
@@ -584,7 +588,12 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
     fn push_action(&mut self, name: String, params: Vec<ActionParam>, ops: Vec<Op>) -> ActionId {
         self.names.insert(name.clone());
         let id = self.control.actions.len() as ActionId;
-        self.control.actions.push(Action { name, params, ops });
+        self.control.actions.push(Action {
+            name,
+            params,
+            ops,
+            externs: Vec::new(),
+        });
         id
     }
 
@@ -671,6 +680,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 let dst = scope.lvalue(lhs)?;
                 let AluExpr { alu, a, b } = scope.alu_expr(rhs, &dst)?;
                 let op = Op {
+                    dst_slice: None,
                     dst: self.layout.field(env, &dst),
                     alu,
                     a: self.layout.operand(env, &a),
@@ -680,6 +690,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 if dst.intrinsic == Some(Intrinsic::UcastEgressPort) {
                     let v = self.layout.ucast_valid(&dst);
                     ops.push(Op {
+                        dst_slice: None,
                         dst: v,
                         alu: AluOp::Set,
                         a: Operand::Const(1),
@@ -697,6 +708,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                         let bit = u128::from(method.name == "setValid");
                         return Ok((
                             vec![Op {
+                                dst_slice: None,
                                 dst: v,
                                 alu: AluOp::Set,
                                 a: Operand::Const(bit),
@@ -818,6 +830,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             size: 1,
             const_entries: Vec::new(),
             next: TableNext::Always(next),
+            direct_counter: None,
         });
         self.table_spans.push(span);
         Node::Table(id)
@@ -1023,6 +1036,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 field: self.layout.field(env, &f),
                 kind,
                 name: env.text(k.expr.span).to_string(),
+                slice: None,
             });
         }
         let mut actions = Vec::new();
@@ -1118,6 +1132,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             size,
             const_entries,
             next,
+            direct_counter: None,
         })
     }
 }

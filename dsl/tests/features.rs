@@ -166,6 +166,7 @@ fn hit_miss_and_apply_block_assignments() {
     assert_eq!(
         ops[1],
         Op {
+            dst_slice: None,
             dst: g.phv.headers[1].valid,
             alu: AluOp::Set,
             a: Operand::Const(0),

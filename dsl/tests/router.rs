@@ -100,12 +100,14 @@ fn router_compiles_to_the_expected_ir() {
         [9, 48, 48]
     );
     assert!(nh.ops.contains(&Op {
+        dst_slice: None,
         dst: port,
         alu: AluOp::Set,
         a: Operand::Param(0),
         b: Operand::Const(0)
     }));
     assert!(nh.ops.contains(&Op {
+        dst_slice: None,
         dst: port_valid,
         alu: AluOp::Set,
         a: Operand::Const(1),
@@ -113,6 +115,7 @@ fn router_compiles_to_the_expected_ir() {
     }));
     let ttl = field(ig, "hdr.ipv4.ttl");
     assert!(nh.ops.contains(&Op {
+        dst_slice: None,
         dst: ttl,
         alu: AluOp::Sub,
         a: Operand::Field(ttl),

@@ -29,6 +29,9 @@ fn operand(o: Operand, args: &[u128], layout: &PhvLayout, phv: &Phv) -> u128 {
         Operand::Field(f) => phv.get(&layout.fields[f as usize]),
         Operand::Const(c) => c,
         Operand::Param(i) => args[i as usize],
+        Operand::Slice { field, hi, lo } => {
+            (phv.get(&layout.fields[field as usize]) >> lo) & mask((hi - lo + 1) as u32)
+        }
     }
 }
 
@@ -60,8 +63,18 @@ pub fn run_action(action: &Action, args: &[u128], layout: &PhvLayout, phv: &mut 
     for op in &action.ops {
         let a = operand(op.a, args, layout, phv);
         let b = operand(op.b, args, layout, phv);
-        let width = layout.fields[op.dst as usize].width;
-        results.push((op.dst, alu(op.alu, a, b, width)));
+        let dst = &layout.fields[op.dst as usize];
+        let v = match op.dst_slice {
+            None => alu(op.alu, a, b, dst.width),
+            // Deposit-field: the ALU works at the slice's width and the other bits keep
+            // their value.
+            Some((hi, lo)) => {
+                let m = mask((hi - lo + 1) as u32) << lo;
+                let r = alu(op.alu, a, b, hi - lo + 1) << lo;
+                (phv.get(dst) & !m) | r
+            }
+        };
+        results.push((op.dst, v));
     }
     for (dst, v) in results {
         phv.set(&layout.fields[dst as usize], v);

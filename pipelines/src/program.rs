@@ -24,6 +24,16 @@ pub type TableId = u16;
 pub type ActionId = u16;
 /// Index into [`ControlProgram::gateways`].
 pub type GatewayId = u16;
+/// Index into [`ControlProgram::registers`].
+pub type RegisterId = u16;
+/// Index into [`ControlProgram::salus`].
+pub type SaluId = u16;
+/// Index into [`ControlProgram::meters`].
+pub type MeterId = u16;
+/// Index into [`ControlProgram::counters`].
+pub type CounterId = u16;
+/// Index into [`ControlProgram::hashes`].
+pub type HashId = u16;
 
 /// A compiled program: ingress and egress.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -127,6 +137,30 @@ pub enum Intrinsic {
     DeqQueueDepthCells,
     /// In (egress): nanoseconds the packet spent in the queue.
     QueueDelay,
+    /// In (egress): queue depth in packets when this packet was enqueued.
+    EnqQueueDepthPackets,
+    /// In (egress): queue depth in packets when this packet was dequeued.
+    DeqQueueDepthPackets,
+    /// In (both): non-zero when the parser failed and the program chose to continue
+    /// ([`ParserErrorPolicy::Continue`]); the value says why (see [`crate::parser::ParseError::code`]).
+    ParserError,
+    /// Out (ingress): multicast group (0: none).
+    McastGroup,
+    /// Out (ingress): deflect the packet if the TM refuses it, instead of dropping it.
+    DeflectOnDrop,
+    /// Out (ingress): the PFC class (ingress CoS) the TM accounts the packet under.
+    IngressCos,
+    /// Out (ingress): skip the egress pipe.
+    BypassEgress,
+    /// Out (both): mirror session (0: none).
+    MirrorSession,
+    /// Out (both): truncate the mirrored copy to this many bytes (0: whole packet).
+    MirrorTruncateBytes,
+    /// Out (ingress): recirculate the packet to this pipe's ingress after egress.
+    Recirculate,
+    /// Out (both): an advanced-flow-control request to the TM (Tofino2's `adv_flow_ctl`:
+    /// qfc(1) | pipe(2) | mac(4) | pad(3) | qid(7) | credit(15)); 0: none.
+    AdvFlowCtl,
 }
 
 impl Intrinsic {
@@ -184,6 +218,20 @@ pub struct ParserProgram {
     pub states: Vec<ParserState>,
     /// The first state.
     pub start: StateId,
+    /// What happens to a packet the parser fails on.
+    #[serde(default)]
+    pub on_error: ParserErrorPolicy,
+}
+
+/// What the chip does with a packet whose parse failed (rejected, truncated, too deep).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ParserErrorPolicy {
+    /// Drop it and count the error.
+    #[default]
+    Drop,
+    /// Count the error, set [`Intrinsic::ParserError`] and run the control on what was
+    /// extracted; the unparsed bytes stay payload.
+    Continue,
 }
 
 /// One parser state: extract headers, then choose the next state.
@@ -305,6 +353,21 @@ pub struct ControlProgram {
     pub gateways: Vec<Gateway>,
     /// The first node of the control flow; `None` for an empty control.
     pub entry: Option<Node>,
+    /// Register arrays.
+    #[serde(default)]
+    pub registers: Vec<RegisterArray>,
+    /// Stateful-ALU programs (`RegisterAction`s), each bound to one register array.
+    #[serde(default)]
+    pub salus: Vec<StatefulAlu>,
+    /// Meter arrays.
+    #[serde(default)]
+    pub meters: Vec<MeterArray>,
+    /// Counter arrays (indexed, not direct).
+    #[serde(default)]
+    pub counters: Vec<CounterArray>,
+    /// Hash units.
+    #[serde(default)]
+    pub hashes: Vec<HashUnit>,
 }
 
 /// A node of the control flow: a table or a gateway.
@@ -345,6 +408,9 @@ pub struct TableKey {
     pub kind: MatchKind,
     /// Name shown to the control plane (the source expression).
     pub name: String,
+    /// Only bits `hi ..= lo` of the field take part (`f[15:8] : exact`).
+    #[serde(default)]
+    pub slice: Option<(u16, u16)>,
 }
 
 /// An action with its parameter values.
@@ -396,6 +462,9 @@ pub struct Table {
     pub const_entries: Vec<Entry>,
     /// Control flow after the table.
     pub next: TableNext,
+    /// A direct counter: one count per entry (and one for misses), of this kind.
+    #[serde(default)]
+    pub direct_counter: Option<CountKind>,
 }
 
 impl Table {
@@ -454,6 +523,10 @@ pub struct Action {
     pub params: Vec<ActionParam>,
     /// Operations, at most one per destination field.
     pub ops: Vec<Op>,
+    /// Extern units the action drives (stateful ALUs, meters, counters, hashes, random).
+    /// They read the PHV as it was before the action, like the operations.
+    #[serde(default)]
+    pub externs: Vec<ExternCall>,
 }
 
 /// An action parameter.
@@ -474,6 +547,15 @@ pub enum Operand {
     Const(u128),
     /// An action parameter (action data), by index.
     Param(u8),
+    /// Bits `hi ..= lo` of a field, as an unsigned value.
+    Slice {
+        /// The field.
+        field: FieldId,
+        /// Highest bit (inclusive).
+        hi: u16,
+        /// Lowest bit.
+        lo: u16,
+    },
 }
 
 /// The ALU operations of a VLIW slot (unsigned arithmetic modulo the destination width).
@@ -512,6 +594,10 @@ pub enum AluOp {
 pub struct Op {
     /// The field written.
     pub dst: FieldId,
+    /// Only bits `hi ..= lo` of `dst` are written (the others keep their value): the
+    /// deposit-field form of the instruction.
+    #[serde(default)]
+    pub dst_slice: Option<(u16, u16)>,
     /// The operation.
     pub alu: AluOp,
     /// First operand.
@@ -593,4 +679,237 @@ pub struct ChecksumUpdate {
     pub sources: Vec<FieldId>,
     /// Computed only when this header is valid.
     pub when_valid: HeaderId,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Externs: registers and stateful ALUs, meters, counters, hashes, random numbers
+
+/// A register array in a stage's SRAM.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegisterArray {
+    /// Qualified name, e.g. `Ingress.flow_count`.
+    pub name: String,
+    /// The stage holding it (and its stateful ALU).
+    pub stage: u16,
+    /// Element width in bits.
+    pub width: u8,
+    /// Number of elements.
+    pub size: u32,
+    /// Initial value of every element.
+    pub init: u128,
+}
+
+/// A truth table over a stateful ALU's conditions: bit `k` is set when the predicate holds
+/// for condition outcome vector `k` (condition `i` true sets bit `i` of `k`). This is how
+/// the hardware combines its comparisons, so any and/or/not of up to four conditions is one
+/// 16-bit word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Predicate(pub u16);
+
+impl Predicate {
+    /// Always true.
+    pub const ALWAYS: Predicate = Predicate(0xffff);
+
+    /// Whether the predicate holds for these condition outcomes.
+    pub fn holds(self, outcomes: u8) -> bool {
+        self.0 >> (outcomes & 0xf) & 1 == 1
+    }
+}
+
+/// An operand of a stateful ALU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SaluOperand {
+    /// The register element as read (before this packet's update).
+    Register,
+    /// A PHV field (from the stage's input crossbar).
+    Field(FieldId),
+    /// A constant.
+    Const(u128),
+}
+
+/// A comparison a stateful ALU evaluates: `a op b`, unsigned.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SaluCond {
+    /// Left.
+    pub a: SaluOperand,
+    /// Operator.
+    pub op: CmpOp,
+    /// Right.
+    pub b: SaluOperand,
+}
+
+/// A predicated update: when `when` holds, the register becomes `a alu b`. The first update
+/// whose predicate holds writes; if none does, the register keeps its value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SaluUpdate {
+    /// When it applies.
+    pub when: Predicate,
+    /// Operation.
+    pub alu: AluOp,
+    /// First operand.
+    pub a: SaluOperand,
+    /// Second operand.
+    pub b: SaluOperand,
+}
+
+/// What a stateful ALU output returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SaluValue {
+    /// The register as read.
+    Old,
+    /// The register as written back (equal to `Old` if no update applied).
+    New,
+    /// An operand.
+    Operand(SaluOperand),
+    /// The condition outcome vector (bit `i` = condition `i`).
+    Predicate,
+}
+
+/// A predicated output: the first output whose predicate holds is returned.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SaluOutput {
+    /// When it applies.
+    pub when: Predicate,
+    /// The value.
+    pub value: SaluValue,
+}
+
+/// A stateful-ALU program (a `RegisterAction`): one read-modify-write of one element.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatefulAlu {
+    /// Qualified name.
+    pub name: String,
+    /// The register array it updates.
+    pub register: RegisterId,
+    /// Comparisons, in order (at most the profile's `salu.conditions`).
+    pub conditions: Vec<SaluCond>,
+    /// Predicated updates (at most `salu.updates`).
+    pub updates: Vec<SaluUpdate>,
+    /// Predicated outputs (at most `salu.outputs`); none returned gives 0.
+    pub outputs: Vec<SaluOutput>,
+}
+
+/// What a meter or counter counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CountKind {
+    /// Packets.
+    Packets,
+    /// Bytes (the packet length as stored, no FCS).
+    Bytes,
+    /// Both.
+    PacketsAndBytes,
+}
+
+/// A meter array: two-rate three-colour meters (RFC 2698) configured by the control plane.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MeterArray {
+    /// Qualified name.
+    pub name: String,
+    /// The stage holding it.
+    pub stage: u16,
+    /// Number of meters.
+    pub size: u32,
+    /// Bytes or packets (`PacketsAndBytes` is not a meter unit).
+    pub unit: CountKind,
+}
+
+/// A counter array.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterArray {
+    /// Qualified name.
+    pub name: String,
+    /// The stage holding it.
+    pub stage: u16,
+    /// Number of counters.
+    pub size: u32,
+    /// What is counted.
+    pub kind: CountKind,
+}
+
+/// A hash function a hash unit computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HashAlgorithm {
+    /// The input bits themselves (truncated to the output width).
+    Identity,
+    /// A CRC given by its catalogue parameters (Williams' model, as the `crc` crate).
+    Crc {
+        /// Width in bits (8, 16, 32 or 64).
+        width: u8,
+        /// Polynomial (normal form).
+        poly: u64,
+        /// Initial register value: the seed.
+        init: u64,
+        /// Reflect input bytes.
+        refin: bool,
+        /// Reflect the output.
+        refout: bool,
+        /// XOR applied to the output.
+        xorout: u64,
+    },
+}
+
+/// A hash unit: a function of some fields, truncated to `width` bits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HashUnit {
+    /// Qualified name.
+    pub name: String,
+    /// The stage computing it.
+    pub stage: u16,
+    /// The function.
+    pub algorithm: HashAlgorithm,
+    /// Input fields, concatenated most significant first and zero-padded at the end to whole bytes.
+    pub fields: Vec<FieldId>,
+    /// Output bits (the low bits of the function's value).
+    pub width: u16,
+}
+
+/// Where an extern's index comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ExternIndex {
+    /// An operand (field, constant or action parameter), taken modulo the array size.
+    Operand(Operand),
+    /// A hash unit's output, taken modulo the array size.
+    Hash(HashId),
+}
+
+/// An extern unit driven by an action.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ExternCall {
+    /// Run a stateful-ALU program on one element; its output goes to `dst` if any.
+    Stateful {
+        /// The program.
+        salu: SaluId,
+        /// Which element.
+        index: ExternIndex,
+        /// Where the output goes.
+        dst: Option<FieldId>,
+    },
+    /// Colour the packet with a meter: 0 green, 1 yellow, 3 red (TNA's encoding).
+    Meter {
+        /// The meter array.
+        meter: MeterId,
+        /// Which meter.
+        index: ExternIndex,
+        /// Where the colour goes.
+        dst: FieldId,
+    },
+    /// Count the packet.
+    Count {
+        /// The counter array.
+        counter: CounterId,
+        /// Which counter.
+        index: ExternIndex,
+    },
+    /// Write a hash unit's output to a field.
+    Hash {
+        /// The unit.
+        hash: HashId,
+        /// Destination.
+        dst: FieldId,
+    },
+    /// Write a pseudo-random number (from the pipe's seeded generator) to a field.
+    Random {
+        /// Destination (its width is the number's width).
+        dst: FieldId,
+    },
 }

@@ -20,6 +20,34 @@ pub struct PipeSpec {
     pub phv: PhvSpec,
     /// Latencies in clock cycles.
     pub latency: LatencySpec,
+    /// Parser limits.
+    pub parser: ParserSpec,
+    /// What one stateful ALU can do for one packet.
+    pub salu: SaluSpec,
+}
+
+/// Limits of the programmable parser.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParserSpec {
+    /// Distinct states a program's parser may have (entries of the parser's match table).
+    pub max_states: u16,
+    /// States one packet may visit; a longer walk is a parser error.
+    pub max_depth: u16,
+}
+
+/// Limits of one stateful ALU (the read-modify-write unit beside a register array).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SaluSpec {
+    /// Comparisons it can evaluate per packet (the conditions its predicates are built from).
+    pub conditions: u8,
+    /// Update expressions (predicated ALU operations that may write the register).
+    pub updates: u8,
+    /// Output expressions (predicated values it can return to the PHV).
+    pub outputs: u8,
+    /// Widest register element in bits.
+    pub max_width_bits: u8,
 }
 
 /// Per-stage resources that table placement must respect.
@@ -44,6 +72,8 @@ pub struct StageResources {
     pub stateful_alus: u16,
     /// Meter ALUs per stage.
     pub meter_alus: u16,
+    /// Statistics (counter) ALUs per stage.
+    pub stats_alus: u16,
     /// Hash-output bits per stage (feeding exact-match and hash units).
     pub hash_bits: u16,
     /// Gateway (if-condition) units per stage.

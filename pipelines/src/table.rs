@@ -396,6 +396,7 @@ mod tests {
                     field: 0,
                     kind,
                     name: "k".into(),
+                    slice: None,
                 })
                 .collect(),
             actions: vec![0, 1],
@@ -406,6 +407,7 @@ mod tests {
             size,
             const_entries: vec![],
             next: TableNext::Always(None),
+            direct_counter: None,
         }
     }
 

@@ -234,6 +234,9 @@ fn verify_control(
         Operand::Field(f) => (f as usize) < nf,
         Operand::Const(_) => true,
         Operand::Param(p) => (p as usize) < params,
+        Operand::Slice { field, hi, lo } => {
+            (field as usize) < nf && lo <= hi && hi < phv.fields[field as usize].width
+        }
     };
     for (i, a) in c.actions.iter().enumerate() {
         let place = format!("control.actions[{i}] ({})", a.name);

@@ -19,6 +19,7 @@ pub fn spec() -> PipeSpec {
             logical_tables: 16,
             stateful_alus: 4,
             meter_alus: 4,
+            stats_alus: 4,
             hash_bits: 416,
             gateways: 16,
             vliw_slots: 224,
@@ -35,6 +36,16 @@ pub fn spec() -> PipeSpec {
             tcam_extra_cycles: 2,
             stateful_extra_cycles: 4,
             meter_extra_cycles: 4,
+        },
+        parser: ParserSpec {
+            max_states: 256,
+            max_depth: 32,
+        },
+        salu: SaluSpec {
+            conditions: 4,
+            updates: 2,
+            outputs: 4,
+            max_width_bits: 32,
         },
     }
 }
