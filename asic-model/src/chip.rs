@@ -326,6 +326,22 @@ impl Chip {
         self.egress_latency
     }
 
+    /// Every pipe's loaded gress (for the control plane, which writes all pipes alike).
+    pub(crate) fn gresses_mut(&mut self, gress: Gress) -> impl Iterator<Item = &mut LoadedGress> {
+        self.pipes.iter_mut().map(move |p| match gress {
+            Gress::Ingress => &mut p.ingress,
+            Gress::Egress => &mut p.egress,
+        })
+    }
+
+    /// One pipe's loaded gress (for reading state, which differs per pipe).
+    pub fn gress(&self, pipe: u16, gress: Gress) -> Option<&LoadedGress> {
+        self.pipes.get(pipe as usize).map(|p| match gress {
+            Gress::Ingress => &p.ingress,
+            Gress::Egress => &p.egress,
+        })
+    }
+
     /// Install a table entry in every pipe (the control plane's symmetric mode).
     pub fn add_entry(&mut self, e: &ResolvedEntry) -> Result<(), ChipError> {
         for p in &mut self.pipes {
