@@ -278,6 +278,11 @@ impl Bench {
         &self.chip
     }
 
+    /// The chip, for the control plane (entries, registers, meters) between runs.
+    pub fn chip_mut(&mut self) -> &mut Chip {
+        &mut self.chip
+    }
+
     fn check_port(&self, port: u16) -> Result<u32, String> {
         self.chip.port_gbps(port).ok_or_else(|| {
             format!(

@@ -7,6 +7,7 @@ use asic::pcap_io::{read_pcap, PcapOut};
 use asic::run::run_scenario;
 use asic::scenario::{Generator, ScenarioFile, Template, UdpTemplate};
 use asic_model::chip::DropReason;
+use tm::Refusal;
 use asic_model::mac::{frame_time, slot_time};
 use common::*;
 use pipelines::pipe::stage_features;
@@ -159,7 +160,7 @@ fn two_into_one_runs_the_egress_at_line_rate() {
 }
 
 #[test]
-fn a_full_buffer_drops_with_a_reason_and_nothing_is_lost() {
+fn an_overloaded_queue_drops_with_a_reason_and_nothing_is_lost() {
     let profile = chip("teaching");
     let (program, entries) = l3router(&profile);
     let (n, size) = (300u64, 200usize);
@@ -171,7 +172,7 @@ fn a_full_buffer_drops_with_a_reason_and_nothing_is_lost() {
         .add_generator(2, &line_rate_gen(n, size, "10.0.1.2"))
         .unwrap();
     let report = bench.run().unwrap();
-    let full = report.drops_for(DropReason::BufferFull);
+    let full = report.drops_for(DropReason::Tm(Refusal::DynamicThreshold));
     assert!(full > 0, "{}", report.render_text());
     assert_eq!(
         report.packets_in(),
@@ -199,7 +200,7 @@ fn the_scenario_writes_pcaps_that_parse_back() {
         2,
         "TTL 1 and no route"
     );
-    assert!(report.drops_for(DropReason::BufferFull) > 0);
+    assert!(report.drops_for(DropReason::Tm(Refusal::DynamicThreshold)) > 0);
 
     // Rerun the same chip in memory and compare with what the pcaps hold.
     let profile = chip("teaching");

@@ -18,13 +18,15 @@
 use crate::kernel::Schedule;
 use crate::mac::{frame_time, slot_time};
 use crate::profile::ChipProfile;
+use pipelines::control::ControlError;
 use pipelines::entries::ResolvedEntry;
-use pipelines::pipe::{GressInputs, LoadError, LoadedGress};
+use pipelines::pipe::{gress_seed, GressInputs, LoadError, LoadedGress};
 use pipelines::program::{Gress, Program};
 use pipelines::table::TableError;
 use pipelines::time::{Clock, Time};
 use std::fmt;
-use tm::{Refusal, TrafficManager};
+use tm::config::TmConfig;
+use tm::{EnqueueRequest, Refusal, TrafficManager};
 
 /// Events of one chip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,28 +69,54 @@ pub enum DropReason {
     NoEgressPort,
     /// The egress port the program chose does not exist on this chip.
     InvalidEgressPort,
-    /// The requested queue does not exist on the egress port.
-    InvalidQueue,
-    /// The shared buffer had no room.
-    BufferFull,
+    /// The traffic manager refused the packet (admission), for this reason.
+    Tm(Refusal),
     /// The egress parser rejected the packet or ran out of bytes.
     EgressParserError,
     /// The egress program set `drop_ctl`.
     EgressProgramDrop,
 }
 
+/// Reasons that are the chip's own (not the TM's), in report order.
+const CHIP_REASONS: [DropReason; 6] = [
+    DropReason::IngressParserError,
+    DropReason::IngressProgramDrop,
+    DropReason::NoEgressPort,
+    DropReason::InvalidEgressPort,
+    DropReason::EgressParserError,
+    DropReason::EgressProgramDrop,
+];
+
+/// Number of distinct reasons.
+const REASONS: usize = CHIP_REASONS.len() + Refusal::ALL.len();
+
 impl DropReason {
-    /// Every reason, in report order.
-    pub const ALL: [DropReason; 8] = [
-        DropReason::IngressParserError,
-        DropReason::IngressProgramDrop,
-        DropReason::NoEgressPort,
-        DropReason::InvalidEgressPort,
-        DropReason::InvalidQueue,
-        DropReason::BufferFull,
-        DropReason::EgressParserError,
-        DropReason::EgressProgramDrop,
-    ];
+    /// Every reason, in report order: the chip's, then the TM's.
+    pub const ALL: [DropReason; REASONS] = {
+        let mut all = [DropReason::IngressParserError; REASONS];
+        let mut i = 0;
+        while i < CHIP_REASONS.len() {
+            all[i] = CHIP_REASONS[i];
+            i += 1;
+        }
+        let mut j = 0;
+        while j < Refusal::ALL.len() {
+            all[i + j] = DropReason::Tm(Refusal::ALL[j]);
+            j += 1;
+        }
+        all
+    };
+
+    /// Dense index for counters.
+    fn index(self) -> usize {
+        match self {
+            DropReason::Tm(r) => CHIP_REASONS.len() + r as usize,
+            other => CHIP_REASONS
+                .iter()
+                .position(|c| *c == other)
+                .expect("a chip reason"),
+        }
+    }
 
     /// A short name for reports.
     pub fn name(self) -> &'static str {
@@ -97,12 +125,20 @@ impl DropReason {
             DropReason::IngressProgramDrop => "ingress_program_drop",
             DropReason::NoEgressPort => "no_egress_port",
             DropReason::InvalidEgressPort => "invalid_egress_port",
-            DropReason::InvalidQueue => "invalid_queue",
-            DropReason::BufferFull => "buffer_full",
+            DropReason::Tm(r) => r.name(),
             DropReason::EgressParserError => "egress_parser_error",
             DropReason::EgressProgramDrop => "egress_program_drop",
         }
     }
+}
+
+/// The operator's configuration of a chip (the profile holds what the silicon is).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChipConfig {
+    /// Traffic-manager configuration: admission, α per class, schedulers, PFC, ECN.
+    pub tm: TmConfig,
+    /// Seed of every random source on the chip (per-gress random externs, RED marking).
+    pub seed: u64,
 }
 
 /// Where transmitted frames go.
@@ -137,6 +173,10 @@ pub enum ChipError {
     Load(LoadError),
     /// A table entry was refused.
     Table(TableError),
+    /// The TM configuration does not fit the chip (names the field).
+    TmConfig(tm::config::ConfigError),
+    /// A control-plane operation was refused (names the object).
+    Control(ControlError),
     /// No such port.
     NoSuchPort {
         /// The port asked for.
@@ -160,6 +200,8 @@ impl fmt::Display for ChipError {
         match self {
             ChipError::Load(e) => write!(f, "program does not load: {e}"),
             ChipError::Table(e) => e.fmt(f),
+            ChipError::Control(e) => e.fmt(f),
+            ChipError::TmConfig(e) => e.fmt(f),
             ChipError::NoSuchPort { port, ports } => {
                 write!(f, "port {port} does not exist (the chip has ports 0 to {})", ports - 1)
             }
@@ -244,22 +286,32 @@ pub struct Chip {
     pipes: Vec<Pipe>,
     tm: TrafficManager,
     packets: PacketStore,
-    drops: [u64; DropReason::ALL.len()],
+    drops: [u64; REASONS],
     ingress_latency: u64,
     egress_latency: u64,
 }
 
 impl Chip {
-    /// Load `program` on every pipe of a chip built to `profile`.
+    /// Load `program` on every pipe of a chip built to `profile`, with the default
+    /// configuration.
     pub fn new(profile: ChipProfile, program: &Program) -> Result<Chip, ChipError> {
+        Chip::with_config(profile, program, ChipConfig::default())
+    }
+
+    /// Load `program` on every pipe of a chip built to `profile`, configured by `config`.
+    pub fn with_config(
+        profile: ChipProfile,
+        program: &Program,
+        config: ChipConfig,
+    ) -> Result<Chip, ChipError> {
         let spec = &profile.pipe;
         let mut pipes = Vec::new();
-        for _ in 0..profile.pipes {
+        let clock = Clock::new(profile.clock_hz);
+        for pipe in 0..profile.pipes {
+            let load = |g: Gress, p| LoadedGress::load(g, p, spec, clock, gress_seed(config.seed, pipe, g));
             pipes.push(Pipe {
-                ingress: LoadedGress::load(Gress::Ingress, program.ingress.clone(), spec)
-                    .map_err(ChipError::Load)?,
-                egress: LoadedGress::load(Gress::Egress, program.egress.clone(), spec)
-                    .map_err(ChipError::Load)?,
+                ingress: load(Gress::Ingress, program.ingress.clone()).map_err(ChipError::Load)?,
+                egress: load(Gress::Egress, program.egress.clone()).map_err(ChipError::Load)?,
                 ingress_next_issue: 0,
                 egress_next_issue: 0,
             });
@@ -285,11 +337,19 @@ impl Chip {
         }
         Ok(Chip {
             clock: Clock::new(profile.clock_hz),
-            tm: TrafficManager::new(profile.tm.clone(), ports.len()),
+            tm: TrafficManager::new(
+                profile.tm.clone(),
+                TmConfig {
+                    seed: config.seed,
+                    ..config.tm
+                },
+                ports.len(),
+            )
+            .map_err(ChipError::TmConfig)?,
             ports,
             pipes,
             packets: PacketStore::default(),
-            drops: [0; DropReason::ALL.len()],
+            drops: [0; REASONS],
             ingress_latency,
             egress_latency,
             profile,
@@ -363,7 +423,7 @@ impl Chip {
 
     /// Drops by reason.
     pub fn drops(&self, reason: DropReason) -> u64 {
-        self.drops[reason as usize]
+        self.drops[reason.index()]
     }
 
     /// The traffic manager (for depth and occupancy readings).
@@ -412,7 +472,7 @@ impl Chip {
     }
 
     fn drop_packet(&mut self, h: u32, reason: DropReason) {
-        self.drops[reason as usize] += 1;
+        self.drops[reason.index()] += 1;
         let port = self.packets.slots[h as usize].ingress_port;
         self.ports[port as usize].counters.drops += 1;
         self.packets.release(h);
@@ -449,7 +509,7 @@ impl Chip {
         let inputs = GressInputs {
             ingress_port: slot.ingress_port,
             ingress_mac_ns: slot.rx_start.ns(),
-            global_ns: self.clock.time_of(issue).ns(),
+            issue_cycle: issue,
             ..GressInputs::default()
         };
         let pipe = self.ports[slot.ingress_port as usize].pipe as usize;
@@ -466,15 +526,20 @@ impl Chip {
         if port as usize >= self.ports.len() {
             return self.drop_packet(h, DropReason::InvalidEgressPort);
         }
-        let bytes = slot.data.len() as u32;
-        match self.tm.enqueue(port, out.queue, h, bytes, now.ps()) {
-            Err(Refusal::BufferFull) => self.drop_packet(h, DropReason::BufferFull),
-            Err(Refusal::NoSuchQueue) => self.drop_packet(h, DropReason::InvalidQueue),
-            Ok(qp) => {
+        let request = EnqueueRequest {
+            port,
+            queue: out.queue,
+            ingress_port: slot.ingress_port,
+            priority: 0,
+            class: None,
+            bytes: slot.data.len() as u32,
+            handle: h,
+            now_ps: now.ps(),
+        };
+        match self.tm.enqueue(request) {
+            Err(r) => self.drop_packet(h, DropReason::Tm(r)),
+            Ok(_) => {
                 slot.egress_port = port;
-                slot.queue = out.queue;
-                slot.enq_time = now;
-                slot.enq_depth_cells = qp.enq_depth_cells;
                 let p = &mut self.ports[port as usize];
                 if !p.dequeue_pending {
                     p.dequeue_pending = true;
@@ -487,10 +552,19 @@ impl Chip {
     fn dequeue(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
         let p = &mut self.ports[port as usize];
         p.dequeue_pending = false;
-        let Some(d) = self.tm.dequeue(port) else {
+        let Some(d) = self.tm.dequeue(port, now.ps()) else {
+            // Packets may wait in paused queues: come back when a pause expires. A resume
+            // (by frame or request) serves the port itself.
+            if let Some(t) = self.tm.next_eligible_time(port, now.ps()) {
+                p.dequeue_pending = true;
+                q.at(Time(t).max(now), ChipEvent::Dequeue { port });
+            }
             return;
         };
-        let slot = &mut self.packets.slots[d.pkt.handle as usize];
+        let slot = &mut self.packets.slots[d.handle as usize];
+        slot.queue = d.queue;
+        slot.enq_time = Time(d.enq_time_ps);
+        slot.enq_depth_cells = d.enq_depth_cells;
         slot.deq_time = now;
         slot.deq_depth_cells = d.deq_depth_cells;
         let pipe = &mut self.pipes[p.pipe as usize];
@@ -503,7 +577,7 @@ impl Chip {
         q.at(
             done,
             ChipEvent::EgressDone {
-                pkt: d.pkt.handle,
+                pkt: d.handle,
                 issue,
             },
         );
@@ -512,7 +586,7 @@ impl Chip {
         // egress pipe at the last cycle edge before then; the MAC holds it until the wire is
         // free, so a backlogged port sends back to back at exactly line rate.
         let start = done.max(p.paced_wire_free);
-        p.paced_wire_free = start + slot_time(d.pkt.bytes as usize, p.gbps);
+        p.paced_wire_free = start + slot_time(d.bytes as usize, p.gbps);
         let target_exit = self.clock.cycle_at_or_before(p.paced_wire_free);
         let next = self
             .clock
@@ -531,7 +605,7 @@ impl Chip {
         let inputs = GressInputs {
             ingress_port: slot.ingress_port,
             ingress_mac_ns: slot.rx_start.ns(),
-            global_ns: self.clock.time_of(issue).ns(),
+            issue_cycle: issue,
             egress_port: port,
             egress_queue: slot.queue,
             enq_depth_cells: slot.enq_depth_cells,

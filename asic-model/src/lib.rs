@@ -6,6 +6,7 @@
 //! field).
 
 pub mod chip;
+pub mod control_plane;
 pub mod kernel;
 pub mod mac;
 pub mod profile;

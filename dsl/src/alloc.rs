@@ -1,17 +1,22 @@
-//! Stage allocation: place every table and gateway in an MAU stage.
+//! Stage allocation: place every table and gateway in an MAU stage, and every extern array
+//! and hash unit in the stage of the table that drives it.
 //!
-//! Nodes are visited in topological order of the control-flow graph and each goes to the
-//! earliest stage that both its dependencies and the stage's free resources allow:
+//! Nodes are visited in topological order of the control-flow graph (the table dependency
+//! graph's control edges) and each goes to the earliest stage that both its dependencies and
+//! the stage's free resources allow:
 //! - control (successor) dependency: not before any predecessor's stage (the pipe walks
-//!   nodes in order, so stages never decrease along a path);
-//! - match dependency: a node whose key or condition reads a field that an earlier node
-//!   (an ancestor in the graph) may write goes at least one stage later;
-//! - action dependency: likewise when its actions read or write a field an ancestor writes.
+//!   nodes in order, so stages never decrease along a path); the same stage is allowed;
+//! - match dependency: a node whose key, condition, extern index, hash input or
+//!   stateful-ALU operand reads a field that an earlier node (an ancestor in the graph) may
+//!   write goes at least one stage later (the value only exists after that stage);
+//! - action dependency: likewise when its actions read a field an ancestor writes, or both
+//!   write the same field (the later write must land after the earlier one).
 //!
-//! Resource costs (documented formulas, per table):
+//! Resource costs (documented formulas, per table; "block" = `sram_depth` words of
+//! `sram_width_bits`):
 //! - logical tables: 1; gateways: 1 per `if`;
-//! - VLIW slots: one per distinct PHV container written by the actions of the stage's tables
-//!   (each container has one ALU per stage);
+//! - VLIW slots: one per distinct PHV container written by the actions of the stage's tables,
+//!   extern results included (each container has one ALU per stage);
 //! - exact tables: `ways = ceil(size / sram_depth)`, SRAM blocks =
 //!   `ways * ceil((key_bits + data_bits + selector_bits + 4) / sram_width_bits)` where
 //!   `data_bits` is the widest action's parameters, `selector_bits = ceil(log2(#actions))`
@@ -21,7 +26,15 @@
 //!   `ceil(size / tcam_depth) * ceil(key_bits / tcam_width_bits)`, plus SRAM for the action
 //!   data and selector (`ceil(size / sram_depth) * ceil((data_bits + selector_bits) /
 //!   sram_width_bits)`, none if that is 0 bits);
-//! - keyless tables: only a logical table and VLIW slots (their action is in the instruction).
+//! - keyless tables: only a logical table and VLIW slots (their action is in the instruction);
+//! - a register array: one stateful ALU and `ceil(size * width / block bits)` SRAM blocks;
+//! - a meter array: one meter ALU and `ceil(size * 128 / block bits)` blocks (assumption: one
+//!   128-bit word of bucket state per two-rate meter, as Tofino's meter RAM);
+//! - a counter array: one statistics ALU and `ceil(size * bits / block bits)` blocks, with 64
+//!   bits per counter of packets or of bytes and 128 for both (assumption: Tofino-like
+//!   64-bit counters); a direct counter likewise with `size + 1` counters (one per entry and
+//!   one for misses);
+//! - a hash unit: its output width in hash bits.
 
 use std::collections::BTreeSet;
 
@@ -30,6 +43,7 @@ use pipelines::spec::PipeSpec;
 use serde::Serialize;
 
 use crate::ast::Span;
+use crate::control::extern_access;
 use crate::error::{CompileError, ErrorKind, Result};
 
 /// Resources used in one stage.
@@ -47,12 +61,49 @@ pub struct StageUsage {
     pub vliw_slots: u32,
     /// Hash output bits.
     pub hash_bits: u32,
-    /// Stateful ALUs (no externs use them yet).
+    /// Stateful ALUs (one per register array).
     pub stateful_alus: u32,
-    /// Meter ALUs (no externs use them yet).
+    /// Meter ALUs (one per meter array).
     pub meter_alus: u32,
+    /// Statistics ALUs (one per counter array or direct counter).
+    pub stats_alus: u32,
     /// Whether a TCAM table is in the stage (costs extra latency).
     pub tcam: bool,
+    /// What uses the memories, ALUs and hash bits, item by item.
+    pub items: Vec<Item>,
+}
+
+/// A resource of a stage that [`Item`]s are counted in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Kind {
+    /// SRAM blocks.
+    Sram,
+    /// TCAM blocks.
+    Tcam,
+    /// Hash output bits.
+    HashBits,
+    /// Stateful ALUs.
+    StatefulAlu,
+    /// Meter ALUs.
+    MeterAlu,
+    /// Statistics ALUs.
+    StatsAlu,
+}
+
+/// One use of a stage resource: who uses how much of what, and for what (named as in
+/// p4c's resources.json: `match_entry_ram`, `ternary_match`, `action_ram`, `stateful_ram`,
+/// `meter_ram`, `statistics_ram`, `way_select`, `hash_dist`, `stateful`, `meter`,
+/// `statistics`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Item {
+    /// The table, extern array or hash unit.
+    pub used_by: String,
+    /// What for.
+    pub used_for: &'static str,
+    /// Which resource.
+    pub kind: Kind,
+    /// How much of it.
+    pub amount: u32,
 }
 
 /// The result of placing a control.
@@ -70,7 +121,33 @@ struct Need {
     tables: u32,
     gateways: u32,
     hash: u32,
+    salus: u32,
+    meters: u32,
+    stats: u32,
     containers: BTreeSet<u16>,
+    items: Vec<Item>,
+}
+
+impl Need {
+    fn add(&mut self, used_by: &str, used_for: &'static str, kind: Kind, amount: u32) {
+        if amount == 0 {
+            return;
+        }
+        match kind {
+            Kind::Sram => self.sram += amount,
+            Kind::Tcam => self.tcam += amount,
+            Kind::HashBits => self.hash += amount,
+            Kind::StatefulAlu => self.salus += amount,
+            Kind::MeterAlu => self.meters += amount,
+            Kind::StatsAlu => self.stats += amount,
+        }
+        self.items.push(Item {
+            used_by: used_by.to_string(),
+            used_for,
+            kind,
+            amount,
+        });
+    }
 }
 
 /// Fields a node touches.
@@ -93,12 +170,80 @@ fn bits_for(n: usize) -> u64 {
     }
 }
 
+/// Bits of state per counter of a kind.
+fn counter_bits(k: CountKind) -> u64 {
+    match k {
+        CountKind::Packets | CountKind::Bytes => 64,
+        CountKind::PacketsAndBytes => 128,
+    }
+}
+
+/// SRAM blocks holding `entries` words of `bits` bits each.
+fn blocks(spec: &PipeSpec, entries: u64, bits: u64) -> u32 {
+    let block = spec.stage.sram_depth as u64 * spec.stage.sram_width_bits as u64;
+    ceil_div(entries * bits, block).max(1)
+}
+
+/// The actions a table may run (its list and its default).
+fn table_actions(t: &Table) -> Vec<ActionId> {
+    let mut v = t.actions.clone();
+    if !v.contains(&t.default_action.action) {
+        v.push(t.default_action.action);
+    }
+    v
+}
+
+/// The extern arrays and hash units a table's actions drive.
+#[derive(Default)]
+struct TableExterns {
+    registers: BTreeSet<RegisterId>,
+    meters: BTreeSet<MeterId>,
+    counters: BTreeSet<CounterId>,
+    hashes: BTreeSet<HashId>,
+}
+
+fn table_externs(t: &Table, c: &ControlProgram) -> TableExterns {
+    let mut x = TableExterns::default();
+    for a in table_actions(t) {
+        for call in &c.actions[a as usize].externs {
+            let index = match call {
+                ExternCall::Stateful { salu, index, .. } => {
+                    if let Some(s) = c.salus.get(*salu as usize) {
+                        x.registers.insert(s.register);
+                    }
+                    Some(index)
+                }
+                ExternCall::Meter { meter, index, .. } => {
+                    x.meters.insert(*meter);
+                    Some(index)
+                }
+                ExternCall::Count { counter, index } => {
+                    x.counters.insert(*counter);
+                    Some(index)
+                }
+                ExternCall::Hash { hash, .. } => {
+                    x.hashes.insert(*hash);
+                    None
+                }
+                ExternCall::Random { .. } => None,
+            };
+            if let Some(ExternIndex::Hash(h)) = index {
+                x.hashes.insert(*h);
+            }
+        }
+    }
+    x
+}
+
 fn table_need(t: &Table, c: &ControlProgram, layout: &PhvLayout, spec: &PipeSpec) -> Need {
     let s = &spec.stage;
     let key_bits: u64 = t
         .keys
         .iter()
-        .map(|k| layout.fields[k.field as usize].width as u64)
+        .map(|k| match k.slice {
+            Some((hi, lo)) => (hi - lo + 1) as u64,
+            None => layout.fields[k.field as usize].width as u64,
+        })
         .sum();
     let data_bits: u64 = t
         .actions
@@ -117,46 +262,92 @@ fn table_need(t: &Table, c: &ControlProgram, layout: &PhvLayout, spec: &PipeSpec
         tables: 1,
         ..Need::default()
     };
-    for &a in t.actions.iter().chain([&t.default_action.action]) {
-        for op in &c.actions[a as usize].ops {
-            for sl in &layout.fields[op.dst as usize].slices {
+    for a in table_actions(t) {
+        let action = &c.actions[a as usize];
+        let dsts = action
+            .ops
+            .iter()
+            .map(|o| o.dst)
+            .chain(action.externs.iter().filter_map(|x| extern_access(c, x).1));
+        for dst in dsts {
+            for sl in &layout.fields[dst as usize].slices {
                 need.containers.insert(sl.container);
             }
         }
     }
-    if t.keys.is_empty() {
-        return need;
-    }
-    let size = t.size as u64;
-    if t.uses_tcam() {
-        need.tcam =
-            ceil_div(size, s.tcam_depth as u64) * ceil_div(key_bits, s.tcam_width_bits as u64);
-        let word = data_bits + selector;
-        if word > 0 {
-            need.sram =
-                ceil_div(size, s.sram_depth as u64) * ceil_div(word, s.sram_width_bits as u64);
+    let name = t.name.as_str();
+    if !t.keys.is_empty() {
+        let size = t.size as u64;
+        if t.uses_tcam() {
+            let tcam =
+                ceil_div(size, s.tcam_depth as u64) * ceil_div(key_bits, s.tcam_width_bits as u64);
+            need.add(name, "ternary_match", Kind::Tcam, tcam);
+            let word = data_bits + selector;
+            if word > 0 {
+                let sram =
+                    ceil_div(size, s.sram_depth as u64) * ceil_div(word, s.sram_width_bits as u64);
+                need.add(name, "action_ram", Kind::Sram, sram);
+            }
+        } else {
+            let ways = ceil_div(size, s.sram_depth as u64);
+            let sram = ways
+                * ceil_div(
+                    key_bits + data_bits + selector + 4,
+                    s.sram_width_bits as u64,
+                );
+            need.add(name, "match_entry_ram", Kind::Sram, sram);
+            let hash = ways * bits_for(s.sram_depth as usize) as u32;
+            need.add(name, "way_select", Kind::HashBits, hash);
         }
-    } else {
-        let ways = ceil_div(size, s.sram_depth as u64);
-        need.sram = ways
-            * ceil_div(
-                key_bits + data_bits + selector + 4,
-                s.sram_width_bits as u64,
-            );
-        need.hash = ways * bits_for(s.sram_depth as usize) as u32;
+    }
+    let x = table_externs(t, c);
+    for &r in &x.registers {
+        let r = &c.registers[r as usize];
+        need.add(&r.name, "stateful", Kind::StatefulAlu, 1);
+        let sram = blocks(spec, r.size as u64, r.width as u64);
+        need.add(&r.name, "stateful_ram", Kind::Sram, sram);
+    }
+    for &m in &x.meters {
+        let m = &c.meters[m as usize];
+        need.add(&m.name, "meter", Kind::MeterAlu, 1);
+        need.add(
+            &m.name,
+            "meter_ram",
+            Kind::Sram,
+            blocks(spec, m.size as u64, 128),
+        );
+    }
+    for &k in &x.counters {
+        let k = &c.counters[k as usize];
+        need.add(&k.name, "statistics", Kind::StatsAlu, 1);
+        let sram = blocks(spec, k.size as u64, counter_bits(k.kind));
+        need.add(&k.name, "statistics_ram", Kind::Sram, sram);
+    }
+    if let Some(kind) = t.direct_counter {
+        let by = format!("{name}$counter");
+        need.add(&by, "statistics", Kind::StatsAlu, 1);
+        let sram = blocks(spec, t.size as u64 + 1, counter_bits(kind));
+        need.add(&by, "statistics_ram", Kind::Sram, sram);
+    }
+    for &h in &x.hashes {
+        let h = &c.hashes[h as usize];
+        need.add(&h.name, "hash_dist", Kind::HashBits, h.width as u32);
     }
     need
+}
+
+fn operand_fields(o: &Operand, out: &mut BTreeSet<FieldId>) {
+    if let Operand::Field(f) | Operand::Slice { field: f, .. } = o {
+        out.insert(*f);
+    }
 }
 
 fn fields_of(cond: &Cond, out: &mut BTreeSet<FieldId>) {
     match cond {
         Cond::True => {}
         Cond::Cmp { a, b, .. } => {
-            for o in [a, b] {
-                if let Operand::Field(f) = o {
-                    out.insert(*f);
-                }
-            }
+            operand_fields(a, out);
+            operand_fields(b, out);
         }
         Cond::And(a, b) | Cond::Or(a, b) => {
             fields_of(a, out);
@@ -192,8 +383,54 @@ fn successors(c: &ControlProgram, n: Node) -> Vec<Node> {
     }
 }
 
-/// Place the tables and gateways of `c`; sets their `stage` fields and `c.stages`.
-/// `table_spans`/`gateway_spans` locate errors.
+/// The resources of a stage, as (name, used, needed, available) rows.
+fn rows(
+    u: &StageUsage,
+    need: &Need,
+    new_slots: u32,
+    spec: &PipeSpec,
+) -> [(&'static str, u32, u32, u32); 9] {
+    let r = &spec.stage;
+    [
+        (
+            "SRAM blocks",
+            u.sram_blocks,
+            need.sram,
+            r.sram_blocks as u32,
+        ),
+        (
+            "TCAM blocks",
+            u.tcam_blocks,
+            need.tcam,
+            r.tcam_blocks as u32,
+        ),
+        (
+            "logical tables",
+            u.logical_tables,
+            need.tables,
+            r.logical_tables as u32,
+        ),
+        ("gateways", u.gateways, need.gateways, r.gateways as u32),
+        ("hash bits", u.hash_bits, need.hash, r.hash_bits as u32),
+        (
+            "stateful ALUs",
+            u.stateful_alus,
+            need.salus,
+            r.stateful_alus as u32,
+        ),
+        ("meter ALUs", u.meter_alus, need.meters, r.meter_alus as u32),
+        (
+            "statistics ALUs",
+            u.stats_alus,
+            need.stats,
+            r.stats_alus as u32,
+        ),
+        ("VLIW slots", u.vliw_slots, new_slots, r.vliw_slots as u32),
+    ]
+}
+
+/// Place the tables and gateways of `c`; sets their `stage` fields, the stages of the extern
+/// arrays and hash units, and `c.stages`. `table_spans`/`gateway_spans` locate errors.
 pub fn place(
     c: &mut ControlProgram,
     layout: &PhvLayout,
@@ -244,14 +481,21 @@ pub fn place(
     for (i, t) in c.tables.iter().enumerate() {
         let a = &mut access[i];
         a.match_reads.extend(t.keys.iter().map(|k| k.field));
-        for &act in t.actions.iter().chain([&t.default_action.action]) {
-            for op in &c.actions[act as usize].ops {
+        for act in table_actions(t) {
+            let action = &c.actions[act as usize];
+            for op in &action.ops {
                 a.writes.insert(op.dst);
-                for o in [op.a, op.b] {
-                    if let Operand::Field(f) = o {
-                        a.action_reads.insert(f);
-                    }
+                operand_fields(&op.a, &mut a.action_reads);
+                if !matches!(op.alu, AluOp::Set | AluOp::Not) {
+                    operand_fields(&op.b, &mut a.action_reads);
                 }
+            }
+            for x in &action.externs {
+                // Extern inputs address memories or feed the hash and stateful ALUs at the
+                // start of the stage: they behave like match inputs.
+                let (reads, dst) = extern_access(c, x);
+                a.match_reads.extend(reads);
+                a.writes.extend(dst);
             }
         }
         needs.push(table_need(t, c, layout, spec));
@@ -276,68 +520,91 @@ pub fn place(
             anc.extend(ancestors[p].iter().copied());
         }
         let mut earliest = preds[i].iter().map(|&p| stage_of[p]).max().unwrap_or(0);
+        let mut after: Option<usize> = None;
         for &a in &anc {
             let w = &access[a].writes;
             let x = &access[i];
             let dep = !w.is_disjoint(&x.match_reads)
                 || !w.is_disjoint(&x.action_reads)
                 || !w.is_disjoint(&x.writes);
-            if dep {
-                earliest = earliest.max(stage_of[a] + 1);
+            if dep && stage_of[a] + 1 > earliest {
+                earliest = stage_of[a] + 1;
+                after = Some(a);
             }
         }
         ancestors[i] = anc;
         let need = &needs[i];
-        let (what, span) = if i < nt {
-            (
-                format!("table {}", c.tables[i].name),
-                table_spans.get(i).copied().unwrap_or_default(),
-            )
-        } else {
-            (
-                "an `if` (gateway)".to_string(),
-                gateway_spans.get(i - nt).copied().unwrap_or_default(),
-            )
-        };
+        let (what, span) = describe(c, i, nt, table_spans, gateway_spans);
         check_fits_a_stage(need, spec, &what, span)?;
-        let fits = |s: usize| -> bool {
-            let u = &usage[s];
-            let r = &spec.stage;
-            let new_slots = need
-                .containers
+        let new_slots = |s: usize| {
+            need.containers
                 .iter()
                 .filter(|c| !containers[s].contains(c))
-                .count() as u32;
-            u.sram_blocks + need.sram <= r.sram_blocks as u32
-                && u.tcam_blocks + need.tcam <= r.tcam_blocks as u32
-                && u.logical_tables + need.tables <= r.logical_tables as u32
-                && u.gateways + need.gateways <= r.gateways as u32
-                && u.hash_bits + need.hash <= r.hash_bits as u32
-                && u.vliw_slots + new_slots <= r.vliw_slots as u32
+                .count() as u32
+        };
+        let fits = |s: usize| -> bool {
+            rows(&usage[s], need, new_slots(s), spec)
+                .iter()
+                .all(|&(_, used, n, have)| used + n <= have)
         };
         let Some(s) = (earliest..stages).find(|&s| fits(s)) else {
+            let because = after.map_or(String::new(), |a| {
+                format!(
+                    " (after {}, which it depends on)",
+                    describe(c, a, nt, table_spans, gateway_spans).0
+                )
+            });
             let msg = if earliest >= stages {
                 format!(
-                    "{what} must go in stage {earliest} or later (after the tables it depends on), \
-                     but the pipe has {stages} stages"
+                    "{what} must go in stage {earliest} or later{because}, but the pipe has \
+                     {stages} stages (short by {} stage(s))",
+                    earliest + 1 - stages
                 )
             } else {
+                // Name the stage that comes closest: the fewest short resources, then the
+                // smallest shortfall.
+                let mut best: Option<(usize, u32, usize, &str, u32, u32)> = None;
+                for (st, u) in usage.iter().enumerate().skip(earliest) {
+                    let short: Vec<(&str, u32, u32, u32)> = rows(u, need, new_slots(st), spec)
+                        .iter()
+                        .filter(|&&(_, used, n, have)| used + n > have)
+                        .map(|&(name, used, n, have)| (name, n, have.saturating_sub(used), have))
+                        .collect();
+                    if let Some(&(name, n, free, _)) = short.first() {
+                        let gap = n - free;
+                        let key = (short.len(), gap);
+                        if best.is_none_or(|b| (b.2, b.1) > key) {
+                            best = Some((st, gap, short.len(), name, n, free));
+                        }
+                    }
+                }
+                let (st, gap, _, name, n, free) =
+                    best.unwrap_or((earliest, 0, 0, "resources", 0, 0));
+                let range = if earliest + 1 == stages {
+                    format!("stage {earliest}")
+                } else {
+                    format!("stages {earliest}..{}", stages - 1)
+                };
                 format!(
-                    "{what} does not fit: stages {earliest}..{} (after the tables it depends on) \
-                     are full; the pipe has {stages} stages",
-                    stages - 1
+                    "{what} does not fit in {range}{because}: it needs {n} {name} and stage \
+                     {st}, the closest, has {free} free (short by {gap})"
                 )
             };
             return Err(CompileError::new(ErrorKind::Resource, span, msg));
         };
+        let slots = new_slots(s);
         let u = &mut usage[s];
         u.sram_blocks += need.sram;
         u.tcam_blocks += need.tcam;
         u.logical_tables += need.tables;
         u.gateways += need.gateways;
         u.hash_bits += need.hash;
+        u.stateful_alus += need.salus;
+        u.meter_alus += need.meters;
+        u.stats_alus += need.stats;
         containers[s].extend(need.containers.iter().copied());
-        u.vliw_slots = containers[s].len() as u32;
+        u.vliw_slots += slots;
+        u.items.extend(need.items.iter().cloned());
         if i < nt && c.tables[i].uses_tcam() {
             u.tcam = true;
         }
@@ -349,6 +616,23 @@ pub fn place(
     for (g, gw) in c.gateways.iter_mut().enumerate() {
         gw.stage = stage_of[nt + g] as u16;
     }
+    // Externs live beside the table that drives them.
+    for (i, &st) in stage_of.iter().enumerate().take(nt) {
+        let x = table_externs(&c.tables[i], c);
+        let s = st as u16;
+        for r in x.registers {
+            c.registers[r as usize].stage = s;
+        }
+        for m in x.meters {
+            c.meters[m as usize].stage = s;
+        }
+        for k in x.counters {
+            c.counters[k as usize].stage = s;
+        }
+        for h in x.hashes {
+            c.hashes[h as usize].stage = s;
+        }
+    }
     let used = if n == 0 {
         0
     } else {
@@ -359,27 +643,39 @@ pub fn place(
     Ok(Placement { stages: usage })
 }
 
+/// A node's name for messages and where to point.
+fn describe(
+    c: &ControlProgram,
+    i: usize,
+    nt: usize,
+    table_spans: &[Span],
+    gateway_spans: &[Span],
+) -> (String, Span) {
+    if i < nt {
+        (
+            format!("table {}", c.tables[i].name),
+            table_spans.get(i).copied().unwrap_or_default(),
+        )
+    } else {
+        (
+            "an `if` (gateway)".to_string(),
+            gateway_spans.get(i - nt).copied().unwrap_or_default(),
+        )
+    }
+}
+
 /// A node that would not fit even an empty stage: name the resource and the shortfall.
 fn check_fits_a_stage(need: &Need, spec: &PipeSpec, what: &str, span: Span) -> Result<()> {
-    let r = &spec.stage;
-    let checks = [
-        ("SRAM blocks", need.sram, r.sram_blocks as u32),
-        ("TCAM blocks", need.tcam, r.tcam_blocks as u32),
-        ("logical tables", need.tables, r.logical_tables as u32),
-        ("gateways", need.gateways, r.gateways as u32),
-        ("hash bits", need.hash, r.hash_bits as u32),
-        (
-            "VLIW slots",
-            need.containers.len() as u32,
-            r.vliw_slots as u32,
-        ),
-    ];
-    for (name, n, have) in checks {
+    let empty = StageUsage::default();
+    for (name, _, n, have) in rows(&empty, need, need.containers.len() as u32, spec) {
         if n > have {
             return Err(CompileError::new(
                 ErrorKind::Resource,
                 span,
-                format!("{what} needs {n} {name}; a stage has {have}"),
+                format!(
+                    "{what} needs {n} {name}; a stage has {have} (short by {})",
+                    n - have
+                ),
             ));
         }
     }

@@ -54,6 +54,19 @@ pub enum Decl {
     Control(ControlDecl),
     /// `Pipeline(...) pipe;` and `Switch(pipe) main;`
     Instance(Instantiation),
+    /// `enum bit<8> NAME { A = 1, ... }`
+    Enum(EnumDecl),
+}
+
+/// `enum bit<W> NAME { MEMBER = value, ... }` (members without values are rejected).
+#[derive(Clone, Debug)]
+pub struct EnumDecl {
+    /// The underlying type (`None` for a plain enum, which is not supported).
+    pub ty: Option<TypeRef>,
+    /// Name.
+    pub name: Ident,
+    /// Members with their values.
+    pub members: Vec<(Ident, Option<Expr>)>,
 }
 
 /// A type as written.
@@ -225,8 +238,10 @@ pub struct ControlDecl {
     pub actions: Vec<ActionDecl>,
     /// Tables.
     pub tables: Vec<TableDecl>,
-    /// Extern instances (`Checksum() c;`).
+    /// Extern instances (`Checksum() c;`, `Register<...>(...) r;`).
     pub instances: Vec<Instantiation>,
+    /// Local variables declared among the control's locals (`bit<16> tmp;`).
+    pub locals: Vec<VarDecl>,
     /// The apply block.
     pub apply: Block,
 }
@@ -238,11 +253,52 @@ pub struct Instantiation {
     pub type_name: Ident,
     /// Whether `<...>` type arguments were written.
     pub generic: bool,
+    /// The `<...>` type arguments.
+    pub type_args: Vec<TypeRef>,
     /// Constructor arguments.
     pub args: Vec<Expr>,
     /// Instance name.
     pub name: Ident,
+    /// Functions of an initializer block (`= { void apply(...) { ... } }`).
+    pub functions: Vec<ExternFn>,
     /// The whole declaration.
+    pub span: Span,
+}
+
+/// A function in an extern's initializer block (a `RegisterAction`'s `apply`).
+#[derive(Clone, Debug)]
+pub struct ExternFn {
+    /// The return type (`None` for `void`).
+    pub ret: Option<TypeRef>,
+    /// Name.
+    pub name: Ident,
+    /// Parameters.
+    pub params: Vec<Param>,
+    /// Body.
+    pub body: Block,
+}
+
+/// `T name;` or `T name = init;`
+#[derive(Clone, Debug)]
+pub struct VarDecl {
+    /// Type.
+    pub ty: TypeRef,
+    /// Name.
+    pub name: Ident,
+    /// Initial value.
+    pub init: Option<Expr>,
+    /// The whole declaration.
+    pub span: Span,
+}
+
+/// One `label: { ... }` of a `switch`.
+#[derive(Clone, Debug)]
+pub struct SwitchCase {
+    /// The action named, or `None` for `default`.
+    pub label: Option<Ident>,
+    /// The block (`None`: falls through to the next case's block).
+    pub body: Option<Block>,
+    /// The whole case.
     pub span: Span,
 }
 
@@ -272,6 +328,8 @@ pub struct TableDecl {
     pub size: Option<Expr>,
     /// `const entries = { ... }`.
     pub entries: Vec<EntryDecl>,
+    /// `counters = direct_counter;`.
+    pub counters: Option<Ident>,
 }
 
 /// `expr : kind;`
@@ -330,6 +388,17 @@ pub enum Stmt {
     },
     /// A nested block.
     Block(Block),
+    /// A local variable declaration.
+    VarDecl(VarDecl),
+    /// `switch (t.apply().action_run) { ... }`
+    Switch {
+        /// The switched expression.
+        expr: Expr,
+        /// Cases in order.
+        cases: Vec<SwitchCase>,
+        /// The whole statement.
+        span: Span,
+    },
 }
 
 /// An expression with its span.
@@ -367,8 +436,10 @@ pub enum ExprKind {
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `(bit<N>) a` or `(bool) a`.
     Cast(TypeRef, Box<Expr>),
-    /// `a[hi:lo]` (parsed so it can be rejected by name).
-    Slice(Box<Expr>),
+    /// `a[hi:lo]`.
+    Slice(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `callee<types>(args)` (only `pkt.lookahead<T>()` is supported).
+    GenericCall(Box<Expr>, Vec<TypeRef>, Vec<Expr>),
 }
 
 impl Expr {
@@ -445,6 +516,8 @@ pub enum BinOp {
     AddSat,
     /// `|-|`
     SubSat,
+    /// `++` (concatenation).
+    Concat,
     /// `*`, `/`, `%` (parsed so they can be rejected by name).
     Unsupported(&'static str),
 }

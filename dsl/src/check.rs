@@ -69,6 +69,8 @@ pub struct Env<'a> {
     typedefs: HashMap<String, Ty>,
     headers: HashMap<String, Vec<(String, u16)>>,
     structs: HashMap<String, Vec<(String, Ty)>>,
+    /// Serializable enums: name → member values (their width is in `typedefs`).
+    enums: HashMap<String, HashMap<String, u128>>,
     /// Ingress then egress.
     pub gresses: [GressBlocks<'a>; 2],
 }
@@ -95,6 +97,7 @@ impl<'a> Env<'a> {
                 Decl::Parser(p) => declare(&p.name)?,
                 Decl::Control(c) => declare(&c.name)?,
                 Decl::Instance(i) => declare(&i.name)?,
+                Decl::Enum(e) => declare(&e.name)?,
             }
         }
         let aggregates: HashMap<&str, (bool, &AggregateDecl)> = program
@@ -116,8 +119,15 @@ impl<'a> Env<'a> {
             typedefs: HashMap::new(),
             headers: HashMap::new(),
             structs: HashMap::new(),
+            enums: HashMap::new(),
             gresses: find_pipeline(program)?,
         };
+        // Enums first: they are types and constants everything else may use.
+        for d in &program.decls {
+            if let Decl::Enum(e) = d {
+                env.enum_decl(e)?;
+            }
+        }
         // Typedefs first (they may name each other only in declaration order, as in P4).
         for d in &program.decls {
             if let Decl::Typedef(t) = d {
@@ -197,7 +207,53 @@ impl<'a> Env<'a> {
         Ok(env)
     }
 
-    fn resolve_type(&self, t: &TypeRef) -> Result<Ty> {
+    /// `enum bit<W> E { A = 1, ... }`: a type (bit<W>) and constants `E.A`.
+    fn enum_decl(&mut self, e: &EnumDecl) -> Result<()> {
+        let Some(TypeRef::Bit(w, _)) = &e.ty else {
+            return Err(err(
+                ErrorKind::Unsupported,
+                e.name.span,
+                format!(
+                    "enum `{}` without explicit values is not supported (write \
+                     `enum bit<8> {} {{ A = 1, ... }}`)",
+                    e.name.name, e.name.name
+                ),
+            ));
+        };
+        check_unique(e.members.iter().map(|m| &m.0))?;
+        let mut values = HashMap::new();
+        for (m, v) in &e.members {
+            let Some(v) = v else {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    m.span,
+                    format!(
+                        "enum member `{}.{}` without an explicit value is not supported",
+                        e.name.name, m.name
+                    ),
+                ));
+            };
+            values.insert(m.name.clone(), self.const_value(v, Some(*w))?);
+        }
+        self.typedefs.insert(e.name.name.clone(), Ty::Bits(*w));
+        self.enums.insert(e.name.name.clone(), values);
+        Ok(())
+    }
+
+    /// Resolve a written type.
+    pub fn resolve_type(&self, t: &TypeRef) -> Result<Ty> {
+        if let TypeRef::Named(id) = t {
+            if let Some((_, what)) = tna::NOT_YET.iter().find(|(n, _)| *n == id.name) {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    id.span,
+                    format!(
+                        "`{}` ({what}) is not supported yet (chip plumbing)",
+                        id.name
+                    ),
+                ));
+            }
+        }
         Ok(match t {
             TypeRef::Bit(w, _) => Ty::Bits(*w),
             TypeRef::Bool(_) => Ty::Bool,
@@ -290,8 +346,52 @@ impl<'a> Env<'a> {
                 (TypeRef::Bit(w, _), Some((v, _))) => Some((truncate(v, *w), Some(*w))),
                 _ => None,
             },
+            ExprKind::Member(base, m) => match &base.kind {
+                ExprKind::Name(n) => match self.enums.get(&n.name) {
+                    Some(members) => {
+                        let w = match self.typedefs.get(&n.name) {
+                            Some(Ty::Bits(w)) => Some(*w),
+                            _ => None,
+                        };
+                        let v = members.get(&m.name).copied().ok_or_else(|| {
+                            err(
+                                ErrorKind::Undeclared,
+                                m.span,
+                                format!("enum `{}` has no member `{}`", n.name, m.name),
+                            )
+                        })?;
+                        Some((v, w))
+                    }
+                    None => None,
+                },
+                _ => None,
+            },
+            ExprKind::Slice(inner, hi, lo) => match self.const_eval(inner)? {
+                Some((v, w)) => {
+                    let (hi, lo) = self.slice_bounds(hi, lo, w.unwrap_or(128), e.span)?;
+                    Some((truncate(v >> lo, hi - lo + 1), Some(hi - lo + 1)))
+                }
+                None => None,
+            },
             _ => None,
         })
+    }
+
+    /// The bounds of `[hi:lo]` over a value of `width` bits, checked.
+    pub fn slice_bounds(&self, hi: &Expr, lo: &Expr, width: u16, span: Span) -> Result<(u16, u16)> {
+        let h = self.const_value(hi, None)?;
+        let l = self.const_value(lo, None)?;
+        if l > h || h >= width as u128 {
+            return Err(err(
+                ErrorKind::Type,
+                span,
+                format!(
+                    "slice [{h}:{l}] is outside bit<{width}> (bits {}..0)",
+                    width - 1
+                ),
+            ));
+        }
+        Ok((h as u16, l as u16))
     }
 
     /// The source text of a span.
@@ -671,6 +771,8 @@ pub enum Value {
     Const(u128),
     /// Action parameter `index`.
     Param(u8),
+    /// Bits `hi ..= lo` of a field.
+    Slice(Box<FieldRef>, u16, u16),
 }
 
 /// One VLIW operation, typed and checked: `dst = alu(a, b)`.
@@ -711,11 +813,22 @@ struct Typed {
     narrowed: bool,
 }
 
-/// Names visible in one block: its parameters and, inside an action, the action's parameters.
+/// A local variable: a metadata field of its own.
+#[derive(Clone, Debug)]
+struct Local {
+    field: FieldRef,
+    /// Where it is declared (uses before this are errors).
+    declared_at: usize,
+}
+
+/// Names visible in one block: its parameters, local variables and, inside an action, the
+/// action's parameters.
+#[derive(Clone)]
 pub struct Scope<'e, 'a> {
     env: &'e Env<'a>,
     params: HashMap<String, (Ty, Direction)>,
     action_params: Vec<(String, u16)>,
+    locals: HashMap<String, Local>,
 }
 
 impl<'e, 'a> Scope<'e, 'a> {
@@ -745,7 +858,61 @@ impl<'e, 'a> Scope<'e, 'a> {
             env,
             params: map,
             action_params: Vec::new(),
+            locals: HashMap::new(),
         })
+    }
+
+    /// Declare a local variable `bit<N> name` (or `bool`) owned by `owner` (the control or
+    /// action, for its display name `owner.name`).
+    pub fn declare_local(&mut self, owner: &str, v: &VarDecl) -> Result<FieldRef> {
+        let width = match self.env.resolve_type(&v.ty)? {
+            Ty::Bits(w) => w,
+            Ty::Bool => 1,
+            _ => {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    v.ty.span(),
+                    "local variables of header or struct type are not supported (only bit<N> \
+                     and bool)",
+                ))
+            }
+        };
+        let n = &v.name.name;
+        if self.params.contains_key(n)
+            || self.locals.contains_key(n)
+            || self.action_params.iter().any(|p| &p.0 == n)
+        {
+            return Err(err(
+                ErrorKind::Duplicate,
+                v.name.span,
+                format!("`{n}` is declared twice"),
+            ));
+        }
+        let field = FieldRef {
+            key: FieldKey {
+                root: "$local".into(),
+                path: vec![owner.to_string(), n.clone()],
+            },
+            name: format!("{owner}.{n}"),
+            width,
+            intrinsic: None,
+            header: None,
+        };
+        self.locals.insert(
+            n.clone(),
+            Local {
+                field: field.clone(),
+                declared_at: v.span.start,
+            },
+        );
+        Ok(field)
+    }
+
+    /// Whether `name` is an extern instance or other non-field the caller resolves itself.
+    pub fn is_name_declared(&self, name: &str) -> bool {
+        self.params.contains_key(name)
+            || self.locals.contains_key(name)
+            || self.action_params.iter().any(|p| p.0 == name)
     }
 
     /// The scope inside an action: the block's names plus the action's parameters.
@@ -777,6 +944,7 @@ impl<'e, 'a> Scope<'e, 'a> {
             env: self.env,
             params: self.params.clone(),
             action_params,
+            locals: self.locals.clone(),
         })
     }
 
@@ -805,6 +973,26 @@ impl<'e, 'a> Scope<'e, 'a> {
             )
         })?;
         let root = path[0];
+        if let Some(l) = self.locals.get(&root.name) {
+            if root.span.start < l.declared_at {
+                return Err(err(
+                    ErrorKind::Undeclared,
+                    root.span,
+                    format!("`{}` is used before its declaration", root.name),
+                ));
+            }
+            if let Some(m) = path.get(1) {
+                return Err(err(
+                    ErrorKind::Undeclared,
+                    m.span,
+                    format!(
+                        "`{}` is bit<{}> and has no field `{}`",
+                        root.name, l.field.width, m.name
+                    ),
+                ));
+            }
+            return Ok(Place::Field(l.field.clone()));
+        }
         let (ty, _) = self.params.get(&root.name).ok_or_else(|| {
             err(
                 ErrorKind::Undeclared,
@@ -910,7 +1098,7 @@ impl<'e, 'a> Scope<'e, 'a> {
     /// Resolve a field that is written: intrinsic inputs are read-only.
     pub fn lvalue(&self, e: &Expr) -> Result<FieldRef> {
         let f = self.field(e)?;
-        if f.intrinsic.is_some_and(Intrinsic::is_input) {
+        if f.intrinsic.is_some_and(|i| !tna::is_writable(i)) {
             return Err(err(
                 ErrorKind::ReadOnly,
                 e.span,
@@ -920,14 +1108,47 @@ impl<'e, 'a> Scope<'e, 'a> {
         Ok(f)
     }
 
+    /// Resolve a written field or field slice (`f[7:0] = ...`): the field and the slice.
+    pub fn lvalue_slice(&self, e: &Expr) -> Result<(FieldRef, Option<(u16, u16)>)> {
+        if let ExprKind::Slice(inner, hi, lo) = &e.kind {
+            let (f, outer) = self.lvalue_slice(inner)?;
+            let base = outer.map_or(0, |(_, l)| l);
+            let w = outer.map_or(f.width, |(h, l)| h - l + 1);
+            let (h, l) = self.env.slice_bounds(hi, lo, w, e.span)?;
+            return Ok((f, Some((h + base, l + base))));
+        }
+        Ok((self.lvalue(e)?, None))
+    }
+
     /// Type an operand (no ALU operation): field, constant, literal, action parameter or cast.
     fn operand(&self, e: &Expr) -> Result<Typed> {
-        if let ExprKind::Slice(_) = &e.kind {
-            return Err(err(
-                ErrorKind::Unsupported,
-                e.span,
-                "bit slices are not supported yet",
-            ));
+        if let ExprKind::Slice(inner, hi, lo) = &e.kind {
+            if let Some((v, w)) = self.env.const_eval(e)? {
+                return Ok(Typed {
+                    value: Value::Const(v),
+                    width: w,
+                    narrowed: false,
+                });
+            }
+            let x = self.operand(inner)?;
+            let w = x.width.unwrap_or(128);
+            let (h, l) = self.env.slice_bounds(hi, lo, w, e.span)?;
+            let value = match x.value {
+                Value::Field(f) => Value::Slice(f, h, l),
+                Value::Slice(f, _, base) => Value::Slice(f, h + base, l + base),
+                _ => {
+                    return Err(err(
+                        ErrorKind::Unsupported,
+                        e.span,
+                        "only fields can be sliced (action parameters cannot)",
+                    ))
+                }
+            };
+            return Ok(Typed {
+                value,
+                width: Some(h - l + 1),
+                narrowed: false,
+            });
         }
         if let ExprKind::Cast(t, inner) = &e.kind {
             let w = match t {
@@ -942,9 +1163,16 @@ impl<'e, 'a> Scope<'e, 'a> {
                     narrowed: false,
                 });
             }
-            let narrowed = x.narrowed || x.width.is_some_and(|xw| xw > w);
+            let narrows = x.width.is_some_and(|xw| xw > w);
+            // Narrowing a field is a slice of its low bits; widening is free (values are
+            // unsigned and zero-extended).
+            let (value, narrowed) = match x.value {
+                Value::Field(f) if narrows => (Value::Slice(f, w - 1, 0), false),
+                Value::Slice(f, _, lo) if narrows => (Value::Slice(f, lo + w - 1, lo), false),
+                v => (v, x.narrowed || narrows),
+            };
             return Ok(Typed {
-                value: x.value,
+                value,
                 width: Some(w),
                 narrowed,
             });
@@ -958,7 +1186,7 @@ impl<'e, 'a> Scope<'e, 'a> {
                     narrowed: false,
                 });
             }
-            if !self.params.contains_key(&n.name) {
+            if !self.params.contains_key(&n.name) && !self.locals.contains_key(&n.name) {
                 if let Some((v, w)) = self.env.const_eval(e)? {
                     return Ok(Typed {
                         value: Value::Const(v),
@@ -999,6 +1227,28 @@ impl<'e, 'a> Scope<'e, 'a> {
         ))
     }
 
+    /// Type a field, slice, parameter or constant operand (no width imposed).
+    pub fn value_of(&self, e: &Expr) -> Result<Value> {
+        Ok(self.operand(e)?.value)
+    }
+
+    /// Type an operand that must be `w` bits wide (a literal adopts the width if it fits).
+    pub fn value_of_width(&self, e: &Expr, w: u16) -> Result<Value> {
+        let t = self.operand(e)?;
+        self.coerce(&t, w, e.span)?;
+        if t.narrowed {
+            return Err(err(
+                ErrorKind::TooComplex,
+                e.span,
+                format!(
+                    "`{}` truncates an action parameter; that needs an ALU operation of its own",
+                    self.env.text(e.span)
+                ),
+            ));
+        }
+        Ok(t.value)
+    }
+
     /// Give `t` the width `want`, checking it (a literal adopts it if it fits).
     fn coerce(&self, t: &Typed, want: u16, span: Span) -> Result<()> {
         match t.width {
@@ -1011,8 +1261,77 @@ impl<'e, 'a> Scope<'e, 'a> {
         }
     }
 
-    /// Type the right-hand side of `dst = rhs` as one VLIW operation.
-    pub fn alu_expr(&self, rhs: &Expr, dst: &FieldRef) -> Result<AluExpr> {
+    /// The parts of a concatenation `a ++ b ++ ...` written into `width` bits, most
+    /// significant first, each an operand with its width; `None` if `rhs` is not one.
+    pub fn concat_parts(&self, rhs: &Expr, width: u16) -> Result<Option<Vec<(Value, u16)>>> {
+        fn collect<'x>(e: &'x Expr, out: &mut Vec<&'x Expr>) {
+            match &e.kind {
+                ExprKind::Binary(BinOp::Concat, a, b) => {
+                    collect(a, out);
+                    collect(b, out);
+                }
+                _ => out.push(e),
+            }
+        }
+        if !matches!(&rhs.kind, ExprKind::Binary(BinOp::Concat, ..)) {
+            return Ok(None);
+        }
+        let mut exprs = Vec::new();
+        collect(rhs, &mut exprs);
+        let mut parts = Vec::new();
+        let mut total = 0u32;
+        for x in exprs {
+            let t = self.operand(x).map_err(|e| {
+                if e.kind == ErrorKind::TooComplex {
+                    err(
+                        ErrorKind::TooComplex,
+                        x.span,
+                        format!(
+                            "`{}`: each part of a concatenation must be a field, slice, \
+                             parameter or constant",
+                            self.env.text(x.span)
+                        ),
+                    )
+                } else {
+                    e
+                }
+            })?;
+            let Some(w) = t.width else {
+                return Err(err(
+                    ErrorKind::Type,
+                    x.span,
+                    format!(
+                        "`{}` has no width; write it as `8w5` in a concatenation",
+                        self.env.text(x.span)
+                    ),
+                ));
+            };
+            if t.narrowed {
+                return Err(err(
+                    ErrorKind::TooComplex,
+                    x.span,
+                    "a concatenation cannot truncate an action parameter",
+                ));
+            }
+            total += w as u32;
+            parts.push((t.value, w));
+        }
+        if total != width as u32 {
+            return Err(err(
+                ErrorKind::Type,
+                rhs.span,
+                format!(
+                    "`{}` is bit<{total}> but bit<{width}> is expected",
+                    self.env.text(rhs.span)
+                ),
+            ));
+        }
+        Ok(Some(parts))
+    }
+
+    /// Type the right-hand side of `dst = rhs` (`dst` being `w` bits wide) as one VLIW
+    /// operation.
+    pub fn alu_expr(&self, rhs: &Expr, w: u16) -> Result<AluExpr> {
         let ops = alu_ops(rhs);
         if ops > 1 {
             return Err(err(
@@ -1024,38 +1343,43 @@ impl<'e, 'a> Scope<'e, 'a> {
                 ),
             ));
         }
-        let w = dst.width;
         let zero = Value::Const(0);
         let (alu, a, b) = match &rhs.kind {
             ExprKind::Binary(op, l, r) => {
-                let alu = match op {
-                    BinOp::Add => AluOp::Add,
-                    BinOp::Sub => AluOp::Sub,
-                    BinOp::AddSat => AluOp::AddSat,
-                    BinOp::SubSat => AluOp::SubSat,
-                    BinOp::BitAnd => AluOp::And,
-                    BinOp::BitOr => AluOp::Or,
-                    BinOp::BitXor => AluOp::Xor,
-                    BinOp::Shl => AluOp::Shl,
-                    BinOp::Shr => AluOp::Shr,
-                    BinOp::Unsupported(s) => {
-                        return Err(err(
-                            ErrorKind::Unsupported,
+                let alu =
+                    match op {
+                        BinOp::Add => AluOp::Add,
+                        BinOp::Sub => AluOp::Sub,
+                        BinOp::AddSat => AluOp::AddSat,
+                        BinOp::SubSat => AluOp::SubSat,
+                        BinOp::BitAnd => AluOp::And,
+                        BinOp::BitOr => AluOp::Or,
+                        BinOp::BitXor => AluOp::Xor,
+                        BinOp::Shl => AluOp::Shl,
+                        BinOp::Shr => AluOp::Shr,
+                        BinOp::Concat => return Err(err(
+                            ErrorKind::TooComplex,
                             rhs.span,
-                            format!("operator `{s}` is not supported by the ALUs"),
-                        ))
-                    }
-                    _ => {
-                        return Err(err(
-                            ErrorKind::Type,
-                            rhs.span,
-                            format!(
-                                "`{}` is a condition, not a value; use it in an `if`",
-                                self.env.text(rhs.span)
-                            ),
-                        ))
-                    }
-                };
+                            "a concatenation must be the whole right-hand side of an assignment",
+                        )),
+                        BinOp::Unsupported(s) => {
+                            return Err(err(
+                                ErrorKind::Unsupported,
+                                rhs.span,
+                                format!("operator `{s}` is not supported by the ALUs"),
+                            ))
+                        }
+                        _ => {
+                            return Err(err(
+                                ErrorKind::Type,
+                                rhs.span,
+                                format!(
+                                    "`{}` is a condition, not a value; use it in an `if`",
+                                    self.env.text(rhs.span)
+                                ),
+                            ))
+                        }
+                    };
                 let a = self.operand(l)?;
                 self.coerce(&a, w, l.span)?;
                 let b = self.operand(r)?;

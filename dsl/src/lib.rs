@@ -5,10 +5,44 @@
 //! 1. [`parse`]: text → syntax tree ([`ast`]) with the pest grammar in `grammar.pest`;
 //! 2. [`check`]: declarations, types and the architecture's rules (the TNA built-ins live
 //!    in [`tna`]);
-//! 3. [`lower`]: each gress's parser, control and deparser → [`GressProgram`];
+//! 3. [`lower`]: each gress's parser and deparser, and (module `control`) its match-action
+//!    control with the externs its actions drive; `RegisterAction` bodies go through
+//!    [`salu`];
 //! 4. [`phv`]: fields → PHV container slices;
-//! 5. [`alloc`]: tables and gateways → MAU stages;
-//! 6. [`report`]: what the program uses of the chip.
+//! 5. [`alloc`]: tables and gateways → MAU stages under the table dependency graph and every
+//!    per-stage resource; extern arrays and hash units follow their table;
+//! 6. [`report`]: what the program uses of the chip (text, and JSON shaped like p4c's
+//!    `resources.json`).
+//!
+//! # The language
+//!
+//! - Types: `bit<N>` (1..=128), `bool`, `header`, `struct`, `typedef`, `const`, serializable
+//!   enums `enum bit<W> E { A = 1, ... }` (members need explicit values), header validity
+//!   (`isValid`, `setValid`, `setInvalid`).
+//! - Parser: states, `extract`, `advance`, constant metadata assignments, `transition select`
+//!   on fields, field slices and `pkt.lookahead<bit<N>>()` with values, masks (`&&&`), ranges
+//!   (`..`) and `default`/`_`; `accept`/`reject`. A gress whose program reads `parser_err`
+//!   continues after a parser error with the code set; otherwise the packet is dropped and
+//!   counted (bf-p4c's rule, [`pipelines::program::ParserErrorPolicy`]).
+//! - Controls: actions with parameters; tables with `exact`/`ternary`/`lpm`/`range` keys (on
+//!   fields or slices), actions, `default_action`, `size`, `const entries`, `counters`;
+//!   apply blocks with `if`/`else`, `t.apply().hit`/`.miss`, `switch (t.apply().action_run)`,
+//!   direct action calls, local variables (each a metadata field in the PHV) and
+//!   assignments of `+ - |+| |-| & | ^ ~ << >>`, `min`/`max`, slices `[h:l]` on either side,
+//!   concatenation `++` (one deposit operation per part) and casts. Every statement of an
+//!   action is one VLIW operation reading the PHV as it was before the action.
+//! - Externs: `Register<T, I>(size[, init])` with `RegisterAction<T, I, U>` (one
+//!   read-modify-write of one register array per packet; conditions, updates and outputs
+//!   limited by the profile's `salu`), `Meter<I>(size, MeterType_t.BYTES|PACKETS)`,
+//!   `Counter<W, I>(size, CounterType_t.X)`, `DirectCounter<W>(CounterType_t.X)` attached with
+//!   `counters = dc;`, `Hash<W>(HashAlgorithm_t.IDENTITY|CRC8|CRC16|CRC32[, seed])` (the
+//!   optional second argument is the CRC's initial value, a model extension: TNA has no seed
+//!   argument; CRC16 is CRC-16/ARC and CRC32 is CRC-32/ISO-HDLC as in TNA, CRC8 is
+//!   CRC-8/SMBUS), `Random<W>()`, and `Checksum()` in deparsers.
+//! - Intrinsic metadata: see [`tna::INTRINSIC_TYPES`] (TNA names, plus model-specific fields
+//!   documented there).
+//!
+//! Anything else is rejected with an error naming the construct and its position.
 //!
 //! Crates used, and why: `pest` (a readable PEG grammar with precise error positions),
 //! `ariadne` (caret excerpts for errors), `thiserror` (the error type), `serde` (the report
@@ -17,11 +51,13 @@
 pub mod alloc;
 pub mod ast;
 pub mod check;
+mod control;
 pub mod error;
 pub mod lower;
 pub mod parse;
 pub mod phv;
 pub mod report;
+pub mod salu;
 pub mod tna;
 
 use pipelines::program::{GressProgram, Program};
@@ -50,9 +86,21 @@ fn compile_unlocated(source: &str, file_name: &str, spec: &PipeSpec) -> error::R
     let mut gresses: Vec<GressProgram> = Vec::with_capacity(2);
     let mut reports = Vec::with_capacity(2);
     for blocks in &env.gresses {
-        let lowered = lower::lower_gress(&env, blocks)?;
+        let lowered = lower::lower_gress(&env, blocks, spec)?;
         let mut program = lowered.program;
         let gress_name = tna::gress_name(blocks.gress);
+        let states = program.parser.states.len();
+        if states > spec.parser.max_states as usize {
+            return Err(CompileError::new(
+                ErrorKind::Resource,
+                lowered.parser_span,
+                format!(
+                    "parser ({gress_name}): {states} states, the chip's parser has {} (short by {})",
+                    spec.parser.max_states,
+                    states - spec.parser.max_states as usize
+                ),
+            ));
+        }
         let phv = phv::allocate(
             &mut program.phv,
             &spec.phv,
@@ -68,7 +116,7 @@ fn compile_unlocated(source: &str, file_name: &str, spec: &PipeSpec) -> error::R
         )?;
         reports.push(report::gress_report(
             blocks.gress,
-            &program.control,
+            &program,
             &placement,
             phv,
             spec,
@@ -89,6 +137,7 @@ fn compile_unlocated(source: &str, file_name: &str, spec: &PipeSpec) -> error::R
     Ok(Compiled {
         report: ResourceReport {
             program: name.clone(),
+            pipe_stages: spec.stages,
             gresses: reports,
         },
         program: Program {

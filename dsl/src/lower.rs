@@ -2,18 +2,23 @@
 //!
 //! Fields get ids in the order the program first touches them (a header's fields and
 //! validity bit together, in wire order); slices and stages are filled in later by
-//! [`crate::phv`] and [`crate::alloc`]. The apply block becomes a graph of tables and
-//! gateways built back to front: each statement is lowered knowing the node that follows
-//! it, so both branches of an `if` simply continue at the same node.
+//! [`crate::phv`] and [`crate::alloc`]. The parser and deparser are lowered here, the
+//! match-action control in the `control` module.
+//!
+//! The parser's error policy follows bf-p4c: a gress whose program reads
+//! `parser_err` (from `ingress_intrinsic_metadata_from_parser_t` or its egress twin) handles
+//! parser errors itself, so its packets continue with the error code set
+//! ([`ParserErrorPolicy::Continue`]); otherwise a packet the parser fails on is dropped and
+//! counted ([`ParserErrorPolicy::Drop`]).
 
 use std::collections::{HashMap, HashSet};
 
 use pipelines::program::*;
+use pipelines::spec::PipeSpec;
 
 use crate::ast::{self, Expr, ExprKind, Pattern, Span, Stmt, TransitionDecl};
-use crate::check::{
-    AluExpr, CondExpr, Env, FieldKey, FieldRef, GressBlocks, HeaderRef, Place, Scope, Value,
-};
+use crate::check::{Env, FieldKey, FieldRef, GressBlocks, HeaderRef, Place, Scope, Value};
+use crate::control::ControlLowering;
 use crate::error::{CompileError, ErrorKind, Result};
 use crate::tna;
 
@@ -31,25 +36,28 @@ pub struct LoweredGress {
     pub gateway_spans: Vec<Span>,
     /// The gress's control declaration (for errors about the gress as a whole).
     pub control_span: Span,
+    /// The gress's parser declaration.
+    pub parser_span: Span,
 }
 
 /// Lower the three blocks of a gress.
-pub fn lower_gress(env: &Env, blocks: &GressBlocks) -> Result<LoweredGress> {
+pub fn lower_gress(env: &Env, blocks: &GressBlocks, spec: &PipeSpec) -> Result<LoweredGress> {
     let mut layout = LayoutBuilder::default();
-    let parser = {
+    let mut parser = {
         let scope = Scope::new(env, &blocks.parser.params, blocks.gress)?;
         lower_parser(&scope, blocks.parser, &mut layout)?
     };
-    let mut cl = ControlLowering::new(env, blocks, &mut layout)?;
-    let entry = cl.block(&blocks.control.apply.stmts, None)?;
+    let lowered = ControlLowering::new(env, blocks, &mut layout, spec)?.lower()?;
     let (mut control, mut table_spans, mut gateway_spans) =
-        (cl.control, cl.table_spans, cl.gateway_spans);
-    control.entry = entry;
+        (lowered.control, lowered.table_spans, lowered.gateway_spans);
     renumber(&mut control, &mut table_spans, &mut gateway_spans);
     let deparser = {
         let scope = Scope::new(env, &blocks.deparser.params, blocks.gress)?;
         lower_deparser(&scope, blocks.deparser, &mut layout)?
     };
+    if layout.layout.intrinsic(Intrinsic::ParserError).is_some() {
+        parser.on_error = ParserErrorPolicy::Continue;
+    }
     Ok(LoweredGress {
         program: GressProgram {
             phv: layout.layout,
@@ -60,6 +68,7 @@ pub fn lower_gress(env: &Env, blocks: &GressBlocks) -> Result<LoweredGress> {
         table_spans,
         gateway_spans,
         control_span: blocks.control.name.span,
+        parser_span: blocks.parser.name.span,
     })
 }
 
@@ -68,8 +77,8 @@ pub fn lower_gress(env: &Env, blocks: &GressBlocks) -> Result<LoweredGress> {
 
 /// Interns fields and headers into a [`PhvLayout`] on first use.
 #[derive(Default)]
-struct LayoutBuilder {
-    layout: PhvLayout,
+pub(crate) struct LayoutBuilder {
+    pub(crate) layout: PhvLayout,
     fields: HashMap<FieldKey, FieldId>,
     headers: HashMap<FieldKey, HeaderId>,
 }
@@ -87,7 +96,7 @@ impl LayoutBuilder {
     }
 
     /// A header and all its fields (a header is extracted and emitted whole).
-    fn header(&mut self, env: &Env, h: &HeaderRef) -> HeaderId {
+    pub(crate) fn header(&mut self, env: &Env, h: &HeaderRef) -> HeaderId {
         if let Some(&id) = self.headers.get(&h.key) {
             return id;
         }
@@ -107,7 +116,7 @@ impl LayoutBuilder {
         id
     }
 
-    fn field(&mut self, env: &Env, f: &FieldRef) -> FieldId {
+    pub(crate) fn field(&mut self, env: &Env, f: &FieldRef) -> FieldId {
         if let Some(h) = &f.header {
             self.header(env, h);
         }
@@ -121,14 +130,14 @@ impl LayoutBuilder {
         id
     }
 
-    fn valid(&mut self, env: &Env, h: &HeaderRef) -> FieldId {
+    pub(crate) fn valid(&mut self, env: &Env, h: &HeaderRef) -> FieldId {
         let id = self.header(env, h);
         self.layout.headers[id as usize].valid
     }
 
     /// The field the compiler sets beside every write of `ucast_egress_port`, so the traffic
     /// manager knows the port was chosen.
-    fn ucast_valid(&mut self, port: &FieldRef) -> FieldId {
+    pub(crate) fn ucast_valid(&mut self, port: &FieldRef) -> FieldId {
         let key = port.key.child("$valid");
         if let Some(&id) = self.fields.get(&key) {
             return id;
@@ -140,11 +149,16 @@ impl LayoutBuilder {
         id
     }
 
-    fn operand(&mut self, env: &Env, v: &Value) -> Operand {
+    pub(crate) fn operand(&mut self, env: &Env, v: &Value) -> Operand {
         match v {
             Value::Field(f) => Operand::Field(self.field(env, f)),
             Value::Const(c) => Operand::Const(*c),
             Value::Param(i) => Operand::Param(*i),
+            Value::Slice(f, hi, lo) => Operand::Slice {
+                field: self.field(env, f),
+                hi: *hi,
+                lo: *lo,
+            },
         }
     }
 }
@@ -285,6 +299,16 @@ fn parser_op(scope: &Scope, st: &Stmt, layout: &mut LayoutBuilder) -> Result<Par
             })
         }
         Stmt::If { span, .. } => Err(err(ErrorKind::Unsupported, *span, "`if` in a parser state")),
+        Stmt::Switch { span, .. } => Err(err(
+            ErrorKind::Unsupported,
+            *span,
+            "`switch` in a parser state (use `transition select`)",
+        )),
+        Stmt::VarDecl(v) => Err(err(
+            ErrorKind::Unsupported,
+            v.span,
+            "a local variable in a parser state",
+        )),
         Stmt::Block(b) => Err(err(
             ErrorKind::Unsupported,
             b.span,
@@ -304,11 +328,13 @@ fn select(
     next_of: &dyn Fn(&ast::Ident) -> Next,
 ) -> Result<Transition> {
     let env = scope.env();
-    let mut key_fields = Vec::new();
+    // Each key: its width and what the parser matches on.
+    let mut key_parts: Vec<(u16, SelectKey)> = Vec::new();
     for k in keys {
-        key_fields.push(scope.field(k)?);
+        key_parts.push(select_key(scope, k, layout)?);
     }
-    let total: u32 = key_fields.iter().map(|f| f.width as u32).sum();
+    let key_fields: Vec<u16> = key_parts.iter().map(|k| k.0).collect();
+    let total: u32 = key_fields.iter().map(|&w| w as u32).sum();
     if total > 128 {
         return Err(err(
             ErrorKind::Unsupported,
@@ -336,7 +362,7 @@ fn select(
             ));
         }
         let pattern = if let [Pattern::Range(lo, hi)] = c.keyset.as_slice() {
-            let w = key_fields[0].width;
+            let w = key_fields[0];
             CasePattern::Range {
                 lo: env.const_value(lo, Some(w))?,
                 hi: env.const_value(hi, Some(w))?,
@@ -344,9 +370,9 @@ fn select(
         } else {
             let (mut value, mut mask) = (0u128, 0u128);
             let mut shift = total;
-            for (p, f) in c.keyset.iter().zip(&key_fields) {
-                shift -= f.width as u32;
-                let (v, m) = masked(env, p, f.width)?;
+            for (p, &fw) in c.keyset.iter().zip(&key_fields) {
+                shift -= fw as u32;
+                let (v, m) = masked(env, p, fw)?;
                 value |= v << shift;
                 mask |= m << shift;
             }
@@ -360,14 +386,7 @@ fn select(
             next: next_of(&c.next),
         });
     }
-    let keys = key_fields
-        .iter()
-        .map(|f| SelectKey::Field {
-            field: layout.field(env, f),
-            hi: f.width - 1,
-            lo: 0,
-        })
-        .collect();
+    let keys = key_parts.into_iter().map(|k| k.1).collect();
     Ok(Transition::Select {
         keys,
         cases: out_cases,
@@ -375,7 +394,63 @@ fn select(
     })
 }
 
-fn ones(w: u16) -> u128 {
+/// One key of a `select`: a field, a slice of one, or `pkt.lookahead<bit<N>>()`.
+fn select_key(scope: &Scope, k: &Expr, layout: &mut LayoutBuilder) -> Result<(u16, SelectKey)> {
+    let env = scope.env();
+    if let ExprKind::GenericCall(callee, types, args) = &k.kind {
+        let is_lookahead = matches!(&callee.kind, ExprKind::Member(t, m)
+            if m.name == "lookahead" && scope.is_packet(t));
+        if !is_lookahead {
+            return Err(err(
+                ErrorKind::Unsupported,
+                k.span,
+                format!("`{}` is not supported as a select key", env.text(k.span)),
+            ));
+        }
+        let w = match (types.as_slice(), args.is_empty()) {
+            ([ast::TypeRef::Bit(w, _)], true) => *w,
+            _ => {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    k.span,
+                    "write `pkt.lookahead<bit<N>>()` (other lookahead types are not supported)",
+                ))
+            }
+        };
+        return Ok((
+            w,
+            SelectKey::Lookahead {
+                offset_bits: 0,
+                width: w,
+            },
+        ));
+    }
+    match scope.value_of(k)? {
+        Value::Field(f) => Ok((
+            f.width,
+            SelectKey::Field {
+                field: layout.field(env, &f),
+                hi: f.width - 1,
+                lo: 0,
+            },
+        )),
+        Value::Slice(f, hi, lo) => Ok((
+            hi - lo + 1,
+            SelectKey::Field {
+                field: layout.field(env, &f),
+                hi,
+                lo,
+            },
+        )),
+        _ => Err(err(
+            ErrorKind::Type,
+            k.span,
+            format!("`{}` is not a field", env.text(k.span)),
+        )),
+    }
+}
+
+pub(crate) fn ones(w: u16) -> u128 {
     if w >= 128 {
         u128::MAX
     } else {
@@ -384,7 +459,7 @@ fn ones(w: u16) -> u128 {
 }
 
 /// A keyset element as value and mask over `w` bits.
-fn masked(env: &Env, p: &Pattern, w: u16) -> Result<(u128, u128)> {
+pub(crate) fn masked(env: &Env, p: &Pattern, w: u16) -> Result<(u128, u128)> {
     Ok(match p {
         Pattern::Value(v) => (env.const_value(v, Some(w))?, ones(w)),
         Pattern::Mask(v, m) => (env.const_value(v, Some(w))?, env.const_value(m, Some(w))?),
@@ -499,727 +574,11 @@ fn lower_deparser(
             Stmt::If { span, .. } => {
                 return Err(err(ErrorKind::Unsupported, *span, "`if` in a deparser (checksums are computed only when their header is valid anyway)"))
             }
+            Stmt::Switch { span, .. } => return Err(err(ErrorKind::Unsupported, *span, "`switch` in a deparser")),
+            Stmt::VarDecl(v) => return Err(err(ErrorKind::Unsupported, v.span, "a local variable in a deparser")),
         }
     }
     Ok(out)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Match-action control
-
-struct ControlLowering<'e, 'a, 'l> {
-    scope: Scope<'e, 'a>,
-    decl: &'a ast::ControlDecl,
-    layout: &'l mut LayoutBuilder,
-    control: ControlProgram,
-    table_spans: Vec<Span>,
-    gateway_spans: Vec<Span>,
-    /// Declared actions by name, lowered up front.
-    actions: HashMap<String, ActionId>,
-    /// Tables already applied, with where.
-    applied: HashMap<String, Span>,
-    /// Names in use for actions and tables (synthesised ones get unique names).
-    names: HashSet<String>,
-}
-
-impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
-    fn new(
-        env: &'e Env<'a>,
-        blocks: &GressBlocks<'a>,
-        layout: &'l mut LayoutBuilder,
-    ) -> Result<Self> {
-        let decl = blocks.control;
-        let scope = Scope::new(env, &decl.params, blocks.gress)?;
-        if let Some(i) = decl.instances.first() {
-            return Err(err(
-                ErrorKind::Unsupported,
-                i.type_name.span,
-                format!("extern `{}` is not supported yet", i.type_name.name),
-            ));
-        }
-        let mut cl = ControlLowering {
-            scope,
-            decl,
-            layout,
-            control: ControlProgram::default(),
-            table_spans: Vec::new(),
-            gateway_spans: Vec::new(),
-            actions: HashMap::new(),
-            applied: HashMap::new(),
-            names: HashSet::new(),
-        };
-        for a in &decl.actions {
-            if a.name.name == tna::NO_ACTION || cl.actions.contains_key(&a.name.name) {
-                return Err(err(
-                    ErrorKind::Duplicate,
-                    a.name.span,
-                    format!("action `{}` is declared twice", a.name.name),
-                ));
-            }
-            let scope = cl.scope.with_action_params(&a.params)?;
-            let ops = cl.action_body(&scope, &a.body.stmts)?;
-            let params = scope
-                .action_params()
-                .iter()
-                .map(|(n, w)| ActionParam {
-                    name: n.clone(),
-                    width: *w,
-                })
-                .collect();
-            let id = cl.push_action(format!("{}.{}", decl.name.name, a.name.name), params, ops);
-            cl.actions.insert(a.name.name.clone(), id);
-        }
-        for t in &decl.tables {
-            if cl.actions.contains_key(&t.name.name)
-                || !cl
-                    .names
-                    .insert(format!("{}.{}", decl.name.name, t.name.name))
-            {
-                return Err(err(
-                    ErrorKind::Duplicate,
-                    t.name.span,
-                    format!("`{}` is declared twice", t.name.name),
-                ));
-            }
-        }
-        Ok(cl)
-    }
-
-    fn push_action(&mut self, name: String, params: Vec<ActionParam>, ops: Vec<Op>) -> ActionId {
-        self.names.insert(name.clone());
-        let id = self.control.actions.len() as ActionId;
-        self.control.actions.push(Action {
-            name,
-            params,
-            ops,
-            externs: Vec::new(),
-        });
-        id
-    }
-
-    /// A name not used yet: `base`, else `base_1`, `base_2`, ...
-    fn fresh(&self, base: String) -> String {
-        if !self.names.contains(&base) {
-            return base;
-        }
-        (1..)
-            .map(|i| format!("{base}_{i}"))
-            .find(|n| !self.names.contains(n))
-            .unwrap_or(base)
-    }
-
-    fn qualified(&self, name: &str) -> String {
-        format!("{}.{name}", self.decl.name.name)
-    }
-
-    /// The action called `name` (`NoAction` is created on first use).
-    fn action_id(&mut self, name: &ast::Ident) -> Result<ActionId> {
-        if let Some(&id) = self.actions.get(&name.name) {
-            return Ok(id);
-        }
-        if name.name == tna::NO_ACTION {
-            let id = self.push_action(tna::NO_ACTION.to_string(), Vec::new(), Vec::new());
-            self.actions.insert(name.name.clone(), id);
-            return Ok(id);
-        }
-        Err(err(
-            ErrorKind::Undeclared,
-            name.span,
-            format!("undeclared action `{}`", name.name),
-        ))
-    }
-
-    /// The VLIW operations of an action body. Every operation reads the PHV as it was before
-    /// the action, so a statement may not read or rewrite a field an earlier one wrote.
-    fn action_body(&mut self, scope: &Scope, stmts: &[Stmt]) -> Result<Vec<Op>> {
-        let env = scope.env();
-        let mut ops: Vec<Op> = Vec::new();
-        let mut flat = Vec::new();
-        flatten(stmts, &mut flat);
-        for st in flat {
-            let (new_ops, span) = self.action_stmt(scope, st)?;
-            for op in new_ops {
-                if ops.iter().any(|o| o.dst == op.dst) {
-                    let name = &self.layout.layout.fields[op.dst as usize].name;
-                    return Err(err(
-                        ErrorKind::Semantic,
-                        span,
-                        format!("{name} is written twice in one action"),
-                    ));
-                }
-                let reads_written = [op.a, op.b].iter().find_map(|x| match x {
-                    Operand::Field(f) if op.alu != AluOp::Set || *x == op.a => {
-                        ops.iter().find(|o| o.dst == *f)
-                    }
-                    _ => None,
-                });
-                if let Some(w) = reads_written {
-                    let name = &self.layout.layout.fields[w.dst as usize].name;
-                    return Err(err(
-                        ErrorKind::Semantic,
-                        span,
-                        format!(
-                            "`{}` reads {name} after this action wrote it; the operations of \
-                             an action all read the packet as it was before the action",
-                            env.text(span)
-                        ),
-                    ));
-                }
-                ops.push(op);
-            }
-        }
-        Ok(ops)
-    }
-
-    /// The operations of one action statement (an assignment of `ucast_egress_port` also sets
-    /// its valid bit).
-    fn action_stmt(&mut self, scope: &Scope, st: &Stmt) -> Result<(Vec<Op>, Span)> {
-        let env = scope.env();
-        match st {
-            Stmt::Assign { lhs, rhs, span } => {
-                let dst = scope.lvalue(lhs)?;
-                let AluExpr { alu, a, b } = scope.alu_expr(rhs, &dst)?;
-                let op = Op {
-                    dst_slice: None,
-                    dst: self.layout.field(env, &dst),
-                    alu,
-                    a: self.layout.operand(env, &a),
-                    b: self.layout.operand(env, &b),
-                };
-                let mut ops = vec![op];
-                if dst.intrinsic == Some(Intrinsic::UcastEgressPort) {
-                    let v = self.layout.ucast_valid(&dst);
-                    ops.push(Op {
-                        dst_slice: None,
-                        dst: v,
-                        alu: AluOp::Set,
-                        a: Operand::Const(1),
-                        b: Operand::Const(0),
-                    });
-                }
-                Ok((ops, *span))
-            }
-            Stmt::Call(call) => {
-                if let Some((target, method, args)) = call.method_call() {
-                    if args.is_empty() && (method.name == "setValid" || method.name == "setInvalid")
-                    {
-                        let h = scope.header(target)?;
-                        let v = self.layout.valid(env, &h);
-                        let bit = u128::from(method.name == "setValid");
-                        return Ok((
-                            vec![Op {
-                                dst_slice: None,
-                                dst: v,
-                                alu: AluOp::Set,
-                                a: Operand::Const(bit),
-                                b: Operand::Const(0),
-                            }],
-                            call.span,
-                        ));
-                    }
-                }
-                Err(err(
-                    ErrorKind::Unsupported,
-                    call.span,
-                    format!("`{}` is not supported in an action", env.text(call.span)),
-                ))
-            }
-            Stmt::If { span, .. } => Err(err(
-                ErrorKind::Unsupported,
-                *span,
-                "`if` inside an action (use the apply block)",
-            )),
-            Stmt::Block(b) => Err(err(
-                ErrorKind::Unsupported,
-                b.span,
-                "a nested block in an action",
-            )),
-        }
-    }
-
-    /// Lower statements that continue at `next`; returns the first node.
-    fn block(&mut self, stmts: &[Stmt], next: Option<Node>) -> Result<Option<Node>> {
-        let mut next = next;
-        let mut i = stmts.len();
-        while i > 0 {
-            // A maximal run of assignments becomes synthesised action tables.
-            let mut j = i;
-            while j > 0 && self.is_action_stmt(&stmts[j - 1]) {
-                j -= 1;
-            }
-            if j < i {
-                next = self.assignments(&stmts[j..i], next)?;
-                i = j;
-                continue;
-            }
-            i -= 1;
-            next = self.stmt(&stmts[i], next)?;
-        }
-        Ok(next)
-    }
-
-    fn is_action_stmt(&self, st: &Stmt) -> bool {
-        match st {
-            Stmt::Assign { .. } => true,
-            Stmt::Call(c) => c.method_call().is_some_and(|(_, m, a)| {
-                a.is_empty() && (m.name == "setValid" || m.name == "setInvalid")
-            }),
-            _ => false,
-        }
-    }
-
-    /// Straight-line assignments in an apply block: as p4c does, each group becomes a keyless
-    /// table running one anonymous action. A new group starts where a statement touches a
-    /// field an earlier statement of the group wrote (an action reads the PHV once).
-    fn assignments(&mut self, stmts: &[Stmt], next: Option<Node>) -> Result<Option<Node>> {
-        let env = self.scope.env();
-        let mut groups: Vec<(Vec<Op>, Span)> = Vec::new();
-        let mut current: Vec<Op> = Vec::new();
-        let mut current_span: Option<Span> = None;
-        let scope = self.scope.with_action_params(&[])?;
-        for st in stmts {
-            let (ops, span) = self.action_stmt(&scope, st)?;
-            let conflicts = ops.iter().any(|op| {
-                current
-                    .iter()
-                    .any(|o| o.dst == op.dst || o.dst == field_of(op.a) || o.dst == field_of(op.b))
-            });
-            if conflicts {
-                if let Some(s) = current_span.take() {
-                    groups.push((std::mem::take(&mut current), s));
-                }
-            }
-            current_span = Some(current_span.map_or(span, |s| s.to(span)));
-            current.extend(ops);
-        }
-        if let Some(s) = current_span {
-            groups.push((current, s));
-        }
-        let mut next = next;
-        for (ops, span) in groups.into_iter().rev() {
-            let line = env
-                .source
-                .get(..span.start)
-                .map_or(0, |b| b.matches('\n').count() + 1);
-            let name = self.fresh(self.qualified(&format!("assign_l{line}")));
-            let action = self.push_action(name.clone(), Vec::new(), ops);
-            let call = ActionCall {
-                action,
-                args: Vec::new(),
-            };
-            next = Some(self.keyless_table(name, call, span, next));
-        }
-        Ok(next)
-    }
-
-    fn keyless_table(
-        &mut self,
-        name: String,
-        call: ActionCall,
-        span: Span,
-        next: Option<Node>,
-    ) -> Node {
-        self.names.insert(name.clone());
-        let id = self.control.tables.len() as TableId;
-        self.control.tables.push(Table {
-            name,
-            stage: 0,
-            keys: Vec::new(),
-            actions: vec![call.action],
-            default_action: call,
-            size: 1,
-            const_entries: Vec::new(),
-            next: TableNext::Always(next),
-            direct_counter: None,
-        });
-        self.table_spans.push(span);
-        Node::Table(id)
-    }
-
-    fn stmt(&mut self, st: &Stmt, next: Option<Node>) -> Result<Option<Node>> {
-        let env = self.scope.env();
-        match st {
-            Stmt::Block(b) => self.block(&b.stmts, next),
-            Stmt::Call(call) => {
-                if let Some((target, method, args)) = call.method_call() {
-                    if method.name == "apply" && args.is_empty() {
-                        return Ok(Some(self.apply_table(target, TableNext::Always(next))?));
-                    }
-                }
-                if let ExprKind::Call(callee, args) = &call.kind {
-                    if let ExprKind::Name(n) = &callee.kind {
-                        // A direct action call: a keyless table running it (as p4c does).
-                        let action = self.action_id(n)?;
-                        let args = self.action_args(action, args, call.span)?;
-                        let name = self.fresh(self.qualified(&format!("tbl_{}", n.name)));
-                        return Ok(Some(self.keyless_table(
-                            name,
-                            ActionCall { action, args },
-                            call.span,
-                            next,
-                        )));
-                    }
-                }
-                Err(err(
-                    ErrorKind::Unsupported,
-                    call.span,
-                    format!(
-                        "`{}` is not supported in an apply block",
-                        env.text(call.span)
-                    ),
-                ))
-            }
-            Stmt::If {
-                cond,
-                then,
-                els,
-                span,
-            } => {
-                let then_node = self.block(&then.stmts, next)?;
-                let else_node = match els {
-                    Some(b) => self.block(&b.stmts, next)?,
-                    None => next,
-                };
-                if let Some((table, hit)) = hit_test(cond) {
-                    let (on_hit, on_miss) = if hit {
-                        (then_node, else_node)
-                    } else {
-                        (else_node, then_node)
-                    };
-                    return Ok(Some(self.apply_table(
-                        table,
-                        TableNext::HitMiss {
-                            hit: on_hit,
-                            miss: on_miss,
-                        },
-                    )?));
-                }
-                let c = self.scope.cond(cond)?;
-                let cond = self.cond(&c);
-                let id = self.control.gateways.len() as GatewayId;
-                self.control.gateways.push(Gateway {
-                    stage: 0,
-                    cond,
-                    on_true: then_node,
-                    on_false: else_node,
-                });
-                self.gateway_spans.push(*span);
-                Ok(Some(Node::Gateway(id)))
-            }
-            Stmt::Assign { span, .. } => Err(err(
-                ErrorKind::Semantic,
-                *span,
-                "internal: assignment outside a run",
-            )),
-        }
-    }
-
-    fn cond(&mut self, c: &CondExpr) -> Cond {
-        let env = self.scope.env();
-        match c {
-            CondExpr::Const(true) => Cond::True,
-            CondExpr::Const(false) => Cond::Not(Box::new(Cond::True)),
-            CondExpr::Cmp(a, op, b) => Cond::Cmp {
-                a: self.layout.operand(env, a),
-                op: *op,
-                b: self.layout.operand(env, b),
-            },
-            CondExpr::Valid(h) => Cond::Cmp {
-                a: Operand::Field(self.layout.valid(env, h)),
-                op: CmpOp::Eq,
-                b: Operand::Const(1),
-            },
-            CondExpr::And(a, b) => Cond::And(Box::new(self.cond(a)), Box::new(self.cond(b))),
-            CondExpr::Or(a, b) => Cond::Or(Box::new(self.cond(a)), Box::new(self.cond(b))),
-            CondExpr::Not(a) => Cond::Not(Box::new(self.cond(a))),
-        }
-    }
-
-    /// Constant action data for a call, checked against the action's parameters.
-    fn action_args(&self, action: ActionId, args: &[Expr], span: Span) -> Result<Vec<u128>> {
-        let a = &self.control.actions[action as usize];
-        if a.params.len() != args.len() {
-            return Err(err(
-                ErrorKind::Type,
-                span,
-                format!(
-                    "`{}` takes {} arguments, {} given",
-                    a.name,
-                    a.params.len(),
-                    args.len()
-                ),
-            ));
-        }
-        a.params
-            .iter()
-            .zip(args)
-            .map(|(p, e)| self.scope.env().const_value(e, Some(p.width)))
-            .collect()
-    }
-
-    /// `name` or `name(args)` as an action call.
-    fn action_call(&mut self, e: &Expr) -> Result<ActionCall> {
-        let (name, args): (&ast::Ident, &[Expr]) = match &e.kind {
-            ExprKind::Name(n) => (n, &[]),
-            ExprKind::Call(callee, args) => match &callee.kind {
-                ExprKind::Name(n) => (n, args),
-                _ => return Err(err(ErrorKind::Type, e.span, "expected an action call")),
-            },
-            _ => return Err(err(ErrorKind::Type, e.span, "expected an action call")),
-        };
-        let action = self.action_id(name)?;
-        let args = self.action_args(action, args, e.span)?;
-        Ok(ActionCall { action, args })
-    }
-
-    fn apply_table(&mut self, target: &Expr, next: TableNext) -> Result<Node> {
-        let ExprKind::Name(name) = &target.kind else {
-            return Err(err(
-                ErrorKind::Type,
-                target.span,
-                format!("`{}` is not a table", self.scope.env().text(target.span)),
-            ));
-        };
-        let decl = self.decl;
-        let Some(t) = decl.tables.iter().find(|t| t.name.name == name.name) else {
-            return Err(err(
-                ErrorKind::Undeclared,
-                name.span,
-                format!("undeclared table `{}`", name.name),
-            ));
-        };
-        if self.applied.insert(name.name.clone(), name.span).is_some() {
-            return Err(err(
-                ErrorKind::Semantic,
-                name.span,
-                format!(
-                    "table `{}` is applied twice; a table has one place in the pipeline",
-                    name.name
-                ),
-            ));
-        }
-        let table = self.table(t, next)?;
-        let id = self.control.tables.len() as TableId;
-        self.control.tables.push(table);
-        self.table_spans.push(t.name.span);
-        Ok(Node::Table(id))
-    }
-
-    fn table(&mut self, t: &ast::TableDecl, next: TableNext) -> Result<Table> {
-        let env = self.scope.env();
-        let mut keys = Vec::new();
-        let mut key_widths = Vec::new();
-        for k in &t.keys {
-            let f = self.scope.field(&k.expr)?;
-            let kind = match k.kind.name.as_str() {
-                "exact" => MatchKind::Exact,
-                "ternary" => MatchKind::Ternary,
-                "lpm" => MatchKind::Lpm,
-                "range" => MatchKind::Range,
-                other => {
-                    return Err(err(
-                        ErrorKind::Unsupported,
-                        k.kind.span,
-                        format!("match kind `{other}` is not supported"),
-                    ))
-                }
-            };
-            if kind == MatchKind::Lpm && keys.iter().any(|k: &TableKey| k.kind == MatchKind::Lpm) {
-                return Err(err(
-                    ErrorKind::Semantic,
-                    k.kind.span,
-                    "a table can have only one lpm key",
-                ));
-            }
-            key_widths.push(f.width);
-            keys.push(TableKey {
-                field: self.layout.field(env, &f),
-                kind,
-                name: env.text(k.expr.span).to_string(),
-                slice: None,
-            });
-        }
-        let mut actions = Vec::new();
-        for a in &t.actions {
-            let id = self.action_id(a)?;
-            if actions.contains(&id) {
-                return Err(err(
-                    ErrorKind::Duplicate,
-                    a.span,
-                    format!("action `{}` is listed twice", a.name),
-                ));
-            }
-            actions.push(id);
-        }
-        let default_action = match &t.default_action {
-            Some(e) => {
-                let call = self.action_call(e)?;
-                if !actions.contains(&call.action) {
-                    return Err(err(
-                        ErrorKind::Semantic,
-                        e.span,
-                        "the default action must be one of the table's actions",
-                    ));
-                }
-                call
-            }
-            None => {
-                let id = self.action_id(&ast::Ident {
-                    name: tna::NO_ACTION.into(),
-                    span: t.name.span,
-                })?;
-                ActionCall {
-                    action: id,
-                    args: Vec::new(),
-                }
-            }
-        };
-        let size = match &t.size {
-            Some(e) => u32::try_from(env.const_value(e, None)?)
-                .ok()
-                .filter(|s| *s > 0)
-                .ok_or_else(|| err(ErrorKind::Type, e.span, "size must be 1..2^32"))?,
-            None if keys.is_empty() => 1,
-            // p4c's default table size.
-            None => 512,
-        };
-        let mut const_entries = Vec::new();
-        let n = t.entries.len() as u32;
-        for (i, e) in t.entries.iter().enumerate() {
-            if e.keyset.len() != keys.len() {
-                return Err(err(
-                    ErrorKind::Type,
-                    e.span,
-                    format!(
-                        "entry has {} key values but the table has {} keys",
-                        e.keyset.len(),
-                        keys.len()
-                    ),
-                ));
-            }
-            let mut key = Vec::new();
-            for ((p, k), w) in e.keyset.iter().zip(&keys).zip(&key_widths) {
-                key.push(entry_key(env, p, k.kind, *w)?);
-            }
-            let action = self.action_call(&e.action)?;
-            if !actions.contains(&action.action) {
-                return Err(err(
-                    ErrorKind::Semantic,
-                    e.action.span,
-                    "the entry's action is not one of the table's actions",
-                ));
-            }
-            // Earlier entries win, as in P4.
-            const_entries.push(Entry {
-                key,
-                action,
-                priority: n - i as u32,
-            });
-        }
-        if size < n {
-            return Err(err(
-                ErrorKind::Semantic,
-                t.name.span,
-                format!("table has {n} const entries but size {size}"),
-            ));
-        }
-        Ok(Table {
-            name: self.qualified(&t.name.name),
-            stage: 0,
-            keys,
-            actions,
-            default_action,
-            size,
-            const_entries,
-            next,
-            direct_counter: None,
-        })
-    }
-}
-
-fn field_of(o: Operand) -> FieldId {
-    match o {
-        Operand::Field(f) => f,
-        _ => FieldId::MAX,
-    }
-}
-
-/// Statements of an action, nested blocks flattened.
-fn flatten<'s>(stmts: &'s [Stmt], out: &mut Vec<&'s Stmt>) {
-    for s in stmts {
-        match s {
-            Stmt::Block(b) => flatten(&b.stmts, out),
-            _ => out.push(s),
-        }
-    }
-}
-
-/// `t.apply().hit`, `t.apply().miss` or their negation: the table and whether "true" is a hit.
-fn hit_test(cond: &Expr) -> Option<(&Expr, bool)> {
-    match &cond.kind {
-        ExprKind::Unary(ast::UnOp::Not, inner) => hit_test(inner).map(|(t, h)| (t, !h)),
-        ExprKind::Member(call, m) if m.name == "hit" || m.name == "miss" => {
-            let (target, method, args) = call.method_call()?;
-            (method.name == "apply" && args.is_empty()).then_some((target, m.name == "hit"))
-        }
-        _ => None,
-    }
-}
-
-/// One key value of a const entry, for a key of `kind` and width `w`.
-fn entry_key(env: &Env, p: &Pattern, kind: MatchKind, w: u16) -> Result<KeyMatch> {
-    let span = p.span();
-    let unsupported = |what: &str| {
-        err(
-            ErrorKind::Type,
-            span,
-            format!("{what} cannot match a {kind:?} key"),
-        )
-    };
-    Ok(match (p, kind) {
-        (Pattern::Range(lo, hi), MatchKind::Range) => KeyMatch::Range {
-            lo: env.const_value(lo, Some(w))?,
-            hi: env.const_value(hi, Some(w))?,
-        },
-        (Pattern::Range(..), _) => return Err(unsupported("a range")),
-        (Pattern::Any(_), MatchKind::Exact) => return Err(unsupported("a don't-care")),
-        (Pattern::Any(_), MatchKind::Range) => KeyMatch::Range { lo: 0, hi: ones(w) },
-        (_, MatchKind::Range) => {
-            let v = env.const_value(
-                match p {
-                    Pattern::Value(v) => v,
-                    _ => return Err(unsupported("a mask")),
-                },
-                Some(w),
-            )?;
-            KeyMatch::Range { lo: v, hi: v }
-        }
-        (_, _) => {
-            let (value, mask) = masked(env, p, w)?;
-            match kind {
-                MatchKind::Exact if mask == ones(w) => KeyMatch::Exact(value),
-                MatchKind::Exact => return Err(unsupported("a mask")),
-                MatchKind::Ternary => KeyMatch::Ternary {
-                    value: value & mask,
-                    mask,
-                },
-                _ => {
-                    let len = mask.count_ones() as u16;
-                    if mask != ones(w) & !(ones(w - len.min(w))) {
-                        return Err(err(
-                            ErrorKind::Type,
-                            span,
-                            "an lpm mask must be a prefix (ones, then zeros)",
-                        ));
-                    }
-                    KeyMatch::Lpm {
-                        value: value & mask,
-                        prefix_len: len,
-                    }
-                }
-            }
-        }
-    })
 }
 
 /// Renumber tables and gateways in the order control flow first reaches them (depth first,

@@ -31,6 +31,7 @@ static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
         .op(Op::infix(Rule::shl, Assoc::Left) | Op::infix(Rule::shr, Assoc::Left))
         .op(Op::infix(Rule::add, Assoc::Left)
             | Op::infix(Rule::sub, Assoc::Left)
+            | Op::infix(Rule::concat, Assoc::Left)
             | Op::infix(Rule::sat_add, Assoc::Left)
             | Op::infix(Rule::sat_sub, Assoc::Left))
         .op(Op::infix(Rule::mul, Assoc::Left)
@@ -40,7 +41,10 @@ static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
             | Op::prefix(Rule::bnot_op)
             | Op::prefix(Rule::neg_op)
             | Op::prefix(Rule::cast_op))
-        .op(Op::postfix(Rule::member) | Op::postfix(Rule::call) | Op::postfix(Rule::slice))
+        .op(Op::postfix(Rule::member)
+            | Op::postfix(Rule::call)
+            | Op::postfix(Rule::generic_call)
+            | Op::postfix(Rule::slice))
 });
 
 /// Parse a whole source file.
@@ -79,6 +83,7 @@ fn rule_name(r: Rule) -> &'static str {
         Rule::type_ref | Rule::bit_type | Rule::bool_type => "a type",
         Rule::EOI => "end of file",
         Rule::infix
+        | Rule::concat
         | Rule::sat_add
         | Rule::sat_sub
         | Rule::lor
@@ -99,7 +104,7 @@ fn rule_name(r: Rule) -> &'static str {
         | Rule::mul
         | Rule::div
         | Rule::modulo => "an operator",
-        Rule::member | Rule::call | Rule::slice => "`.`, `(` or `[`",
+        Rule::member | Rule::call | Rule::slice | Rule::generic_call => "`.`, `(` or `[`",
         Rule::transition => "`transition`",
         Rule::apply_block => "`apply`",
         _ => "a declaration or statement",
@@ -165,6 +170,7 @@ fn decl(p: Pair<Rule>) -> Result<Decl> {
         Rule::parser_decl => Decl::Parser(parser_decl(p)?),
         Rule::control_decl => Decl::Control(control_decl(p)?),
         Rule::instantiation => Decl::Instance(instantiation(p)?),
+        Rule::enum_decl => Decl::Enum(enum_decl(p)?),
         _ => return Err(reject(p)),
     })
 }
@@ -181,25 +187,28 @@ fn next<'a>(it: &mut impl Iterator<Item = Pair<'a, Rule>>) -> Result<Pair<'a, Ru
     })
 }
 
+fn bit_type(inner: Pair<Rule>) -> Result<TypeRef> {
+    let span = span_of(&inner);
+    let lit = next(&mut inner.into_inner())?;
+    let (value, _) = int_lit(&lit)?;
+    let width = u16::try_from(value)
+        .ok()
+        .filter(|w| (1..=128).contains(w))
+        .ok_or_else(|| {
+            CompileError::new(
+                ErrorKind::Unsupported,
+                span,
+                format!("bit<{value}>: widths must be 1..=128"),
+            )
+        })?;
+    Ok(TypeRef::Bit(width, span))
+}
+
 fn type_ref(p: Pair<Rule>) -> Result<TypeRef> {
     let inner = next(&mut p.into_inner())?;
     let span = span_of(&inner);
     Ok(match inner.as_rule() {
-        Rule::bit_type => {
-            let lit = next(&mut inner.into_inner())?;
-            let (value, _) = int_lit(&lit)?;
-            let width = u16::try_from(value)
-                .ok()
-                .filter(|w| (1..=128).contains(w))
-                .ok_or_else(|| {
-                    CompileError::new(
-                        ErrorKind::Unsupported,
-                        span,
-                        format!("bit<{value}>: widths must be 1..=128"),
-                    )
-                })?;
-            TypeRef::Bit(width, span)
-        }
+        Rule::bit_type => bit_type(inner)?,
         Rule::bool_type => TypeRef::Bool(span),
         _ => TypeRef::Named(ident(inner)),
     })
@@ -242,19 +251,56 @@ fn params(p: Pair<Rule>) -> Result<Vec<Param>> {
         .collect()
 }
 
+fn enum_decl(p: Pair<Rule>) -> Result<EnumDecl> {
+    let mut it = p.into_inner().peekable();
+    let ty = match it.peek().map(|x| x.as_rule()) {
+        Some(Rule::bit_type) => Some(bit_type(next(&mut it)?)?),
+        _ => None,
+    };
+    let name = ident(next(&mut it)?);
+    let mut members = Vec::new();
+    for m in it {
+        let mut mi = m.into_inner();
+        let id = ident(next(&mut mi)?);
+        members.push((id, mi.next().map(expr).transpose()?));
+    }
+    Ok(EnumDecl { ty, name, members })
+}
+
 fn instantiation(p: Pair<Rule>) -> Result<Instantiation> {
     let span = span_of(&p);
     let mut it = p.into_inner();
     let generic_ty = next(&mut it)?;
-    let generic = generic_ty.clone().into_inner().count() > 1;
-    let type_name = ident(next(&mut generic_ty.into_inner())?);
+    let mut gi = generic_ty.into_inner();
+    let type_name = ident(next(&mut gi)?);
+    let type_args = gi.map(type_ref).collect::<Result<Vec<_>>>()?;
     let args = args(next(&mut it)?)?;
     let name = ident(next(&mut it)?);
+    let mut functions = Vec::new();
+    for f in it {
+        let mut fi = f.into_inner();
+        let ret = next(&mut fi)?;
+        let ret = match ret.as_rule() {
+            Rule::void_kw => None,
+            _ => Some(type_ref(ret)?),
+        };
+        let fname = ident(next(&mut fi)?);
+        let params = params(next(&mut fi)?)?;
+        let body = block(next(&mut fi)?)?;
+        functions.push(ExternFn {
+            ret,
+            name: fname,
+            params,
+            body,
+        });
+    }
     Ok(Instantiation {
         type_name,
-        generic,
+        generic: !type_args.is_empty(),
+        type_args,
         args,
         name,
+        functions,
         span,
     })
 }
@@ -359,12 +405,14 @@ fn control_decl(p: Pair<Rule>) -> Result<ControlDecl> {
     let name = ident(next(&mut it)?);
     let params = params(next(&mut it)?)?;
     let (mut actions, mut tables, mut instances) = (Vec::new(), Vec::new(), Vec::new());
+    let mut locals = Vec::new();
     let mut apply = None;
     for local in it {
         match local.as_rule() {
             Rule::action_decl => actions.push(action_decl(local)?),
             Rule::table_decl => tables.push(table_decl(local)?),
             Rule::instantiation => instances.push(instantiation(local)?),
+            Rule::var_decl => locals.push(var_decl(local)?),
             Rule::apply_block => apply = Some(block(next(&mut local.into_inner())?)?),
             _ => return Err(reject(local)),
         }
@@ -382,7 +430,22 @@ fn control_decl(p: Pair<Rule>) -> Result<ControlDecl> {
         actions,
         tables,
         instances,
+        locals,
         apply,
+    })
+}
+
+fn var_decl(p: Pair<Rule>) -> Result<VarDecl> {
+    let span = span_of(&p);
+    let mut it = p.into_inner();
+    let ty = type_ref(next(&mut it)?)?;
+    let name = ident(next(&mut it)?);
+    let init = it.next().map(expr).transpose()?;
+    Ok(VarDecl {
+        ty,
+        name,
+        init,
+        span,
     })
 }
 
@@ -404,6 +467,7 @@ fn table_decl(p: Pair<Rule>) -> Result<TableDecl> {
         default_action: None,
         size: None,
         entries: Vec::new(),
+        counters: None,
     };
     for prop in it {
         match prop.as_rule() {
@@ -431,6 +495,7 @@ fn table_decl(p: Pair<Rule>) -> Result<TableDecl> {
                 t.default_action = e.map(expr).transpose()?;
             }
             Rule::size_prop => t.size = Some(expr(next(&mut prop.into_inner())?)?),
+            Rule::counters_prop => t.counters = Some(ident(next(&mut prop.into_inner())?)),
             Rule::entries_prop => {
                 let mut it = prop.clone().into_inner().peekable();
                 if it.peek().map(|x| x.as_rule()) != Some(Rule::const_kw) {
@@ -502,7 +567,32 @@ fn stmt(p: Pair<Rule>) -> Result<Option<Stmt>> {
         }
         Rule::call_stmt => Stmt::Call(expr(next(&mut p.into_inner())?)?),
         Rule::empty_stmt => return Ok(None),
-        Rule::var_decl => return Err(unsupported(&p, "a local variable declaration")),
+        Rule::var_decl => Stmt::VarDecl(var_decl(p)?),
+        Rule::switch_stmt => {
+            let mut it = p.into_inner();
+            let e = expr(next(&mut it)?)?;
+            let mut cases = Vec::new();
+            for c in it {
+                let cspan = span_of(&c);
+                let mut ci = c.into_inner();
+                let l = next(&mut ci)?;
+                let label = match l.as_rule() {
+                    Rule::default_ks => None,
+                    _ => Some(ident(l)),
+                };
+                let body = ci.next().map(block).transpose()?;
+                cases.push(SwitchCase {
+                    label,
+                    body,
+                    span: cspan,
+                });
+            }
+            Stmt::Switch {
+                expr: e,
+                cases,
+                span,
+            }
+        }
         _ => return Err(reject(p)),
     }))
 }
@@ -584,7 +674,23 @@ fn expr(p: Pair<Rule>) -> Result<Expr> {
             let kind = match op.as_rule() {
                 Rule::member => ExprKind::Member(Box::new(lhs), ident(next(&mut op.into_inner())?)),
                 Rule::call => ExprKind::Call(Box::new(lhs), args(next(&mut op.into_inner())?)?),
-                _ => ExprKind::Slice(Box::new(lhs)),
+                Rule::generic_call => {
+                    let mut types = Vec::new();
+                    let mut call_args = Vec::new();
+                    for x in op.into_inner() {
+                        match x.as_rule() {
+                            Rule::type_ref => types.push(type_ref(x)?),
+                            _ => call_args = args(x)?,
+                        }
+                    }
+                    ExprKind::GenericCall(Box::new(lhs), types, call_args)
+                }
+                _ => {
+                    let mut it = op.into_inner();
+                    let hi = expr(next(&mut it)?)?;
+                    let lo = expr(next(&mut it)?)?;
+                    ExprKind::Slice(Box::new(lhs), Box::new(hi), Box::new(lo))
+                }
             };
             Ok(Expr { kind, span })
         })
@@ -609,6 +715,7 @@ fn expr(p: Pair<Rule>) -> Result<Expr> {
                 Rule::sub => BinOp::Sub,
                 Rule::sat_add => BinOp::AddSat,
                 Rule::sat_sub => BinOp::SubSat,
+                Rule::concat => BinOp::Concat,
                 Rule::mul => BinOp::Unsupported("*"),
                 Rule::div => BinOp::Unsupported("/"),
                 _ => BinOp::Unsupported("%"),

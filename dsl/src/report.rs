@@ -1,14 +1,21 @@
 //! The resource report: what the compiled program uses of the chip, per gress and stage,
-//! and how long a packet takes through each gress.
+//! where each table, extern and field went, and how long a packet takes through each gress.
+//!
+//! [`ResourceReport::render_text`] prints it for people; serialised (serde, e.g. JSON) it takes
+//! the shape of p4c's `resources.json` for Tofino (`{"resources": {"mau": {"nStages",
+//! "mau_stages": [{"stage_number", "logical_tables", "rams", "tcams", ...}]}, "phv": ...,
+//! "parser": ...}}`), with counts in place of the physical row/column positions this model
+//! does not assign, and a `gress` on each stage because each gress is allocated on its own
+//! pipe here.
 
 use std::fmt::Write;
 
 use pipelines::pipe::GressTiming;
-use pipelines::program::{ControlProgram, Gress};
+use pipelines::program::{ControlProgram, Gress, ParserErrorPolicy, PhvLayout};
 use pipelines::spec::PipeSpec;
 use serde::Serialize;
 
-use crate::alloc::Placement;
+use crate::alloc::{Item, Kind, Placement};
 use crate::phv::PhvUsage;
 use crate::tna;
 
@@ -48,8 +55,37 @@ pub struct StageReport {
     pub stateful_alus: Use,
     /// Meter ALUs.
     pub meter_alus: Use,
+    /// Statistics ALUs.
+    pub stats_alus: Use,
     /// Cycles a packet spends in the stage.
     pub cycles: u32,
+    /// Tables placed in the stage.
+    pub tables: Vec<String>,
+    /// Who uses the stage's memories, ALUs and hash bits.
+    pub items: Vec<Item>,
+}
+
+/// Where a field lives in the PHV.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FieldPlacement {
+    /// Field name.
+    pub name: String,
+    /// Width in bits.
+    pub width: u16,
+    /// Container slices, most significant first, as `H3[8:0]` (B = 8-bit, H = 16-bit,
+    /// W = 32-bit containers, numbered within their class).
+    pub slices: Vec<String>,
+}
+
+/// An extern array or hash unit and its stage.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ExternPlacement {
+    /// `register`, `meter`, `counter` or `hash`.
+    pub kind: &'static str,
+    /// Qualified name.
+    pub name: String,
+    /// Its stage.
+    pub stage: u16,
 }
 
 /// One gress.
@@ -63,33 +99,61 @@ pub struct GressReport {
     pub tables: Vec<(String, u16)>,
     /// Number of gateways per stage is in `stages`; this lists each gateway's stage.
     pub gateways: Vec<u16>,
+    /// Extern arrays and hash units → stage.
+    pub externs: Vec<ExternPlacement>,
     /// 8-bit PHV containers.
     pub phv_b8: Use,
     /// 16-bit PHV containers.
     pub phv_b16: Use,
     /// 32-bit PHV containers.
     pub phv_b32: Use,
+    /// Every field's containers.
+    pub phv_fields: Vec<FieldPlacement>,
+    /// Parser states used and available.
+    pub parser_states: Use,
+    /// What the parser does with a packet it fails on.
+    pub parser_on_error: &'static str,
     /// parser + Σ stage cycles + deparser.
     pub latency_cycles: u32,
+    /// Parser cycles (part of the latency).
+    pub parser_cycles: u32,
+    /// Deparser cycles (part of the latency).
+    pub deparser_cycles: u32,
 }
 
 /// The whole report.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceReport {
     /// Program name.
     pub program: String,
+    /// Stages of the pipe.
+    pub pipe_stages: u16,
     /// Ingress then egress.
     pub gresses: Vec<GressReport>,
+}
+
+/// A container's name: B (8-bit), H (16-bit) or W (32-bit) and its number within the class.
+pub fn container_name(spec: &PipeSpec, c: u16) -> String {
+    let (b8, b16) = (spec.phv.b8, spec.phv.b16);
+    if c < b8 {
+        format!("B{c}")
+    } else if c < b8 + b16 {
+        format!("H{}", c - b8)
+    } else {
+        format!("W{}", c - b8 - b16)
+    }
 }
 
 /// Build a gress's report.
 pub fn gress_report(
     gress: Gress,
-    control: &ControlProgram,
+    program: &pipelines::program::GressProgram,
     placement: &Placement,
     phv: PhvUsage,
     spec: &PipeSpec,
 ) -> GressReport {
+    let control: &ControlProgram = &program.control;
+    let layout: &PhvLayout = &program.phv;
     let r = &spec.stage;
     // The chip's own timing rule, so the report and the pipe can never disagree.
     let timing = GressTiming::of(control, &spec.latency);
@@ -107,10 +171,66 @@ pub fn gress_report(
             hash_bits: Use::new(u.hash_bits, r.hash_bits.into()),
             stateful_alus: Use::new(u.stateful_alus, r.stateful_alus.into()),
             meter_alus: Use::new(u.meter_alus, r.meter_alus.into()),
-            cycles: timing.stages[i],
+            stats_alus: Use::new(u.stats_alus, r.stats_alus.into()),
+            cycles: timing.stages.get(i).copied().unwrap_or(0),
+            tables: control
+                .tables
+                .iter()
+                .filter(|t| t.stage as usize == i)
+                .map(|t| t.name.clone())
+                .collect(),
+            items: u.items.clone(),
         })
         .collect();
-    let latency_cycles = timing.total();
+    let mut externs = Vec::new();
+    for x in &control.registers {
+        externs.push(ExternPlacement {
+            kind: "register",
+            name: x.name.clone(),
+            stage: x.stage,
+        });
+    }
+    for x in &control.meters {
+        externs.push(ExternPlacement {
+            kind: "meter",
+            name: x.name.clone(),
+            stage: x.stage,
+        });
+    }
+    for x in &control.counters {
+        externs.push(ExternPlacement {
+            kind: "counter",
+            name: x.name.clone(),
+            stage: x.stage,
+        });
+    }
+    for x in &control.hashes {
+        externs.push(ExternPlacement {
+            kind: "hash",
+            name: x.name.clone(),
+            stage: x.stage,
+        });
+    }
+    let phv_fields = layout
+        .fields
+        .iter()
+        .map(|f| FieldPlacement {
+            name: f.name.clone(),
+            width: f.width,
+            slices: f
+                .slices
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{}[{}:{}]",
+                        container_name(spec, s.container),
+                        s.lsb as u16 + s.width as u16 - 1,
+                        s.lsb
+                    )
+                })
+                .collect(),
+        })
+        .collect();
     GressReport {
         gress,
         tables: control
@@ -119,11 +239,23 @@ pub fn gress_report(
             .map(|t| (t.name.clone(), t.stage))
             .collect(),
         gateways: control.gateways.iter().map(|g| g.stage).collect(),
+        externs,
         stages,
         phv_b8: Use::new(phv.b8.into(), spec.phv.b8.into()),
         phv_b16: Use::new(phv.b16.into(), spec.phv.b16.into()),
         phv_b32: Use::new(phv.b32.into(), spec.phv.b32.into()),
-        latency_cycles,
+        phv_fields,
+        parser_states: Use::new(
+            program.parser.states.len() as u32,
+            spec.parser.max_states.into(),
+        ),
+        parser_on_error: match program.parser.on_error {
+            ParserErrorPolicy::Drop => "drop",
+            ParserErrorPolicy::Continue => "continue",
+        },
+        latency_cycles: timing.total(),
+        parser_cycles: timing.parser,
+        deparser_cycles: timing.deparser,
     }
 }
 
@@ -140,18 +272,40 @@ fn pct(u: Use) -> String {
     }
 }
 
+fn kind_unit(k: Kind) -> &'static str {
+    match k {
+        Kind::Sram => "SRAM blocks",
+        Kind::Tcam => "TCAM blocks",
+        Kind::HashBits => "hash bits",
+        Kind::StatefulAlu => "stateful ALU",
+        Kind::MeterAlu => "meter ALU",
+        Kind::StatsAlu => "statistics ALU",
+    }
+}
+
 impl ResourceReport {
-    /// A readable per-stage table and the table→stage map.
+    /// A readable per-stage table, what each stage holds, the table→stage map, the PHV
+    /// allocation and the latency.
     pub fn render_text(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "program {}", self.program);
         for g in &self.gresses {
             let _ = writeln!(
                 s,
-                "\n{}: {} stage(s), latency {} cycles",
+                "\n{}: {} of {} stage(s), latency {} cycles (parser {} + stages {} + deparser {})",
                 tna::gress_name(g.gress),
                 g.stages.len(),
-                g.latency_cycles
+                self.pipe_stages,
+                g.latency_cycles,
+                g.parser_cycles,
+                g.stages.iter().map(|st| st.cycles).sum::<u32>(),
+                g.deparser_cycles
+            );
+            let _ = writeln!(
+                s,
+                "  parser: {} states, on error: {}",
+                pct(g.parser_states),
+                g.parser_on_error
             );
             let _ = writeln!(
                 s,
@@ -163,7 +317,7 @@ impl ResourceReport {
             if !g.stages.is_empty() {
                 let _ = writeln!(
                     s,
-                    "  {:<5} {:<16} {:<16} {:<14} {:<14} {:<16} {:<16} {:<10} {:<10} {:>6}",
+                    "  {:<5} {:<14} {:<14} {:<13} {:<13} {:<15} {:<15} {:<11} {:<11} {:<11} {:>6}",
                     "stage",
                     "sram",
                     "tcam",
@@ -173,13 +327,14 @@ impl ResourceReport {
                     "hash bits",
                     "salu",
                     "meter",
+                    "stats",
                     "cycles"
                 );
             }
             for st in &g.stages {
                 let _ = writeln!(
                     s,
-                    "  {:<5} {:<16} {:<16} {:<14} {:<14} {:<16} {:<16} {:<10} {:<10} {:>6}",
+                    "  {:<5} {:<14} {:<14} {:<13} {:<13} {:<15} {:<15} {:<11} {:<11} {:<11} {:>6}",
                     st.stage,
                     pct(st.sram_blocks),
                     pct(st.tcam_blocks),
@@ -189,8 +344,29 @@ impl ResourceReport {
                     pct(st.hash_bits),
                     pct(st.stateful_alus),
                     pct(st.meter_alus),
+                    pct(st.stats_alus),
                     st.cycles
                 );
+            }
+            for st in &g.stages {
+                let _ = writeln!(s, "  stage {}:", st.stage);
+                let gws = g.gateways.iter().filter(|&&x| x == st.stage).count();
+                if !st.tables.is_empty() {
+                    let _ = writeln!(s, "    tables: {}", st.tables.join(", "));
+                }
+                if gws > 0 {
+                    let _ = writeln!(s, "    gateways: {gws}");
+                }
+                for it in &st.items {
+                    let _ = writeln!(
+                        s,
+                        "    {} {} for {} ({})",
+                        it.amount,
+                        kind_unit(it.kind),
+                        it.used_by,
+                        it.used_for
+                    );
+                }
             }
             for (name, stage) in &g.tables {
                 let _ = writeln!(s, "  table {name} -> stage {stage}");
@@ -198,7 +374,285 @@ impl ResourceReport {
             for (i, stage) in g.gateways.iter().enumerate() {
                 let _ = writeln!(s, "  gateway {i} -> stage {stage}");
             }
+            for x in &g.externs {
+                let _ = writeln!(s, "  {} {} -> stage {}", x.kind, x.name, x.stage);
+            }
+            let _ = writeln!(s, "  PHV allocation:");
+            for f in &g.phv_fields {
+                let _ = writeln!(
+                    s,
+                    "    {:<44} bit<{}> {}",
+                    f.name,
+                    f.width,
+                    f.slices.join(" ")
+                );
+            }
         }
         s
     }
+
+    /// The report in the shape of p4c's `resources.json` (what the `Serialize` impl writes).
+    pub fn resources_json(&self) -> ResourcesJson {
+        let mut mau_stages = Vec::new();
+        for g in &self.gresses {
+            for st in &g.stages {
+                let items = |k: Kind| -> Vec<UsageJson> {
+                    st.items
+                        .iter()
+                        .filter(|i| i.kind == k)
+                        .map(|i| UsageJson {
+                            used_by: i.used_by.clone(),
+                            used_for: i.used_for,
+                            amount: i.amount,
+                        })
+                        .collect()
+                };
+                mau_stages.push(StageJson {
+                    gress: tna::gress_name(g.gress),
+                    stage_number: st.stage,
+                    cycles: st.cycles,
+                    logical_tables: LogicalTablesJson {
+                        size: st.logical_tables.available,
+                        ids: st
+                            .tables
+                            .iter()
+                            .enumerate()
+                            .map(|(id, t)| LogicalTableJson {
+                                id,
+                                table_name: t.clone(),
+                            })
+                            .collect(),
+                    },
+                    rams: PoolJson::new(st.sram_blocks, items(Kind::Sram)),
+                    tcams: PoolJson::new(st.tcam_blocks, items(Kind::Tcam)),
+                    hash_bits: PoolJson::new(st.hash_bits, items(Kind::HashBits)),
+                    stateful_alus: PoolJson::new(st.stateful_alus, items(Kind::StatefulAlu)),
+                    meter_alus: PoolJson::new(st.meter_alus, items(Kind::MeterAlu)),
+                    statistic_alus: PoolJson::new(st.stats_alus, items(Kind::StatsAlu)),
+                    gateways: st.gateways,
+                    vliw: st.vliw_slots,
+                });
+            }
+        }
+        ResourcesJson {
+            program_name: self.program.clone(),
+            schema_version: "asic-model-1",
+            resources: ResourcesBody {
+                mau: MauJson {
+                    n_stages: self.pipe_stages,
+                    mau_stages,
+                },
+                phv: self
+                    .gresses
+                    .iter()
+                    .map(|g| PhvJson {
+                        gress: tna::gress_name(g.gress),
+                        containers: vec![
+                            ContainersJson::new(8, g.phv_b8),
+                            ContainersJson::new(16, g.phv_b16),
+                            ContainersJson::new(32, g.phv_b32),
+                        ],
+                        fields: g.phv_fields.clone(),
+                    })
+                    .collect(),
+                parser: self
+                    .gresses
+                    .iter()
+                    .map(|g| ParserJson {
+                        gress: tna::gress_name(g.gress),
+                        states: g.parser_states,
+                        on_error: g.parser_on_error,
+                    })
+                    .collect(),
+                latency: self
+                    .gresses
+                    .iter()
+                    .map(|g| LatencyJson {
+                        gress: tna::gress_name(g.gress),
+                        cycles: g.latency_cycles,
+                        parser: g.parser_cycles,
+                        stages: g.stages.iter().map(|s| s.cycles).collect(),
+                        deparser: g.deparser_cycles,
+                    })
+                    .collect(),
+            },
+        }
+    }
+}
+
+impl Serialize for ResourceReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.resources_json().serialize(s)
+    }
+}
+
+/// Top level of the JSON report (p4c: `resources.json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ResourcesJson {
+    /// Program name.
+    pub program_name: String,
+    /// This model's schema (not p4c's).
+    pub schema_version: &'static str,
+    /// MAU, PHV, parser, latency.
+    pub resources: ResourcesBody,
+}
+
+/// `resources`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ResourcesBody {
+    /// Match-action units.
+    pub mau: MauJson,
+    /// PHV use per gress.
+    pub phv: Vec<PhvJson>,
+    /// Parser use per gress.
+    pub parser: Vec<ParserJson>,
+    /// Latency per gress (not in p4c's file; its `metrics.json` has it).
+    pub latency: Vec<LatencyJson>,
+}
+
+/// `resources.mau`.
+#[derive(Clone, Debug, Serialize)]
+pub struct MauJson {
+    /// Stages of the pipe.
+    #[serde(rename = "nStages")]
+    pub n_stages: u16,
+    /// Stages used, ingress then egress.
+    pub mau_stages: Vec<StageJson>,
+}
+
+/// One entry of `mau_stages`.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageJson {
+    /// Which gress (each gress has the pipe's stages to itself in this model).
+    pub gress: &'static str,
+    /// Stage number.
+    pub stage_number: u16,
+    /// Cycles a packet spends in it.
+    pub cycles: u32,
+    /// Logical tables.
+    pub logical_tables: LogicalTablesJson,
+    /// SRAM blocks.
+    pub rams: PoolJson,
+    /// TCAM blocks.
+    pub tcams: PoolJson,
+    /// Hash bits.
+    pub hash_bits: PoolJson,
+    /// Stateful ALUs.
+    pub stateful_alus: PoolJson,
+    /// Meter ALUs.
+    pub meter_alus: PoolJson,
+    /// Statistics ALUs.
+    pub statistic_alus: PoolJson,
+    /// Gateways.
+    pub gateways: Use,
+    /// VLIW slots.
+    pub vliw: Use,
+}
+
+/// `logical_tables`.
+#[derive(Clone, Debug, Serialize)]
+pub struct LogicalTablesJson {
+    /// Logical tables per stage.
+    pub size: u32,
+    /// Tables with their logical id.
+    pub ids: Vec<LogicalTableJson>,
+}
+
+/// One logical table.
+#[derive(Clone, Debug, Serialize)]
+pub struct LogicalTableJson {
+    /// Logical id within the stage.
+    pub id: usize,
+    /// Table name.
+    pub table_name: String,
+}
+
+/// A pool of one resource with its users.
+#[derive(Clone, Debug, Serialize)]
+pub struct PoolJson {
+    /// Available in the stage.
+    pub size: u32,
+    /// Used.
+    pub used: u32,
+    /// Who uses it.
+    pub usages: Vec<UsageJson>,
+}
+
+impl PoolJson {
+    fn new(u: Use, usages: Vec<UsageJson>) -> Self {
+        PoolJson {
+            size: u.available,
+            used: u.used,
+            usages,
+        }
+    }
+}
+
+/// One user of a pool.
+#[derive(Clone, Debug, Serialize)]
+pub struct UsageJson {
+    /// Table, extern or hash unit.
+    pub used_by: String,
+    /// What for (p4c's names).
+    pub used_for: &'static str,
+    /// How much.
+    pub amount: u32,
+}
+
+/// PHV of one gress.
+#[derive(Clone, Debug, Serialize)]
+pub struct PhvJson {
+    /// Which gress.
+    pub gress: &'static str,
+    /// Containers by width.
+    pub containers: Vec<ContainersJson>,
+    /// Field allocation.
+    pub fields: Vec<FieldPlacement>,
+}
+
+/// Containers of one width.
+#[derive(Clone, Debug, Serialize)]
+pub struct ContainersJson {
+    /// Bits.
+    pub width: u8,
+    /// How many the chip has.
+    pub units: u32,
+    /// How many are used.
+    pub used: u32,
+}
+
+impl ContainersJson {
+    fn new(width: u8, u: Use) -> Self {
+        ContainersJson {
+            width,
+            units: u.available,
+            used: u.used,
+        }
+    }
+}
+
+/// Parser of one gress.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParserJson {
+    /// Which gress.
+    pub gress: &'static str,
+    /// States used and available.
+    pub states: Use,
+    /// `drop` or `continue`.
+    pub on_error: &'static str,
+}
+
+/// Latency of one gress.
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencyJson {
+    /// Which gress.
+    pub gress: &'static str,
+    /// Total cycles.
+    pub cycles: u32,
+    /// Parser cycles.
+    pub parser: u32,
+    /// Cycles per stage.
+    pub stages: Vec<u32>,
+    /// Deparser cycles.
+    pub deparser: u32,
 }

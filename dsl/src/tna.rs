@@ -26,6 +26,12 @@ impl IntrinsicType {
 }
 
 /// All intrinsic metadata types.
+///
+/// Names follow TNA. Model-specific additions (not in TNA) are marked: `pkt_length` at
+/// ingress, `ig_tm_md.recirculate` (TNA recirculates by choosing a recirculation port; this
+/// model has an explicit request), `mirror_session`/`mtu_trunc_len` in the deparser metadata
+/// (TNA picks the session in the deparser's `Mirror` extern), and the egress
+/// `enq_qdepth_pkts`/`deq_qdepth_pkts` (queue depth in packets, beside TNA's depth in cells).
 pub const INTRINSIC_TYPES: &[IntrinsicType] = &[
     IntrinsicType {
         name: "ingress_intrinsic_metadata_t",
@@ -33,12 +39,16 @@ pub const INTRINSIC_TYPES: &[IntrinsicType] = &[
         fields: &[
             ("ingress_port", 9, Intrinsic::IngressPort),
             ("ingress_mac_tstamp", 48, Intrinsic::IngressMacTimestamp),
+            ("pkt_length", 16, Intrinsic::PacketLength),
         ],
     },
     IntrinsicType {
         name: "ingress_intrinsic_metadata_from_parser_t",
         gress: Gress::Ingress,
-        fields: &[("global_tstamp", 48, Intrinsic::GlobalTimestamp)],
+        fields: &[
+            ("global_tstamp", 48, Intrinsic::GlobalTimestamp),
+            ("parser_err", 16, Intrinsic::ParserError),
+        ],
     },
     IntrinsicType {
         name: "ingress_intrinsic_metadata_for_tm_t",
@@ -46,12 +56,22 @@ pub const INTRINSIC_TYPES: &[IntrinsicType] = &[
         fields: &[
             ("ucast_egress_port", 9, Intrinsic::UcastEgressPort),
             ("qid", 7, Intrinsic::QueueId),
+            ("mcast_grp_a", 16, Intrinsic::McastGroup),
+            ("deflect_on_drop", 1, Intrinsic::DeflectOnDrop),
+            ("ingress_cos", 3, Intrinsic::IngressCos),
+            ("bypass_egress", 1, Intrinsic::BypassEgress),
+            ("recirculate", 1, Intrinsic::Recirculate),
         ],
     },
     IntrinsicType {
         name: "ingress_intrinsic_metadata_for_deparser_t",
         gress: Gress::Ingress,
-        fields: &[("drop_ctl", 3, Intrinsic::DropCtl)],
+        fields: &[
+            ("drop_ctl", 3, Intrinsic::DropCtl),
+            ("mirror_session", 10, Intrinsic::MirrorSession),
+            ("mtu_trunc_len", 14, Intrinsic::MirrorTruncateBytes),
+            ("adv_flow_ctl", 32, Intrinsic::AdvFlowCtl),
+        ],
     },
     IntrinsicType {
         name: "egress_intrinsic_metadata_t",
@@ -61,6 +81,8 @@ pub const INTRINSIC_TYPES: &[IntrinsicType] = &[
             ("egress_qid", 7, Intrinsic::EgressQueue),
             ("enq_qdepth", 19, Intrinsic::EnqQueueDepthCells),
             ("deq_qdepth", 19, Intrinsic::DeqQueueDepthCells),
+            ("enq_qdepth_pkts", 19, Intrinsic::EnqQueueDepthPackets),
+            ("deq_qdepth_pkts", 19, Intrinsic::DeqQueueDepthPackets),
             ("pkt_length", 16, Intrinsic::PacketLength),
             ("deq_timedelta", 32, Intrinsic::QueueDelay),
         ],
@@ -68,14 +90,50 @@ pub const INTRINSIC_TYPES: &[IntrinsicType] = &[
     IntrinsicType {
         name: "egress_intrinsic_metadata_from_parser_t",
         gress: Gress::Egress,
-        fields: &[("global_tstamp", 48, Intrinsic::GlobalTimestamp)],
+        fields: &[
+            ("global_tstamp", 48, Intrinsic::GlobalTimestamp),
+            ("parser_err", 16, Intrinsic::ParserError),
+        ],
     },
     IntrinsicType {
         name: "egress_intrinsic_metadata_for_deparser_t",
         gress: Gress::Egress,
-        fields: &[("drop_ctl", 3, Intrinsic::DropCtl)],
+        fields: &[
+            ("drop_ctl", 3, Intrinsic::DropCtl),
+            ("mirror_session", 10, Intrinsic::MirrorSession),
+            ("mtu_trunc_len", 14, Intrinsic::MirrorTruncateBytes),
+            ("adv_flow_ctl", 32, Intrinsic::AdvFlowCtl),
+        ],
     },
 ];
+
+/// Whether the program may write this intrinsic (a request to the chip) rather than only read
+/// it (a value the chip provides). Kept here, beside the field table, so the language's
+/// read-only rule is one list.
+pub fn is_writable(i: Intrinsic) -> bool {
+    matches!(
+        i,
+        Intrinsic::UcastEgressPort
+            | Intrinsic::UcastEgressPortValid
+            | Intrinsic::QueueId
+            | Intrinsic::DropCtl
+            | Intrinsic::McastGroup
+            | Intrinsic::DeflectOnDrop
+            | Intrinsic::IngressCos
+            | Intrinsic::BypassEgress
+            | Intrinsic::MirrorSession
+            | Intrinsic::MirrorTruncateBytes
+            | Intrinsic::Recirculate
+            | Intrinsic::AdvFlowCtl
+    )
+}
+
+/// Types of TNA that name features this model does not have yet; using one is an error that
+/// names the feature.
+pub const NOT_YET: &[(&str, &str)] = &[(
+    "ghost_intrinsic_metadata_t",
+    "the ghost thread's queue-depth read at ingress",
+)];
 
 /// The intrinsic type called `name`.
 pub fn intrinsic_type(name: &str) -> Option<&'static IntrinsicType> {
@@ -88,6 +146,20 @@ pub const PACKET_IN: &str = "packet_in";
 pub const PACKET_OUT: &str = "packet_out";
 /// The deparser checksum extern.
 pub const CHECKSUM: &str = "Checksum";
+/// `Register<T, I>(size[, init])`.
+pub const REGISTER: &str = "Register";
+/// `RegisterAction<T, I, U>(register) name = { void apply(inout T value, out U rv) {...} };`
+pub const REGISTER_ACTION: &str = "RegisterAction";
+/// `Meter<I>(size, MeterType_t.BYTES | PACKETS)`.
+pub const METER: &str = "Meter";
+/// `Counter<W, I>(size, CounterType_t.X)`.
+pub const COUNTER: &str = "Counter";
+/// `DirectCounter<W>(CounterType_t.X)`, attached with the table property `counters`.
+pub const DIRECT_COUNTER: &str = "DirectCounter";
+/// `Hash<W>(HashAlgorithm_t.X[, seed])`.
+pub const HASH: &str = "Hash";
+/// `Random<W>()`.
+pub const RANDOM: &str = "Random";
 /// The pipeline package: six blocks.
 pub const PIPELINE: &str = "Pipeline";
 /// The top-level package: one pipeline.

@@ -103,16 +103,20 @@ fn unsupported_constructs_are_named() {
     assert_eq!((e.line, e.col), (1, 1));
     let src = program(
         STATES,
-        &format!("Register<bit<32>, bit<32>>(1024) r; {}", apply("")),
+        &format!("DirectMeter(MeterType_t.BYTES) m; {}", apply("")),
         "",
     );
-    fails_with(&src, ErrorKind::Unsupported, "extern `Register`");
+    fails_with(&src, ErrorKind::Unsupported, "extern `DirectMeter`");
     let src = program(STATES, &apply("switch (meta.a) { default: {} }"), "");
-    fails_with(&src, ErrorKind::Unsupported, "`switch`");
+    fails_with(&src, ErrorKind::Unsupported, "`switch (meta.a)`");
     let src = program(STATES, &apply("meta.a = meta.b * meta.c;"), "");
     fails_with(&src, ErrorKind::Unsupported, "operator `*`");
     let src = format!("enum E {{ A, B }}\n{}", program(STATES, &apply(""), ""));
-    fails_with(&src, ErrorKind::Unsupported, "`enum`");
+    fails_with(
+        &src,
+        ErrorKind::Unsupported,
+        "enum `E` without explicit values is not supported",
+    );
 }
 
 #[test]

@@ -180,7 +180,7 @@ fn a_small_chip_names_the_missing_resource() {
     assert_eq!(e.kind, ErrorKind::Resource);
     assert_eq!(
         e.message,
-        "table Ingress.ipv4_lpm needs 2 TCAM blocks; a stage has 1"
+        "table Ingress.ipv4_lpm needs 2 TCAM blocks; a stage has 1 (short by 1)"
     );
     assert!(e.render(&router_source()).contains("table ipv4_lpm {"));
     assert!(e.to_string().starts_with("l3router.p4:"), "{e}");

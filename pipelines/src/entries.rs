@@ -13,6 +13,7 @@
 //! when that is unambiguous. Resolution turns each [`EntrySpec`] into a [`ResolvedEntry`]
 //! (indices and numbers) or an error naming the entry and what is wrong.
 
+pub use crate::control::{ControlOp, MeterSetting, RegisterWrite};
 use crate::program::{ActionCall, Entry, Gress, KeyMatch, Program};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -118,7 +119,7 @@ pub fn parse_value(v: &Value) -> Result<u128, String> {
 }
 
 /// Find a unique name: a full match, else a unique `.suffix` match.
-fn find_by_name<'a, T>(
+pub fn find_by_name<'a, T>(
     items: impl Iterator<Item = (T, &'a str)> + Clone,
     name: &str,
     what: &str,
@@ -168,9 +169,20 @@ pub fn resolve(p: &Program, e: &EntrySpec) -> Result<ResolvedEntry, String> {
         .iter()
         .map(parse_value)
         .collect::<Result<Vec<_>, _>>()?;
-    let key = e
-        .key
-        .iter()
+    Ok(ResolvedEntry {
+        gress,
+        table: ti as u16,
+        entry: Entry {
+            key: resolve_key(&e.key)?,
+            action: ActionCall { action, args },
+            priority: e.priority,
+        },
+    })
+}
+
+/// Resolve a written key into match values.
+pub fn resolve_key(key: &[KeySpec]) -> Result<Vec<KeyMatch>, String> {
+    key.iter()
         .map(|k| {
             Ok(match k {
                 KeySpec::Exact(v) => KeyMatch::Exact(parse_value(v)?),
@@ -188,26 +200,93 @@ pub fn resolve(p: &Program, e: &EntrySpec) -> Result<ResolvedEntry, String> {
                 },
             })
         })
-        .collect::<Result<Vec<_>, String>>()?;
-    Ok(ResolvedEntry {
-        gress,
-        table: ti as u16,
-        entry: Entry {
-            key,
-            action: ActionCall { action, args },
-            priority: e.priority,
-        },
-    })
+        .collect::<Result<Vec<_>, String>>()
 }
 
-/// Parse a RON list of entries. Syntax errors carry `origin:line:col`.
+/// Everything an entries file can set: table entries, register elements and meter
+/// configurations. A file is either a plain list of table entries (the original form) or
+/// this structure:
+///
+/// ```ron
+/// (
+///     tables: [ (table: "l2_fwd", key: [Exact("02:00:00:00:00:03")], action: "l2_forward", args: [3]) ],
+///     registers: [ (register: "flow_count", index: 3, value: 0) ],
+///     meters: [ (meter: "port_meter", index: 0, cir: 1_000_000, pir: 2_000_000, cbs: 1500, pbs: 3000) ],
+/// )
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControlFile {
+    /// Table entries.
+    #[serde(default)]
+    pub tables: Vec<EntrySpec>,
+    /// Register elements to set.
+    #[serde(default)]
+    pub registers: Vec<RegisterWrite>,
+    /// Meters to configure.
+    #[serde(default)]
+    pub meters: Vec<MeterSetting>,
+}
+
+impl ControlFile {
+    /// The file's contents as operations, in order: entries, registers, meters.
+    pub fn ops(&self) -> Vec<ControlOp> {
+        self.tables
+            .iter()
+            .cloned()
+            .map(ControlOp::AddEntry)
+            .chain(self.registers.iter().cloned().map(ControlOp::WriteRegister))
+            .chain(self.meters.iter().cloned().map(ControlOp::ConfigureMeter))
+            .collect()
+    }
+}
+
+/// The first significant character of a RON text (skipping whitespace and comments).
+fn first_significant(text: &str) -> Option<char> {
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("//") {
+            rest = r.split_once('\n').map_or("", |x| x.1);
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.split_once("*/").map_or("", |x| x.1);
+        } else {
+            return rest.chars().next();
+        }
+    }
+}
+
+fn ron_error(origin: &str, e: ron::error::SpannedError) -> String {
+    format!(
+        "{origin}:{}:{}: {}",
+        e.span.start.line, e.span.start.col, e.code
+    )
+}
+
+/// Parse an entries file in either form (a list of entries, or a [`ControlFile`]).
+/// Syntax errors carry `origin:line:col`.
+pub fn parse_control_file(text: &str, origin: &str) -> Result<ControlFile, String> {
+    if first_significant(text) == Some('[') {
+        let tables = ron::from_str(text).map_err(|e| ron_error(origin, e))?;
+        Ok(ControlFile {
+            tables,
+            ..ControlFile::default()
+        })
+    } else {
+        ron::from_str(text).map_err(|e| ron_error(origin, e))
+    }
+}
+
+/// Parse an entries file's table entries (either form). A file that also sets registers
+/// or meters is refused here: read it with [`parse_control_file`] so nothing is ignored.
 pub fn parse_entries(text: &str, origin: &str) -> Result<Vec<EntrySpec>, String> {
-    ron::from_str(text).map_err(|e| {
-        format!(
-            "{origin}:{}:{}: {}",
-            e.span.start.line, e.span.start.col, e.code
-        )
-    })
+    let f = parse_control_file(text, origin)?;
+    if !f.registers.is_empty() || !f.meters.is_empty() {
+        return Err(format!(
+            "{origin}: the file sets registers or meters; load it as a control file"
+        ));
+    }
+    Ok(f.tables)
 }
 
 #[cfg(test)]
@@ -236,5 +315,30 @@ mod tests {
         let bad = "[\n (table: \"t\", key: [Bogus(1)], action: \"a\") ]";
         let err = parse_entries(bad, "e.ron").unwrap_err();
         assert!(err.starts_with("e.ron:2:"), "{err}");
+    }
+
+    #[test]
+    fn control_files_accept_both_forms() {
+        let list = "// routes\n[ (table: \"t\", key: [Exact(1)], action: \"a\") ]";
+        let f = parse_control_file(list, "e.ron").unwrap();
+        assert_eq!(f.tables.len(), 1);
+        let full = r#"/* all */ (
+            tables: [ (table: "t", key: [Exact(1)], action: "a") ],
+            registers: [ (register: "r", index: 3, value: "0x10") ],
+            meters: [ (meter: "m", index: 0, cir: 1_000_000, pir: 2_000_000, cbs: 1500, pbs: 3000) ],
+        )"#;
+        let f = parse_control_file(full, "e.ron").unwrap();
+        assert_eq!(
+            (f.tables.len(), f.registers.len(), f.meters.len()),
+            (1, 1, 1)
+        );
+        assert_eq!(f.ops().len(), 3);
+        assert!(matches!(f.ops()[1], ControlOp::WriteRegister(_)));
+        assert!(parse_entries(full, "e.ron")
+            .unwrap_err()
+            .contains("control file"));
+        let bad = "(\n tables: [],\n registres: [] )";
+        let err = parse_control_file(bad, "e.ron").unwrap_err();
+        assert!(err.starts_with("e.ron:3:"), "{err}");
     }
 }

@@ -6,20 +6,33 @@
 //! loaded gress with its timing ([`pipe`]). [`verify`] checks a program against a chip before
 //! it is loaded, so a bad program is an error, never a panic at run time.
 //!
+//! The externs an action drives each have their own module, so each primitive can be
+//! tested and stepped through on its own: [`salu`] (register arrays and the stateful ALU),
+//! [`meter`] (RFC 2698 meters in simulated time), [`counter`] (indexed and direct
+//! counters), [`hash`] (bit-exact CRCs). [`control`] and [`entries`] are the control plane:
+//! operations by name, RON entry files, and their resolution against a program.
+//!
 //! Crates used, and why: `serde` (the program format is data: dumped as RON, loaded back);
 //! `thiserror` (one error type per concern, with messages that name the place);
 //! `smallvec` (table keys of a few fields without heap allocation per packet);
 //! `rustc-hash` (a fast, deterministic hash for exact-match tables; lookups only, never
-//! iterated in simulation order). The PHV is plain integer containers, not `bitvec`: it is
+//! iterated in simulation order); `crc` (catalogue CRC engines, so hash units are
+//! bit-exact); `rand_chacha`/`rand_core` (a small, portable, seedable generator for
+//! `Random`: the same seed gives the same numbers on every host). The PHV is plain integer containers, not `bitvec`: it is
 //! on the hottest path.
 
+pub mod control;
+pub mod counter;
 pub mod deparser;
 pub mod entries;
+pub mod hash;
 pub mod mau;
+pub mod meter;
 pub mod parser;
 pub mod phv;
 pub mod pipe;
 pub mod program;
+pub mod salu;
 pub mod spec;
 pub mod table;
 pub mod time;

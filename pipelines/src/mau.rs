@@ -6,13 +6,64 @@
 //! another, each seeing the PHV the previous stage produced. An action's operations read
 //! the PHV as it was before any of them writes: one VLIW instruction, executed by the
 //! per-container ALUs in parallel.
+//!
+//! The externs an action drives (stateful ALUs, meters, counters, hash units, the random
+//! number generator) read the PHV as it was before the action too, and their outputs are
+//! written together with the operations' results. Their state lives in [`ExternState`];
+//! what they need to know about the packet (its length, and when it is in each stage, for
+//! meters) comes in a [`PacketCtx`].
 
+use crate::counter::CounterBank;
+use crate::hash::HashEngine;
+use crate::meter::MeterBank;
 use crate::phv::{mask, Phv};
 use crate::program::{
-    Action, AluOp, CmpOp, Cond, ControlProgram, Node, Operand, PhvLayout, TableNext,
+    Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, Node, Operand, PhvLayout,
+    TableNext,
 };
+use crate::salu::{execute, RegisterBank};
 use crate::table::{KeyValues, TableState};
+use crate::time::{Clock, Time};
+use rand_chacha::ChaCha8Rng;
+use rand_core::Rng;
 use smallvec::SmallVec;
+
+/// The state of a gress's externs: register arrays, meters, counters, hash units and the
+/// random number generator, indexed like the program's arrays.
+pub struct ExternState {
+    /// One per [`ControlProgram::registers`].
+    pub registers: Vec<RegisterBank>,
+    /// One per [`ControlProgram::meters`].
+    pub meters: Vec<MeterBank>,
+    /// One per [`ControlProgram::counters`].
+    pub counters: Vec<CounterBank>,
+    /// One per [`ControlProgram::hashes`].
+    pub hashes: Vec<HashEngine>,
+    /// The gress's generator for `Random` (ChaCha8, seeded at load).
+    pub rng: ChaCha8Rng,
+}
+
+/// What the externs need to know about the packet being processed.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketCtx<'a> {
+    /// Packet length in bytes as stored (no FCS): what byte counters and meters count.
+    pub bytes: u32,
+    /// The cycle the packet was issued into the gress.
+    pub issue_cycle: u64,
+    /// The pipe clock.
+    pub clock: Clock,
+    /// Cycles from issue to the entry of each stage.
+    pub stage_entry: &'a [u32],
+}
+
+impl PacketCtx<'_> {
+    /// When the packet enters stage `s`: the time a stage's meter sees it.
+    #[inline]
+    pub fn stage_time(&self, s: u16) -> Time {
+        let off = self.stage_entry.get(s as usize).copied().unwrap_or(0);
+        self.clock.time_of(self.issue_cycle + off as u64)
+    }
+}
 
 /// Statistics of one pass through the control, for traces and counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -57,27 +108,104 @@ pub fn alu(op: AluOp, a: u128, b: u128, width: u16) -> u128 {
     r & m
 }
 
-/// Run one action with its action data.
-pub fn run_action(action: &Action, args: &[u128], layout: &PhvLayout, phv: &mut Phv) {
-    let mut results: SmallVec<[(u16, u128); 16]> = SmallVec::new();
+#[inline]
+fn extern_index(
+    i: ExternIndex,
+    size: usize,
+    args: &[u128],
+    control: &ControlProgram,
+    ext: &ExternState,
+    layout: &PhvLayout,
+    phv: &Phv,
+) -> usize {
+    let v = match i {
+        ExternIndex::Operand(o) => operand(o, args, layout, phv),
+        ExternIndex::Hash(h) => {
+            ext.hashes[h as usize].compute(&control.hashes[h as usize], layout, phv)
+        }
+    };
+    (v % size.max(1) as u128) as usize
+}
+
+/// Run one action with its action data, and the externs it drives.
+pub fn run_action(
+    action: &Action,
+    args: &[u128],
+    control: &ControlProgram,
+    layout: &PhvLayout,
+    phv: &mut Phv,
+    ext: &mut ExternState,
+    pkt: &PacketCtx,
+) {
+    // (field, value, bits written): written after every operation and extern has read.
+    let mut results: SmallVec<[(u16, u128, u128); 16]> = SmallVec::new();
     for op in &action.ops {
         let a = operand(op.a, args, layout, phv);
         let b = operand(op.b, args, layout, phv);
         let dst = &layout.fields[op.dst as usize];
-        let v = match op.dst_slice {
-            None => alu(op.alu, a, b, dst.width),
+        let (v, m) = match op.dst_slice {
+            None => (alu(op.alu, a, b, dst.width), u128::MAX),
             // Deposit-field: the ALU works at the slice's width and the other bits keep
-            // their value.
+            // their value (disjoint slices of one field may be written by several ops).
             Some((hi, lo)) => {
                 let m = mask((hi - lo + 1) as u32) << lo;
-                let r = alu(op.alu, a, b, hi - lo + 1) << lo;
-                (phv.get(dst) & !m) | r
+                (alu(op.alu, a, b, hi - lo + 1) << lo, m)
             }
         };
-        results.push((op.dst, v));
+        results.push((op.dst, v, m));
     }
-    for (dst, v) in results {
-        phv.set(&layout.fields[dst as usize], v);
+    for call in &action.externs {
+        match *call {
+            ExternCall::Stateful { salu, index, dst } => {
+                let s = &control.salus[salu as usize];
+                let size = ext.registers[s.register as usize].len();
+                let i = extern_index(index, size, args, control, ext, layout, phv);
+                let r = execute(s, &mut ext.registers[s.register as usize], i, |f| {
+                    phv.get(&layout.fields[f as usize])
+                });
+                if let Some(d) = dst {
+                    results.push((d, r.output, u128::MAX));
+                }
+            }
+            ExternCall::Meter { meter, index, dst } => {
+                let size = ext.meters[meter as usize].len();
+                let i = extern_index(index, size, args, control, ext, layout, phv);
+                let t = pkt.stage_time(control.meters[meter as usize].stage);
+                let colour = ext.meters[meter as usize].color(i, t, pkt.bytes);
+                results.push((dst, colour as u128, u128::MAX));
+            }
+            ExternCall::Count { counter, index } => {
+                let size = ext.counters[counter as usize].len();
+                let i = extern_index(index, size, args, control, ext, layout, phv);
+                ext.counters[counter as usize].count(i, pkt.bytes);
+            }
+            ExternCall::Hash { hash, dst } => {
+                let v =
+                    ext.hashes[hash as usize].compute(&control.hashes[hash as usize], layout, phv);
+                results.push((dst, v, u128::MAX));
+            }
+            ExternCall::Random { dst } => {
+                // One 64-bit draw per number, two for a destination wider than 64 bits:
+                // the sequence depends only on the seed and the packets, never the host.
+                let w = layout.fields[dst as usize].width;
+                let lo = ext.rng.next_u64() as u128;
+                let v = if w > 64 {
+                    lo | (ext.rng.next_u64() as u128) << 64
+                } else {
+                    lo
+                };
+                results.push((dst, v, u128::MAX));
+            }
+        }
+    }
+    for (dst, v, m) in results {
+        let f = &layout.fields[dst as usize];
+        let v = if m == u128::MAX {
+            v
+        } else {
+            (phv.get(f) & !m) | (v & m)
+        };
+        phv.set(f, v);
     }
 }
 
@@ -105,8 +233,10 @@ fn eval(c: &Cond, layout: &PhvLayout, phv: &Phv) -> bool {
 pub fn run_control(
     control: &ControlProgram,
     layout: &PhvLayout,
-    tables: &[TableState],
+    tables: &mut [TableState],
     phv: &mut Phv,
+    ext: &mut ExternState,
+    pkt: &PacketCtx,
 ) -> ControlStats {
     let mut stats = ControlStats::default();
     let mut node = control.entry;
@@ -125,17 +255,30 @@ pub fn run_control(
                 let key: KeyValues = table
                     .keys
                     .iter()
-                    .map(|k| phv.get(&layout.fields[k.field as usize]))
+                    .map(|k| {
+                        let v = phv.get(&layout.fields[k.field as usize]);
+                        match k.slice {
+                            Some((hi, lo)) => (v >> lo) & mask((hi - lo + 1) as u32),
+                            None => v,
+                        }
+                    })
                     .collect();
-                let found = tables[t as usize].lookup(&key);
+                let state = &mut tables[t as usize];
+                let found = state.lookup_entry(&key);
                 let hit = found.is_some();
-                let call = found.unwrap_or(&table.default_action);
+                let slot = found.map(|(_, s)| s);
+                let call = found.map_or(&table.default_action, |(c, _)| c);
                 run_action(
                     &control.actions[call.action as usize],
                     &call.args,
+                    control,
                     layout,
                     phv,
+                    ext,
+                    pkt,
                 );
+                let action_run = call.action;
+                state.count_direct(slot, pkt.bytes);
                 stats.tables_applied += 1;
                 stats.hits += hit as u32;
                 match &table.next {
@@ -149,7 +292,7 @@ pub fn run_control(
                     }
                     TableNext::ByAction { cases, default } => cases
                         .iter()
-                        .find(|(a, _)| *a == call.action)
+                        .find(|(a, _)| *a == action_run)
                         .map_or(*default, |&(_, n)| n),
                 }
             }

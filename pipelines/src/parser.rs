@@ -12,6 +12,8 @@ use crate::program::{
 };
 use std::fmt;
 
+impl std::error::Error for ParseError {}
+
 /// Why parsing failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParseError {
@@ -34,6 +36,37 @@ pub enum ParseError {
         /// The limit.
         limit: usize,
     },
+}
+
+/// TNA's `PARSER_ERROR_NO_MATCH` (Tofino-1 `tofino.p4`; `NO_TCAM` on Tofino-2): no parser
+/// state matched, which is what a transition to `reject` is on the chip.
+pub const PARSER_ERROR_NO_MATCH: u16 = 0x0001;
+/// TNA's `PARSER_ERROR_PARTIAL_HDR`: the packet ended inside a header.
+pub const PARSER_ERROR_PARTIAL_HDR: u16 = 0x0002;
+/// TNA's `PARSER_ERROR_TIMEOUT_HW`: the parser hit the chip's limit (here the profile's
+/// parse depth, `parser.max_depth`).
+pub const PARSER_ERROR_TIMEOUT_HW: u16 = 0x0010;
+
+impl ParseError {
+    /// The code written to [`crate::program::Intrinsic::ParserError`] when the program
+    /// continues after the error: TNA's `PARSER_ERROR_*` bit for the cause.
+    pub fn code(&self) -> u16 {
+        match self {
+            ParseError::Reject { .. } => PARSER_ERROR_NO_MATCH,
+            ParseError::Truncated { .. } => PARSER_ERROR_PARTIAL_HDR,
+            ParseError::TooDeep { .. } => PARSER_ERROR_TIMEOUT_HW,
+        }
+    }
+}
+
+/// A failed parse: why, and where the cursor stood (the first byte not extracted, which
+/// becomes payload if the program continues).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseFailure {
+    /// Why.
+    pub error: ParseError,
+    /// Bytes consumed before the failure.
+    pub payload: usize,
 }
 
 impl fmt::Display for ParseError {
@@ -72,23 +105,27 @@ pub fn read_bits(data: &[u8], bit_off: usize, width: usize) -> u128 {
     acc
 }
 
-/// Run the parser over `data`. On success returns the byte offset where the payload starts
-/// (everything the parser did not extract or skip).
+/// Run the parser over `data`, visiting at most `max_depth` states. On success returns the
+/// byte offset where the payload starts (everything the parser did not extract or skip).
+/// On failure the headers extracted so far stay valid in the PHV.
 pub fn parse(
     prog: &ParserProgram,
     layout: &PhvLayout,
     data: &[u8],
     phv: &mut Phv,
-    max_states: usize,
-) -> Result<usize, ParseError> {
+    max_depth: usize,
+) -> Result<usize, ParseFailure> {
     let mut cursor_bits = 0usize;
     let mut state_id = prog.start;
-    for _ in 0..max_states {
+    for _ in 0..max_depth {
         let state = &prog.states[state_id as usize];
-        let truncated = |needed_bits: usize| ParseError::Truncated {
-            state: state.name.clone(),
-            needed: needed_bits.div_ceil(8),
-            have: data.len(),
+        let truncated = |needed_bits: usize, at: usize| ParseFailure {
+            error: ParseError::Truncated {
+                state: state.name.clone(),
+                needed: needed_bits.div_ceil(8),
+                have: data.len(),
+            },
+            payload: at / 8,
         };
         for op in &state.ops {
             match *op {
@@ -100,7 +137,7 @@ pub fn parse(
                         .map(|&f| layout.fields[f as usize].width as usize)
                         .sum();
                     if cursor_bits + bits > data.len() * 8 {
-                        return Err(truncated(cursor_bits + bits));
+                        return Err(truncated(cursor_bits + bits, cursor_bits));
                     }
                     for &f in &header.fields {
                         let field = &layout.fields[f as usize];
@@ -113,7 +150,7 @@ pub fn parse(
                 ParserOp::Advance(bits) => {
                     let bits = bits as usize;
                     if cursor_bits + bits > data.len() * 8 {
-                        return Err(truncated(cursor_bits + bits));
+                        return Err(truncated(cursor_bits + bits, cursor_bits));
                     }
                     cursor_bits += bits;
                 }
@@ -140,7 +177,7 @@ pub fn parse(
                         SelectKey::Lookahead { offset_bits, width } => {
                             let start = cursor_bits + offset_bits as usize;
                             if start + width as usize > data.len() * 8 {
-                                return Err(truncated(start + width as usize));
+                                return Err(truncated(start + width as usize, cursor_bits));
                             }
                             (read_bits(data, start, width as usize), width as u32)
                         }
@@ -159,14 +196,20 @@ pub fn parse(
         match next {
             Next::Accept => return Ok(cursor_bits / 8),
             Next::Reject => {
-                return Err(ParseError::Reject {
-                    state: state.name.clone(),
+                return Err(ParseFailure {
+                    error: ParseError::Reject {
+                        state: state.name.clone(),
+                    },
+                    payload: cursor_bits / 8,
                 })
             }
             Next::State(s) => state_id = s,
         }
     }
-    Err(ParseError::TooDeep { limit: max_states })
+    Err(ParseFailure {
+        error: ParseError::TooDeep { limit: max_depth },
+        payload: cursor_bits / 8,
+    })
 }
 
 #[cfg(test)]

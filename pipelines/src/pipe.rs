@@ -1,31 +1,50 @@
-//! A loaded gress: a verified program, its tables' entries, and its timing.
+//! A loaded gress: a verified program, its tables' entries, its externs' state, and its
+//! timing.
 //!
 //! The pipe is fully pipelined: it accepts one packet per cycle and every packet spends the
 //! same number of cycles in it (the latency depends on what the stages hold, not on which
 //! tables a packet hits). Because packets cross every stage in issue order, running a
 //! packet's whole gress at once, in issue order, gives exactly the results the stages would
 //! compute one cycle at a time; the event kernel does that at the cycle the packet leaves
-//! (see docs/ARCHITECTURE.md), and [`GressTiming`] says where it was at every cycle.
+//! (see docs/ARCHITECTURE.md), and [`GressTiming`] says where it was at every cycle
+//! ([`GressTiming::position`]). A primitive whose result depends on time (a meter) is
+//! given the time at which the packet was in its stage, computed from the issue cycle, so
+//! running late changes nothing.
+//!
+//! The control-plane methods here act on one gress of one pipe; the chip applies writes
+//! to every pipe (`asic-model`'s `control_plane.rs`).
 
+use crate::control::{ControlError, ResolvedControlOp};
+use crate::counter::{CounterBank, Counts};
 use crate::deparser::deparse;
-use crate::mau::{run_control, ControlStats};
+use crate::hash::HashEngine;
+use crate::mau::{run_control, ControlStats, ExternState, PacketCtx};
+use crate::meter::{MeterBank, MeterConfig, MeterReading};
 use crate::parser::{parse, ParseError};
 use crate::phv::Phv;
-use crate::program::{ControlProgram, Gress, GressProgram, Intrinsic};
+use crate::program::{
+    ControlProgram, CounterId, Gress, GressProgram, Intrinsic, KeyMatch, MeterId,
+    ParserErrorPolicy, RegisterId, TableId,
+};
+use crate::salu::RegisterBank;
 use crate::spec::{LatencySpec, PipeSpec, StageFeatures};
 use crate::table::{TableError, TableState};
+use crate::time::Clock;
 use crate::verify::{verify_gress, VerifyError};
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
 use std::fmt;
 
-/// What a stage of the control holds that costs extra cycles.
+/// What a stage of the control holds that costs extra cycles: a TCAM table, a register
+/// array (with its stateful ALU), a meter array.
 pub fn stage_features(control: &ControlProgram, stage: u16) -> StageFeatures {
     StageFeatures {
         tcam: control
             .tables
             .iter()
             .any(|t| t.stage == stage && t.uses_tcam()),
-        stateful: false,
-        meter: false,
+        stateful: control.registers.iter().any(|r| r.stage == stage),
+        meter: control.meters.iter().any(|m| m.stage == stage),
     }
 }
 
@@ -38,6 +57,33 @@ pub struct GressTiming {
     pub stages: Vec<u32>,
     /// Cycles in the deparser.
     pub deparser: u32,
+}
+
+/// Where a packet is in a gress at some cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PipePosition {
+    /// Not issued yet.
+    Waiting,
+    /// In the parser.
+    Parser,
+    /// In MAU stage `k`.
+    Stage(u16),
+    /// In the deparser.
+    Deparser,
+    /// Left the gress.
+    Gone,
+}
+
+impl fmt::Display for PipePosition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PipePosition::Waiting => f.write_str("waiting"),
+            PipePosition::Parser => f.write_str("parser"),
+            PipePosition::Stage(k) => write!(f, "stage {k}"),
+            PipePosition::Deparser => f.write_str("deparser"),
+            PipePosition::Gone => f.write_str("gone"),
+        }
+    }
 }
 
 impl GressTiming {
@@ -61,6 +107,60 @@ impl GressTiming {
     pub fn stage_entry(&self, s: usize) -> u32 {
         self.parser + self.stages[..s].iter().sum::<u32>()
     }
+
+    /// Where a packet issued at cycle `issue` is during cycle `cycle`. A packet is in the
+    /// parser for cycles `issue .. issue + parser`, then in each stage for its latency, then
+    /// in the deparser, and gone from cycle `issue + total()`.
+    pub fn position(&self, issue: u64, cycle: u64) -> PipePosition {
+        if cycle < issue {
+            return PipePosition::Waiting;
+        }
+        let mut t = cycle - issue;
+        if t < self.parser as u64 {
+            return PipePosition::Parser;
+        }
+        t -= self.parser as u64;
+        for (k, &c) in self.stages.iter().enumerate() {
+            if t < c as u64 {
+                return PipePosition::Stage(k as u16);
+            }
+            t -= c as u64;
+        }
+        if t < self.deparser as u64 {
+            PipePosition::Deparser
+        } else {
+            PipePosition::Gone
+        }
+    }
+
+    /// The packet's path as `(first cycle, position)` pairs, from issue to departure.
+    pub fn trace(&self, issue: u64) -> Vec<(u64, PipePosition)> {
+        let mut v = vec![(issue, PipePosition::Parser)];
+        let mut t = issue + self.parser as u64;
+        for (k, &c) in self.stages.iter().enumerate() {
+            v.push((t, PipePosition::Stage(k as u16)));
+            t += c as u64;
+        }
+        v.push((t, PipePosition::Deparser));
+        v.push((t + self.deparser as u64, PipePosition::Gone));
+        v
+    }
+}
+
+/// The seed of a gress's random number generator, derived from a run's seed, the pipe and
+/// the gress (SplitMix64 finalizer: nearby inputs give unrelated seeds).
+pub fn gress_seed(run_seed: u64, pipe: u16, gress: Gress) -> u64 {
+    let g = match gress {
+        Gress::Ingress => 0u64,
+        Gress::Egress => 1,
+    };
+    let mut z = run_seed
+        .wrapping_add((pipe as u64) << 1 | g)
+        .wrapping_add(1)
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// Why a program could not be loaded.
@@ -86,12 +186,13 @@ impl std::error::Error for LoadError {}
 /// Metadata the chip hands the gress (fields the program does not use are ignored).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GressInputs {
+    /// The cycle the packet was issued into this gress (its parser). The global timestamp
+    /// (ns) and the time the packet is in each stage derive from it.
+    pub issue_cycle: u64,
     /// Ingress port.
     pub ingress_port: u16,
     /// When the first bit reached the ingress MAC (ns).
     pub ingress_mac_ns: u64,
-    /// When the packet entered this gress's parser (ns).
-    pub global_ns: u64,
     /// Egress port (egress only).
     pub egress_port: u16,
     /// Egress queue (egress only).
@@ -113,6 +214,10 @@ pub struct GressOutputs {
     pub queue: u16,
     /// Non-zero: drop the packet.
     pub drop_ctl: u8,
+    /// Non-zero: the parser failed and the program continued
+    /// ([`ParserErrorPolicy::Continue`]); the [`ParseError::code`] of the failure. The chip
+    /// counts these.
+    pub parser_error: u16,
     /// Tables applied and hits.
     pub stats: ControlStats,
 }
@@ -129,6 +234,7 @@ struct Bindings {
     enq_depth: Option<u16>,
     deq_depth: Option<u16>,
     queue_delay: Option<u16>,
+    parser_error: Option<u16>,
     ucast_port: Option<u16>,
     ucast_valid: Option<u16>,
     qid: Option<u16>,
@@ -141,17 +247,26 @@ pub struct LoadedGress {
     prog: GressProgram,
     tables: Vec<TableState>,
     timing: GressTiming,
+    /// `timing.stage_entry(s)` for every stage, computed once.
+    stage_entry: Vec<u32>,
+    clock: Clock,
+    max_depth: usize,
+    ext: ExternState,
     phv: Phv,
     bind: Bindings,
     scratch: Vec<u8>,
 }
 
 impl LoadedGress {
-    /// Verify `prog` against the chip and load it with its const entries.
+    /// Verify `prog` against the chip and load it with its const entries, on a pipe whose
+    /// clock is `clock`. `seed` seeds the gress's random number generator (ChaCha8): the
+    /// chip derives it from the scenario's seed, the pipe and the gress, so runs repeat.
     pub fn load(
         gress: Gress,
         prog: GressProgram,
         spec: &PipeSpec,
+        clock: Clock,
+        seed: u64,
     ) -> Result<LoadedGress, LoadError> {
         let name = match gress {
             Gress::Ingress => "ingress",
@@ -172,12 +287,39 @@ impl LoadedGress {
                 let widths: Vec<u16> = t
                     .keys
                     .iter()
-                    .map(|k| prog.phv.fields[k.field as usize].width)
+                    .map(|k| match k.slice {
+                        Some((hi, lo)) => hi - lo + 1,
+                        None => prog.phv.fields[k.field as usize].width,
+                    })
                     .collect();
                 TableState::new(t, &widths, &param_counts)
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(LoadError::Table)?;
+        let c = &prog.control;
+        let ext = ExternState {
+            registers: c
+                .registers
+                .iter()
+                .map(|r| RegisterBank::new(r.size, r.width, r.init))
+                .collect(),
+            meters: c
+                .meters
+                .iter()
+                .map(|m| MeterBank::new(m.size, m.unit))
+                .collect(),
+            counters: c
+                .counters
+                .iter()
+                .map(|k| CounterBank::new(k.size as usize, k.kind))
+                .collect(),
+            hashes: c
+                .hashes
+                .iter()
+                .map(|h| HashEngine::new(&h.algorithm).expect("verified: CRC parameters fit"))
+                .collect(),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        };
         let b = |i| prog.phv.intrinsic(i);
         let bind = Bindings {
             ingress_port: b(Intrinsic::IngressPort),
@@ -189,14 +331,23 @@ impl LoadedGress {
             enq_depth: b(Intrinsic::EnqQueueDepthCells),
             deq_depth: b(Intrinsic::DeqQueueDepthCells),
             queue_delay: b(Intrinsic::QueueDelay),
+            parser_error: b(Intrinsic::ParserError),
             ucast_port: b(Intrinsic::UcastEgressPort),
             ucast_valid: b(Intrinsic::UcastEgressPortValid),
             qid: b(Intrinsic::QueueId),
             drop_ctl: b(Intrinsic::DropCtl),
         };
+        let timing = GressTiming::of(&prog.control, &spec.latency);
+        let stage_entry = (0..timing.stages.len())
+            .map(|s| timing.stage_entry(s))
+            .collect();
         Ok(LoadedGress {
             gress,
-            timing: GressTiming::of(&prog.control, &spec.latency),
+            stage_entry,
+            timing,
+            clock,
+            max_depth: spec.parser.max_depth as usize,
+            ext,
             phv: Phv::new(spec.phv.total()),
             tables,
             prog,
@@ -220,13 +371,15 @@ impl LoadedGress {
         &self.timing
     }
 
-    /// Tables by index (for the control plane).
-    pub fn tables_mut(&mut self) -> &mut [TableState] {
-        &mut self.tables
+    /// The PHV as the last packet left it (for traces and tests).
+    pub fn phv(&self) -> &Phv {
+        &self.phv
     }
 
     /// Run the packet in `data` through parser, stages and deparser; `data` is replaced by
-    /// the deparsed packet.
+    /// the deparsed packet. A parser failure is `Err` if the program drops such packets
+    /// (the chip counts it); if the program continues, the control runs on what was
+    /// extracted, the rest of the packet is payload, and `parser_error` says why.
     pub fn process(
         &mut self,
         data: &mut Vec<u8>,
@@ -243,7 +396,10 @@ impl LoadedGress {
         let b = self.bind;
         put(phv, b.ingress_port, inp.ingress_port as u128);
         put(phv, b.ingress_mac_ts, inp.ingress_mac_ns as u128);
-        put(phv, b.global_ts, inp.global_ns as u128);
+        if b.global_ts.is_some() {
+            let ns = self.clock.time_of(inp.issue_cycle).ns();
+            put(phv, b.global_ts, ns as u128);
+        }
         put(phv, b.pkt_length, data.len() as u128);
         put(phv, b.egress_port, inp.egress_port as u128);
         put(phv, b.egress_queue, inp.egress_queue as u128);
@@ -251,12 +407,32 @@ impl LoadedGress {
         put(phv, b.deq_depth, inp.deq_depth_cells as u128);
         put(phv, b.queue_delay, inp.queue_delay_ns as u128);
 
-        // A walk longer than states x (bytes + 1) must revisit a (state, cursor) pair: the
-        // parser would loop forever. Until the profile gives a parse-depth limit, this
-        // bound is the only one, and it rejects exactly the looping walks.
-        let max_states = self.prog.parser.states.len() * (data.len() + 1);
-        let payload = parse(&self.prog.parser, layout, data, phv, max_states)?;
-        let stats = run_control(&self.prog.control, layout, &self.tables, phv);
+        let (payload, parser_error) =
+            match parse(&self.prog.parser, layout, data, phv, self.max_depth) {
+                Ok(p) => (p, 0),
+                Err(f) => match self.prog.parser.on_error {
+                    ParserErrorPolicy::Drop => return Err(f.error),
+                    ParserErrorPolicy::Continue => {
+                        let code = f.error.code();
+                        put(phv, b.parser_error, code as u128);
+                        (f.payload, code)
+                    }
+                },
+            };
+        let pkt = PacketCtx {
+            bytes: data.len() as u32,
+            issue_cycle: inp.issue_cycle,
+            clock: self.clock,
+            stage_entry: &self.stage_entry,
+        };
+        let stats = run_control(
+            &self.prog.control,
+            layout,
+            &mut self.tables,
+            phv,
+            &mut self.ext,
+            &pkt,
+        );
         deparse(
             &self.prog.deparser,
             layout,
@@ -272,7 +448,267 @@ impl LoadedGress {
             ucast_egress_port: valid.then(|| get(b.ucast_port) as u16),
             queue: get(b.qid) as u16,
             drop_ctl: get(b.drop_ctl) as u8,
+            parser_error,
             stats,
         })
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Control plane
+
+    /// Tables by index (for the control plane).
+    pub fn tables_mut(&mut self) -> &mut [TableState] {
+        &mut self.tables
+    }
+
+    /// Tables by index.
+    pub fn tables(&self) -> &[TableState] {
+        &self.tables
+    }
+
+    fn table_mut(&mut self, t: TableId) -> Result<&mut TableState, ControlError> {
+        self.tables.get_mut(t as usize).ok_or(ControlError::NoSuch {
+            what: "table",
+            id: t,
+        })
+    }
+
+    fn table(&self, t: TableId) -> Result<&TableState, ControlError> {
+        self.tables.get(t as usize).ok_or(ControlError::NoSuch {
+            what: "table",
+            id: t,
+        })
+    }
+
+    fn range(object: &str, index: u32, size: usize) -> Result<usize, ControlError> {
+        if (index as usize) < size {
+            Ok(index as usize)
+        } else {
+            Err(ControlError::IndexOutOfRange {
+                object: object.to_string(),
+                index,
+                size,
+            })
+        }
+    }
+
+    /// A register array's state.
+    pub fn register(&self, r: RegisterId) -> Result<&RegisterBank, ControlError> {
+        self.ext
+            .registers
+            .get(r as usize)
+            .ok_or(ControlError::NoSuch {
+                what: "register array",
+                id: r,
+            })
+    }
+
+    /// Read one register element.
+    pub fn register_read(&self, r: RegisterId, index: u32) -> Result<u64, ControlError> {
+        let bank = self.register(r)?;
+        let name = &self.prog.control.registers[r as usize].name;
+        let i = Self::range(name, index, bank.len())?;
+        Ok(bank.read(i))
+    }
+
+    /// Write one register element (the value must fit the element width).
+    pub fn register_write(
+        &mut self,
+        r: RegisterId,
+        index: u32,
+        value: u128,
+    ) -> Result<(), ControlError> {
+        let size = self.register(r)?.len();
+        let name = &self.prog.control.registers[r as usize].name;
+        let i = Self::range(name, index, size)?;
+        self.ext.registers[r as usize]
+            .write(i, value)
+            .map_err(|reason| ControlError::BadValue {
+                object: name.clone(),
+                reason,
+            })
+    }
+
+    /// Read one indexed counter.
+    pub fn counter_read(&self, c: CounterId, index: u32) -> Result<Counts, ControlError> {
+        let bank = self
+            .ext
+            .counters
+            .get(c as usize)
+            .ok_or(ControlError::NoSuch {
+                what: "counter array",
+                id: c,
+            })?;
+        let name = &self.prog.control.counters[c as usize].name;
+        Ok(bank.read(Self::range(name, index, bank.len())?))
+    }
+
+    /// Set one indexed counter (to clear it).
+    pub fn counter_write(
+        &mut self,
+        c: CounterId,
+        index: u32,
+        value: Counts,
+    ) -> Result<(), ControlError> {
+        let size = self
+            .ext
+            .counters
+            .get(c as usize)
+            .ok_or(ControlError::NoSuch {
+                what: "counter array",
+                id: c,
+            })?
+            .len();
+        let name = &self.prog.control.counters[c as usize].name;
+        let i = Self::range(name, index, size)?;
+        self.ext.counters[c as usize].write(i, value);
+        Ok(())
+    }
+
+    /// The direct counter of a table's entry.
+    pub fn direct_counter_read(
+        &self,
+        t: TableId,
+        key: &[KeyMatch],
+        priority: u32,
+    ) -> Result<Counts, ControlError> {
+        let table = self.table(t)?;
+        table
+            .direct_count(key, priority)?
+            .ok_or_else(|| ControlError::Unsupported {
+                object: table.name().to_string(),
+                reason: "the table has no direct counter".into(),
+            })
+    }
+
+    /// The direct counter of a table's misses.
+    pub fn direct_miss_counter_read(&self, t: TableId) -> Result<Counts, ControlError> {
+        let table = self.table(t)?;
+        table
+            .direct_miss_count()
+            .ok_or_else(|| ControlError::Unsupported {
+                object: table.name().to_string(),
+                reason: "the table has no direct counter".into(),
+            })
+    }
+
+    fn meter_index(&self, m: MeterId, index: u32) -> Result<usize, ControlError> {
+        let bank = self
+            .ext
+            .meters
+            .get(m as usize)
+            .ok_or(ControlError::NoSuch {
+                what: "meter array",
+                id: m,
+            })?;
+        Self::range(
+            &self.prog.control.meters[m as usize].name,
+            index,
+            bank.len(),
+        )
+    }
+
+    /// Configure one meter; its buckets start full.
+    pub fn meter_configure(
+        &mut self,
+        m: MeterId,
+        index: u32,
+        config: MeterConfig,
+    ) -> Result<(), ControlError> {
+        let i = self.meter_index(m, index)?;
+        let name = &self.prog.control.meters[m as usize].name;
+        self.ext.meters[m as usize]
+            .configure(i, config)
+            .map_err(|reason| ControlError::BadValue {
+                object: name.clone(),
+                reason,
+            })
+    }
+
+    /// One meter's configuration and buckets.
+    pub fn meter_read(&self, m: MeterId, index: u32) -> Result<MeterReading, ControlError> {
+        let i = self.meter_index(m, index)?;
+        Ok(self.ext.meters[m as usize].read(i))
+    }
+
+    /// Apply a resolved operation to this gress. An operation for the other gress is an
+    /// error (the caller routes operations by [`ResolvedControlOp::gress`]).
+    pub fn apply(&mut self, op: &ResolvedControlOp) -> Result<(), ControlError> {
+        if op.gress() != self.gress {
+            return Err(ControlError::Unsupported {
+                object: format!("{:?}", self.gress),
+                reason: format!("the operation is for {:?}", op.gress()),
+            });
+        }
+        match op {
+            ResolvedControlOp::AddEntry(e) => {
+                self.table_mut(e.table)?.insert(e.entry.clone())?;
+            }
+            ResolvedControlOp::ModifyEntry(e) => {
+                self.table_mut(e.table)?.modify(
+                    &e.entry.key,
+                    e.entry.priority,
+                    e.entry.action.clone(),
+                )?;
+            }
+            ResolvedControlOp::DeleteEntry {
+                table,
+                key,
+                priority,
+                ..
+            } => self.table_mut(*table)?.delete(key, *priority)?,
+            ResolvedControlOp::WriteRegister {
+                register,
+                index,
+                value,
+                ..
+            } => self.register_write(*register, *index, *value)?,
+            ResolvedControlOp::ConfigureMeter {
+                meter,
+                index,
+                config,
+                ..
+            } => self.meter_configure(*meter, *index, *config)?,
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_follow_the_latencies() {
+        let t = GressTiming {
+            parser: 4,
+            stages: vec![2, 3],
+            deparser: 4,
+        };
+        assert_eq!(t.total(), 13);
+        let at = |c| t.position(100, c);
+        assert_eq!(at(99), PipePosition::Waiting);
+        assert_eq!(at(100), PipePosition::Parser);
+        assert_eq!(at(103), PipePosition::Parser);
+        assert_eq!(at(104), PipePosition::Stage(0));
+        assert_eq!(at(105), PipePosition::Stage(0));
+        assert_eq!(at(106), PipePosition::Stage(1));
+        assert_eq!(at(108), PipePosition::Stage(1));
+        assert_eq!(at(109), PipePosition::Deparser);
+        assert_eq!(at(112), PipePosition::Deparser);
+        assert_eq!(at(113), PipePosition::Gone);
+        assert_eq!(
+            t.trace(100),
+            vec![
+                (100, PipePosition::Parser),
+                (104, PipePosition::Stage(0)),
+                (106, PipePosition::Stage(1)),
+                (109, PipePosition::Deparser),
+                (113, PipePosition::Gone),
+            ]
+        );
+        for (c, p) in t.trace(100) {
+            assert_eq!(t.position(100, c), p);
+        }
     }
 }

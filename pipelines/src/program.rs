@@ -521,7 +521,8 @@ pub struct Action {
     pub name: String,
     /// Parameters (action data) with widths.
     pub params: Vec<ActionParam>,
-    /// Operations, at most one per destination field.
+    /// Operations, at most one per destination bit (a concatenation deposits into disjoint
+    /// slices of one field).
     pub ops: Vec<Op>,
     /// Extern units the action drives (stateful ALUs, meters, counters, hashes, random).
     /// They read the PHV as it was before the action, like the operations.

@@ -5,7 +5,12 @@
 //! gives the same answer as a TCAM with priority by prefix length. Any other table is
 //! searched in priority order like a TCAM: the highest-priority matching entry wins, and
 //! among equal priorities the one inserted first.
+//!
+//! Every entry occupies a slot (`0..size`) for as long as it is installed; a table with a
+//! direct counter keeps one count per slot plus one for misses (slot `size`), so a hit is
+//! counted without searching, and a deleted entry's count goes with it.
 
+use crate::counter::{CounterBank, Counts};
 use crate::phv::mask;
 use crate::program::{ActionCall, Entry, KeyMatch, MatchKind, Table};
 use rustc_hash::FxHashMap;
@@ -61,12 +66,15 @@ impl fmt::Display for TableError {
 
 impl std::error::Error for TableError {}
 
+/// An installed entry's action and slot.
+type Stored = (ActionCall, u32);
+
 enum Store {
-    Exact(FxHashMap<KeyValues, ActionCall>),
+    Exact(FxHashMap<KeyValues, Stored>),
     /// Prefix length → (masked value → action), longest first.
-    Lpm(Vec<(u16, FxHashMap<u128, ActionCall>)>),
+    Lpm(Vec<(u16, FxHashMap<u128, Stored>)>),
     /// Entries by descending priority, insertion order among equals.
-    Ordered(Vec<Entry>),
+    Ordered(Vec<(Entry, u32)>),
 }
 
 /// A table's entries.
@@ -78,6 +86,12 @@ pub struct TableState {
     size: u32,
     len: u32,
     store: Store,
+    /// Slots freed by deletes, reused first.
+    free_slots: Vec<u32>,
+    /// Slots never used yet start here.
+    next_slot: u32,
+    /// Direct counter: one per slot, then one for misses.
+    direct: Option<CounterBank>,
 }
 
 fn matches(k: &KeyMatch, v: u128, width: u16) -> bool {
@@ -125,6 +139,11 @@ impl TableState {
             size: t.size,
             len: 0,
             store,
+            free_slots: Vec::new(),
+            next_slot: 0,
+            direct: t
+                .direct_counter
+                .map(|k| CounterBank::new(t.size as usize + 1, k)),
         };
         s.check_action(&t.default_action, true)?;
         for e in &t.const_entries {
@@ -204,8 +223,13 @@ impl TableState {
         self.check_action(&e.action, false)
     }
 
-    /// Add an entry. A full table refuses it.
-    pub fn insert(&mut self, e: Entry) -> Result<(), TableError> {
+    /// Maximum number of entries.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// Add an entry; returns the slot it occupies. A full table refuses it.
+    pub fn insert(&mut self, e: Entry) -> Result<u32, TableError> {
         self.check_entry(&e)?;
         if self.len >= self.size {
             return Err(TableError::Full {
@@ -216,13 +240,14 @@ impl TableState {
         let dup = TableError::Duplicate {
             table: self.name.clone(),
         };
+        let slot = self.free_slots.last().copied().unwrap_or(self.next_slot);
         match &mut self.store {
             Store::Exact(map) => {
                 let key: KeyValues = e.key.iter().map(exact_value).collect();
                 if map.contains_key(&key) {
                     return Err(dup);
                 }
-                map.insert(key, e.action);
+                map.insert(key, (e.action, slot));
             }
             Store::Lpm(levels) => {
                 let (value, len) = lpm_parts(&e.key[0], self.widths[0]);
@@ -242,24 +267,30 @@ impl TableState {
                 if level.contains_key(&value) {
                     return Err(dup);
                 }
-                level.insert(value, e.action);
+                level.insert(value, (e.action, slot));
             }
             Store::Ordered(list) => {
                 if list
                     .iter()
-                    .any(|x| x.key == e.key && x.priority == e.priority)
+                    .any(|(x, _)| x.key == e.key && x.priority == e.priority)
                 {
                     return Err(dup);
                 }
                 let pos = list
                     .iter()
-                    .position(|x| x.priority < e.priority)
+                    .position(|(x, _)| x.priority < e.priority)
                     .unwrap_or(list.len());
-                list.insert(pos, e);
+                list.insert(pos, (e, slot));
             }
         }
+        if self.free_slots.pop().is_none() {
+            self.next_slot += 1;
+        }
+        if let Some(d) = &mut self.direct {
+            d.write(slot as usize, Counts::default());
+        }
         self.len += 1;
-        Ok(())
+        Ok(slot)
     }
 
     /// Replace the action of the entry with this key (and priority).
@@ -270,9 +301,65 @@ impl TableState {
         action: ActionCall,
     ) -> Result<(), TableError> {
         self.check_action(&action, false)?;
-        let slot = self.find_mut(key, priority)?;
+        let (slot, _) = self.find_mut(key, priority)?;
         *slot = action;
         Ok(())
+    }
+
+    /// The slot of the entry with this key (and priority).
+    pub fn slot_of(&self, key: &[KeyMatch], priority: u32) -> Result<u32, TableError> {
+        let missing = || TableError::NotFound {
+            table: self.name.clone(),
+        };
+        let w0 = self.widths.first().copied().unwrap_or(0);
+        let found = match &self.store {
+            Store::Exact(map) => {
+                let k: KeyValues = key.iter().map(exact_value).collect();
+                map.get(&k).map(|(_, s)| *s)
+            }
+            Store::Lpm(levels) => {
+                let Some(first) = key.first() else {
+                    return Err(missing());
+                };
+                let (value, len) = lpm_parts(first, w0);
+                let value = value & prefix_mask(len, w0);
+                levels
+                    .iter()
+                    .find(|(l, _)| *l == len)
+                    .and_then(|(_, m)| m.get(&value))
+                    .map(|(_, s)| *s)
+            }
+            Store::Ordered(list) => list
+                .iter()
+                .find(|(x, _)| x.key == key && x.priority == priority)
+                .map(|(_, s)| *s),
+        };
+        found.ok_or_else(missing)
+    }
+
+    /// The direct counter of the entry with this key (and priority); `Ok(None)` if the
+    /// table has no direct counter.
+    pub fn direct_count(
+        &self,
+        key: &[KeyMatch],
+        priority: u32,
+    ) -> Result<Option<Counts>, TableError> {
+        let slot = self.slot_of(key, priority)?;
+        Ok(self.direct.as_ref().map(|d| d.read(slot as usize)))
+    }
+
+    /// The direct counter of misses, if the table has a direct counter.
+    pub fn direct_miss_count(&self) -> Option<Counts> {
+        self.direct.as_ref().map(|d| d.read(self.size as usize))
+    }
+
+    /// Count a packet of `bytes` bytes that hit `slot` (or missed: `None`) in the direct
+    /// counter, if the table has one.
+    #[inline]
+    pub fn count_direct(&mut self, slot: Option<u32>, bytes: u32) {
+        if let Some(d) = &mut self.direct {
+            d.count(slot.unwrap_or(self.size) as usize, bytes);
+        }
     }
 
     /// Remove the entry with this key (and priority).
@@ -280,10 +367,10 @@ impl TableState {
         let missing = TableError::NotFound {
             table: self.name.clone(),
         };
-        let removed = match &mut self.store {
+        let removed: Option<u32> = match &mut self.store {
             Store::Exact(map) => {
                 let k: KeyValues = key.iter().map(exact_value).collect();
-                map.remove(&k).is_some()
+                map.remove(&k).map(|s| s.1)
             }
             Store::Lpm(levels) => {
                 let Some(first) = key.first() else {
@@ -294,30 +381,34 @@ impl TableState {
                 levels
                     .iter_mut()
                     .find(|(l, _)| *l == len)
-                    .is_some_and(|(_, m)| m.remove(&value).is_some())
+                    .and_then(|(_, m)| m.remove(&value).map(|s| s.1))
             }
-            Store::Ordered(list) => {
-                let before = list.len();
-                list.retain(|x| !(x.key == key && x.priority == priority));
-                list.len() != before
-            }
+            Store::Ordered(list) => list
+                .iter()
+                .position(|(x, _)| x.key == key && x.priority == priority)
+                .map(|i| list.remove(i).1),
         };
-        if !removed {
+        let Some(slot) = removed else {
             return Err(missing);
-        }
+        };
+        self.free_slots.push(slot);
         self.len -= 1;
         Ok(())
     }
 
-    fn find_mut(&mut self, key: &[KeyMatch], priority: u32) -> Result<&mut ActionCall, TableError> {
+    fn find_mut(
+        &mut self,
+        key: &[KeyMatch],
+        priority: u32,
+    ) -> Result<(&mut ActionCall, u32), TableError> {
         let missing = TableError::NotFound {
             table: self.name.clone(),
         };
         let w0 = self.widths.first().copied().unwrap_or(0);
-        match &mut self.store {
+        let found = match &mut self.store {
             Store::Exact(map) => {
                 let k: KeyValues = key.iter().map(exact_value).collect();
-                map.get_mut(&k).ok_or(missing)
+                map.get_mut(&k).map(|(a, s)| (a, *s))
             }
             Store::Lpm(levels) => {
                 let Some(first) = key.first() else {
@@ -329,37 +420,44 @@ impl TableState {
                     .iter_mut()
                     .find(|(l, _)| *l == len)
                     .and_then(|(_, m)| m.get_mut(&value))
-                    .ok_or(missing)
+                    .map(|(a, s)| (a, *s))
             }
             Store::Ordered(list) => list
                 .iter_mut()
-                .find(|x| x.key == key && x.priority == priority)
-                .map(|x| &mut x.action)
-                .ok_or(missing),
-        }
+                .find(|(x, _)| x.key == key && x.priority == priority)
+                .map(|(x, s)| (&mut x.action, *s)),
+        };
+        found.ok_or(missing)
     }
 
     /// The action of the entry matching `key`, if any.
     #[inline]
     pub fn lookup(&self, key: &[u128]) -> Option<&ActionCall> {
+        self.lookup_entry(key).map(|(a, _)| a)
+    }
+
+    /// The action and slot of the entry matching `key`, if any.
+    #[inline]
+    pub fn lookup_entry(&self, key: &[u128]) -> Option<(&ActionCall, u32)> {
         match &self.store {
-            Store::Exact(map) => map.get(key),
+            Store::Exact(map) => map.get(key).map(|(a, s)| (a, *s)),
             Store::Lpm(levels) => {
                 let w = self.widths[0];
                 levels
                     .iter()
                     .find_map(|(len, m)| m.get(&(key[0] & prefix_mask(*len, w))))
+                    .map(|(a, s)| (a, *s))
             }
             Store::Ordered(list) => list
                 .iter()
-                .find(|e| {
+                .find(|(e, _)| {
                     e.key
                         .iter()
                         .zip(key)
                         .zip(&self.widths)
                         .all(|((k, &v), &w)| matches(k, v, w))
                 })
-                .map(|e| &e.action),
+                .map(|(e, s)| (&e.action, *s)),
         }
     }
 }

@@ -5,10 +5,19 @@
 //! every index is in range, every field fits its containers, every control-flow path runs
 //! forward through the stages the chip has, and per-stage counts stay within the profile.
 //! After verification the executing code may index without checks.
+//!
+//! Externs are checked against what the chip's stages can do: an extern array lives in one
+//! stage, so every table whose action drives it must be in that stage; a register array can
+//! be read-modified-written once per pass, so only one table may touch it (and an action
+//! only once); a stateful-ALU program must fit the profile's stateful ALU (the error names
+//! the limit: `salu.conditions`, `salu.updates`, `salu.outputs`, `salu.max_width_bits`); and
+//! each stage's stateful, meter and statistics ALUs and hash bits are counted.
 
+use crate::hash::HashEngine;
 use crate::program::{
-    Cond, ControlProgram, GressProgram, Next, Node, Operand, ParserOp, PhvLayout, Program,
-    SelectKey, TableNext, Transition,
+    Cond, ControlProgram, CountKind, ExternCall, ExternIndex, GressProgram, HashAlgorithm, Next,
+    Node, Operand, ParserOp, PhvLayout, Program, SaluOperand, SaluValue, SelectKey, TableNext,
+    Transition,
 };
 use crate::spec::PipeSpec;
 use std::fmt;
@@ -65,6 +74,15 @@ pub fn verify_gress(gress: &str, g: &GressProgram, spec: &PipeSpec) -> Result<()
     let ns = g.parser.states.len();
     if ns == 0 || g.parser.start as usize >= ns {
         return cx.err("parser", "has no start state");
+    }
+    if ns > spec.parser.max_states as usize {
+        return cx.err(
+            "parser",
+            format!(
+                "has {ns} states; the chip's parser allows {} (parser.max_states)",
+                spec.parser.max_states
+            ),
+        );
     }
     let next_ok = |n: &Next| !matches!(n, Next::State(s) if *s as usize >= ns);
     for (i, st) in g.parser.states.iter().enumerate() {
@@ -238,14 +256,83 @@ fn verify_control(
             (field as usize) < nf && lo <= hi && hi < phv.fields[field as usize].width
         }
     };
+    verify_extern_arrays(cx, c, phv, spec)?;
     for (i, a) in c.actions.iter().enumerate() {
         let place = format!("control.actions[{i}] ({})", a.name);
+        // (field, bits written): no bit may be written twice by one action.
+        let mut dsts: Vec<(u16, u128)> = Vec::new();
         for op in &a.ops {
+            let slice_ok = match op.dst_slice {
+                None => true,
+                Some((hi, lo)) => {
+                    (op.dst as usize) < nf && lo <= hi && hi < phv.fields[op.dst as usize].width
+                }
+            };
             if op.dst as usize >= nf
+                || !slice_ok
                 || !operand_ok(op.a, a.params.len())
                 || !operand_ok(op.b, a.params.len())
             {
                 return cx.err(&place, format!("bad operation {op:?}"));
+            }
+            let bits = match op.dst_slice {
+                None => u128::MAX,
+                Some((hi, lo)) => crate::phv::mask((hi - lo + 1) as u32) << lo,
+            };
+            dsts.push((op.dst, bits));
+        }
+        let mut registers: Vec<u16> = Vec::new();
+        for call in &a.externs {
+            let index_ok = |i: ExternIndex| match i {
+                ExternIndex::Operand(o) => operand_ok(o, a.params.len()),
+                ExternIndex::Hash(h) => (h as usize) < c.hashes.len(),
+            };
+            let (ok, dst) = match *call {
+                ExternCall::Stateful { salu, index, dst } => {
+                    let ok = (salu as usize) < c.salus.len() && index_ok(index);
+                    if ok {
+                        let r = c.salus[salu as usize].register;
+                        if registers.contains(&r) {
+                            return cx.err(
+                                &place,
+                                format!(
+                                    "register array {} is read-modified-written twice in one \
+                                     action; its stateful ALU can do it once per pass",
+                                    c.registers[r as usize].name
+                                ),
+                            );
+                        }
+                        registers.push(r);
+                    }
+                    (ok, dst)
+                }
+                ExternCall::Meter { meter, index, dst } => (
+                    (meter as usize) < c.meters.len() && index_ok(index),
+                    Some(dst),
+                ),
+                ExternCall::Count { counter, index } => (
+                    (counter as usize) < c.counters.len() && index_ok(index),
+                    None,
+                ),
+                ExternCall::Hash { hash, dst } => ((hash as usize) < c.hashes.len(), Some(dst)),
+                ExternCall::Random { dst } => (true, Some(dst)),
+            };
+            if !ok || dst.is_some_and(|d| d as usize >= nf) {
+                return cx.err(&place, format!("bad extern call {call:?}"));
+            }
+            if let Some(d) = dst {
+                dsts.push((d, u128::MAX));
+            }
+        }
+        for (i, &(f, bits)) in dsts.iter().enumerate() {
+            if dsts[..i].iter().any(|&(g, b)| g == f && b & bits != 0) {
+                return cx.err(
+                    &place,
+                    format!(
+                        "bits of field {} are written twice (one operation per destination bit)",
+                        phv.fields[f as usize].name
+                    ),
+                );
             }
         }
     }
@@ -262,6 +349,19 @@ fn verify_control(
         per_stage_tables[t.stage as usize] += 1;
         if t.keys.iter().any(|k| k.field as usize >= nf) {
             return cx.err(&place, "a key names a missing field");
+        }
+        for k in &t.keys {
+            if let Some((hi, lo)) = k.slice {
+                if lo > hi || hi >= phv.fields[k.field as usize].width {
+                    return cx.err(
+                        &place,
+                        format!(
+                            "key {} takes bits {hi}..{lo} of a {}-bit field",
+                            k.name, phv.fields[k.field as usize].width
+                        ),
+                    );
+                }
+            }
         }
         if t.actions
             .iter()
@@ -320,6 +420,7 @@ fn verify_control(
             );
         }
     }
+    verify_extern_placement(cx, c, spec)?;
     // Same-stage edges could still form a cycle: check the graph is acyclic.
     let succ = |n: Node| -> Vec<Node> {
         let v: Vec<Option<Node>> = match n {
@@ -362,6 +463,303 @@ fn verify_control(
                 1 => return cx.err("control", format!("the control flow loops through {s:?}")),
                 0 => stack.push((s, false)),
                 _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The extern arrays themselves: stages, sizes, widths, stateful-ALU programs, hash units.
+fn verify_extern_arrays(
+    cx: &Ctx,
+    c: &ControlProgram,
+    phv: &PhvLayout,
+    spec: &PipeSpec,
+) -> Result<(), VerifyError> {
+    let nf = phv.fields.len();
+    let stage_ok = |s: u16| s < c.stages;
+    for (i, r) in c.registers.iter().enumerate() {
+        let place = format!("control.registers[{i}] ({})", r.name);
+        if !stage_ok(r.stage) {
+            return cx.err(
+                &place,
+                format!("placed in stage {} of {}", r.stage, c.stages),
+            );
+        }
+        if r.size == 0 {
+            return cx.err(&place, "has no elements");
+        }
+        let max = spec.salu.max_width_bits.min(64);
+        if r.width == 0 || r.width > max {
+            return cx.err(
+                &place,
+                format!(
+                    "{}-bit elements; the chip's stateful ALU handles 1 to {max} bits \
+                     (salu.max_width_bits)",
+                    r.width
+                ),
+            );
+        }
+    }
+    for (i, s) in c.salus.iter().enumerate() {
+        let place = format!("control.salus[{i}] ({})", s.name);
+        if s.register as usize >= c.registers.len() {
+            return cx.err(
+                &place,
+                format!("names missing register array #{}", s.register),
+            );
+        }
+        let limits = [
+            (
+                s.conditions.len(),
+                spec.salu.conditions.min(4),
+                "conditions",
+                "salu.conditions",
+            ),
+            (
+                s.updates.len(),
+                spec.salu.updates,
+                "update expressions",
+                "salu.updates",
+            ),
+            (
+                s.outputs.len(),
+                spec.salu.outputs,
+                "outputs",
+                "salu.outputs",
+            ),
+        ];
+        for (n, max, what, limit) in limits {
+            if n > max as usize {
+                return cx.err(
+                    &place,
+                    format!("has {n} {what}; the chip's stateful ALU allows {max} ({limit})"),
+                );
+            }
+        }
+        let operand_ok = |o: &SaluOperand| !matches!(*o, SaluOperand::Field(f) if f as usize >= nf);
+        let ok = s
+            .conditions
+            .iter()
+            .all(|k| operand_ok(&k.a) && operand_ok(&k.b))
+            && s.updates
+                .iter()
+                .all(|u| operand_ok(&u.a) && operand_ok(&u.b))
+            && s.outputs.iter().all(|o| match &o.value {
+                SaluValue::Operand(x) => operand_ok(x),
+                _ => true,
+            });
+        if !ok {
+            return cx.err(&place, "reads a missing field");
+        }
+    }
+    for (i, m) in c.meters.iter().enumerate() {
+        let place = format!("control.meters[{i}] ({})", m.name);
+        if !stage_ok(m.stage) {
+            return cx.err(
+                &place,
+                format!("placed in stage {} of {}", m.stage, c.stages),
+            );
+        }
+        if m.size == 0 {
+            return cx.err(&place, "has no meters");
+        }
+        if m.unit == CountKind::PacketsAndBytes {
+            return cx.err(&place, "a meter counts bytes or packets, not both");
+        }
+    }
+    for (i, k) in c.counters.iter().enumerate() {
+        let place = format!("control.counters[{i}] ({})", k.name);
+        if !stage_ok(k.stage) {
+            return cx.err(
+                &place,
+                format!("placed in stage {} of {}", k.stage, c.stages),
+            );
+        }
+        if k.size == 0 {
+            return cx.err(&place, "has no counters");
+        }
+    }
+    for (i, h) in c.hashes.iter().enumerate() {
+        let place = format!("control.hashes[{i}] ({})", h.name);
+        if !stage_ok(h.stage) {
+            return cx.err(
+                &place,
+                format!("placed in stage {} of {}", h.stage, c.stages),
+            );
+        }
+        if h.fields.iter().any(|&f| f as usize >= nf) {
+            return cx.err(&place, "an input names a missing field");
+        }
+        let in_bits: u32 = h
+            .fields
+            .iter()
+            .map(|&f| phv.fields[f as usize].width as u32)
+            .sum();
+        if in_bits > 512 {
+            return cx.err(&place, format!("{in_bits} input bits (at most 512)"));
+        }
+        let max = match h.algorithm {
+            HashAlgorithm::Identity => 128,
+            HashAlgorithm::Crc { width, .. } => width as u16,
+        };
+        if h.width == 0 || h.width > max {
+            return cx.err(
+                &place,
+                format!("{}-bit output from a {max}-bit function", h.width),
+            );
+        }
+        if HashEngine::new(&h.algorithm).is_none() {
+            return cx.err(
+                &place,
+                "CRC parameters out of range (width 1 to 64; poly, init and xorout within the width)",
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Where externs are driven from: every extern an action drives must sit in the stage of
+/// every table that may run the action; a register array may be touched by one table only;
+/// and per-stage ALU counts stay within the profile.
+fn verify_extern_placement(
+    cx: &Ctx,
+    c: &ControlProgram,
+    spec: &PipeSpec,
+) -> Result<(), VerifyError> {
+    // Which table first touched each register array.
+    let mut register_owner: Vec<Option<usize>> = vec![None; c.registers.len()];
+    for (ti, t) in c.tables.iter().enumerate() {
+        let place = format!("control.tables[{ti}] ({})", t.name);
+        let mut actions: Vec<u16> = t.actions.clone();
+        actions.push(t.default_action.action);
+        actions.sort_unstable();
+        actions.dedup();
+        for a in actions {
+            let action = &c.actions[a as usize];
+            for call in &action.externs {
+                let (what, name, stage) = match *call {
+                    ExternCall::Stateful { salu, .. } => {
+                        let r = c.salus[salu as usize].register as usize;
+                        match register_owner[r] {
+                            Some(o) if o != ti => {
+                                return cx.err(
+                                    &place,
+                                    format!(
+                                        "register array {} is also touched by table {}: its \
+                                         stateful ALU can do one read-modify-write per pass",
+                                        c.registers[r].name, c.tables[o].name
+                                    ),
+                                )
+                            }
+                            _ => register_owner[r] = Some(ti),
+                        }
+                        let reg = &c.registers[r];
+                        ("register array", &reg.name, reg.stage)
+                    }
+                    ExternCall::Meter { meter, .. } => {
+                        let m = &c.meters[meter as usize];
+                        ("meter array", &m.name, m.stage)
+                    }
+                    ExternCall::Count { counter, .. } => {
+                        let k = &c.counters[counter as usize];
+                        ("counter array", &k.name, k.stage)
+                    }
+                    ExternCall::Hash { hash, .. } => {
+                        let h = &c.hashes[hash as usize];
+                        ("hash unit", &h.name, h.stage)
+                    }
+                    ExternCall::Random { .. } => continue,
+                };
+                if stage != t.stage {
+                    return cx.err(
+                        &place,
+                        format!(
+                            "action {} drives {what} {name} in stage {stage}, but the table \
+                             is in stage {}",
+                            action.name, t.stage
+                        ),
+                    );
+                }
+                let index = match *call {
+                    ExternCall::Stateful { index, .. }
+                    | ExternCall::Meter { index, .. }
+                    | ExternCall::Count { index, .. } => Some(index),
+                    _ => None,
+                };
+                if let Some(ExternIndex::Hash(h)) = index {
+                    let h = &c.hashes[h as usize];
+                    if h.stage != t.stage {
+                        return cx.err(
+                            &place,
+                            format!(
+                                "action {} indexes {name} with hash unit {} in stage {}, but \
+                                 the table is in stage {}",
+                                action.name, h.name, h.stage, t.stage
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let n = c.stages as usize;
+    let mut stateful = vec![0u32; n];
+    let mut meters = vec![0u32; n];
+    let mut stats = vec![0u32; n];
+    let mut hash_bits = vec![0u32; n];
+    for r in &c.registers {
+        stateful[r.stage as usize] += 1;
+    }
+    for m in &c.meters {
+        meters[m.stage as usize] += 1;
+    }
+    for k in &c.counters {
+        stats[k.stage as usize] += 1;
+    }
+    for t in c.tables.iter().filter(|t| t.direct_counter.is_some()) {
+        stats[t.stage as usize] += 1;
+    }
+    for h in &c.hashes {
+        hash_bits[h.stage as usize] += h.width as u32;
+    }
+    for s in 0..n {
+        let checks = [
+            (
+                stateful[s],
+                spec.stage.stateful_alus,
+                "register arrays",
+                "stateful ALUs",
+                "stage.stateful_alus",
+            ),
+            (
+                meters[s],
+                spec.stage.meter_alus,
+                "meter arrays",
+                "meter ALUs",
+                "stage.meter_alus",
+            ),
+            (
+                stats[s],
+                spec.stage.stats_alus,
+                "counters",
+                "statistics ALUs",
+                "stage.stats_alus",
+            ),
+            (
+                hash_bits[s],
+                spec.stage.hash_bits,
+                "hash output bits",
+                "hash output bits",
+                "stage.hash_bits",
+            ),
+        ];
+        for (used, max, what, unit, limit) in checks {
+            if used > max as u32 {
+                return cx.err(
+                    format!("control.stage[{s}]"),
+                    format!("{used} {what}; the stage has {max} {unit} ({limit})"),
+                );
             }
         }
     }

@@ -1,81 +1,353 @@
-//! The traffic manager: the shared packet buffer, counted in cells, and the egress queues.
+//! The traffic manager: a shared packet buffer counted in cells, admission (static, Dynamic
+//! Threshold, Flexible Buffer, or a plug-in), egress queues with SP/DRR/WRR schedulers, PFC,
+//! ECN, queue-depth export and counters.
 //!
-//! Packets are not copied into the TM: the chip keeps their bytes and the TM holds a
-//! descriptor ([`QueuedPacket`]) per buffered packet with the cells it occupies. Every cell
-//! taken at enqueue is given back exactly once, at dequeue; admission refuses a packet whose
-//! cells do not fit, and says why.
+//! # Model
 //!
-//! Crates used, and why: `serde` (the TM dimensions are part of the RON chip profile).
+//! Packets are not copied into the TM: the chip keeps their bytes and the TM holds a 32-byte
+//! descriptor per buffered packet in its queue's ring buffer. A packet of `n` bytes occupies
+//! `ceil(n / cell_bytes)` cells (at least 1).
+//!
+//! **Buffer carving** (the shape of Tofino's TM: QAC egress accounting with per-queue gmin and
+//! dynamic shared limits in app pools; WAC ingress accounting per port and priority with PFC
+//! and skid headroom). The `cells` of the buffer are split into
+//! - a private minimum per queue (`gmin_cells`, on every port),
+//! - PFC headroom per lossless (ingress port, priority),
+//! - shared pools (`pool_cells`; by default one pool with the rest).
+//!
+//! A queue's cells are its private cells `min(q, gmin)` plus its shared cells `q − gmin` in its
+//! pool, counting only packets not stored in headroom. A packet is admitted
+//! 1. to **headroom** if its (ingress port, priority) is lossless and in XOFF, or if it is
+//!    lossless and the pool cannot take it (which asserts XOFF); refused with
+//!    `HeadroomExhausted` if the headroom is full;
+//! 2. without asking anyone if its cells fit under the queue's private minimum;
+//! 3. otherwise, for a lossy packet, if the admission policy accepts its shared cells
+//!    ([`admission`]; lossless packets are governed by PFC only, as Tofino queues carrying
+//!    lossless traffic run without tail drop), and then only if the pool has room (`PoolFull`).
+//!
+//! Every cell taken is given back exactly once, at dequeue: there is no push-out, and a queued
+//! packet leaves only by [`TrafficManager::dequeue`] (thresholds that fall later never evict).
+//!
+//! **Readings of the papers** (see `admission` and the crate README in the report):
+//! - DT: `T = α·(B − Q(t))` with B the pool's size and Q(t) the pool's shared cells in use
+//!   (private minimums and headroom excluded); admit while the queue's shared cells are below T
+//!   before the packet.
+//! - FB: `T = α_c · γ · (1/N_p) · (B − Q(t))`. N_p = non-empty queues (the paper's
+//!   "congested (i.e., non-empty)") whose class has priority p, buffer-wide, counting the
+//!   arriving queue. γ = the queue's quantum over the quanta of the non-empty queues of its
+//!   scheduling level on its port (counting itself): 1 under strict priority (a queue alone at
+//!   its level), `w_i/Σw` under DRR/WRR, the in-group share under SP over DRR. A strict-priority
+//!   queue starved by a higher level keeps its in-level γ (the paper needs 0 < γ ≤ 1).
+//! - FB single-queue variant: γ = 1, N = every non-empty queue, α of the packet's class.
+//!
+//! # Time
+//!
+//! The TM has no clock. Every call that depends on time takes `now` as **picoseconds in a
+//! `u64`** (the chip passes `pipelines::time::Time::ps()`); the TM never reads the host clock and
+//! uses no hash-order iteration. RED draws from a ChaCha8 generator seeded by
+//! [`config::TmConfig::seed`]. Same calls, same results.
+//!
+//! # Using it from the chip
+//!
+//! - [`TrafficManager::new`]`(spec, config, ports)` once.
+//! - At ingress exit: [`TrafficManager::enqueue`] with an [`EnqueueRequest`]; on `Err(reason)`
+//!   count a drop under [`Refusal::name`]; on `Ok(a)` keep `a.enq_depth_*` for egress metadata,
+//!   set CE if `a.ecn_mark` and the packet is ECN-capable, and schedule a dequeue for the port.
+//! - After every enqueue, dequeue and pause: [`TrafficManager::drain_pfc_events`] and send a
+//!   PFC frame out of `ingress_port` for each (see [`pfc`] for quanta and refresh).
+//! - Serving a port: [`TrafficManager::dequeue`]`(port, now)`; when it returns `None` but
+//!   [`TrafficManager::next_eligible_time`] is `Some(t)`, serve again at `t` (a pause expires).
+//! - A PFC frame received on port `p`: [`TrafficManager::pause`] (quanta > 0) or
+//!   [`TrafficManager::resume`] (quanta 0), then re-check `next_eligible_time`.
+//! - Depth export to ingress: a [`export::DepthExport`] advanced at its `next_event_ps`.
+//!
+//! Crates used, and why: `serde` (the TM's dimensions are part of the RON chip profile; its
+//! configuration is RON too), `rand_chacha` (seeded, portable RED marking).
 
+pub mod admission;
+pub mod config;
+mod ecn;
+pub mod experiments;
+pub mod export;
+pub mod pfc;
+mod sched;
 pub mod spec;
+pub mod stats;
 
+use admission::{Admission, AdmissionContext, Share};
+use config::{ClassParams, ConfigError, PgParams, QueueParams, TmConfig};
+use pfc::PfcEvent;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use sched::PortSched;
+use serde::{Deserialize, Serialize};
 use spec::TmSpec;
+use stats::{PgCounters, QueueCounters, TmCounters, TraceEvent};
 use std::collections::VecDeque;
 
-/// A buffered packet as the TM sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct QueuedPacket {
+/// A packet offered to the TM at ingress exit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EnqueueRequest {
+    /// Egress port.
+    pub port: u16,
+    /// Queue on the egress port.
+    pub queue: u16,
+    /// Port the packet came in on (for PFC accounting; a port the TM does not have, e.g. a
+    /// recirculation port, is not accounted).
+    pub ingress_port: u16,
+    /// Its priority (ingress CoS / PFC priority; ≥ the chip's PFC levels: not accounted).
+    pub priority: u8,
+    /// Its traffic class for single-queue FB; `None`: the queue's class.
+    pub class: Option<u8>,
+    /// Bytes stored (no FCS).
+    pub bytes: u32,
     /// The chip's handle for the packet's bytes.
     pub handle: u32,
-    /// Bytes stored.
-    pub bytes: u32,
-    /// Cells occupied: `ceil(bytes / cell_bytes)`.
+    /// Now, picoseconds.
+    pub now_ps: u64,
+}
+
+/// A packet admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Admitted {
+    /// Cells it occupies.
     pub cells: u32,
-    /// Enqueue time in picoseconds.
-    pub enq_time_ps: u64,
-    /// Depth of its queue in cells just before it was enqueued.
+    /// Depth of its queue before it, cells.
     pub enq_depth_cells: u32,
+    /// Depth of its queue before it, packets.
+    pub enq_depth_pkts: u32,
+    /// ECN: mark CE if the packet is ECN-capable.
+    pub ecn_mark: bool,
+    /// Stored in PFC headroom.
+    pub headroom: bool,
 }
 
 /// A packet leaving the TM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dequeued {
-    /// The packet.
-    pub pkt: QueuedPacket,
+    /// The chip's handle.
+    pub handle: u32,
+    /// Egress port.
+    pub port: u16,
     /// The queue it left.
     pub queue: u16,
-    /// Depth of its queue in cells just after it left.
+    /// Bytes.
+    pub bytes: u32,
+    /// Cells freed.
+    pub cells: u32,
+    /// Enqueue time, ps (queue delay = now − this).
+    pub enq_time_ps: u64,
+    /// Depth of its queue before it was enqueued, cells.
+    pub enq_depth_cells: u32,
+    /// Depth of its queue before it was enqueued, packets.
+    pub enq_depth_pkts: u32,
+    /// Depth of its queue just after it left, cells.
     pub deq_depth_cells: u32,
+    /// Depth of its queue just after it left, packets.
+    pub deq_depth_pkts: u32,
+    /// Ingress port.
+    pub ingress_port: u16,
+    /// Priority it was enqueued with.
+    pub priority: u8,
+    /// The ECN decision made at enqueue.
+    pub ecn_mark: bool,
 }
 
 /// Why the TM refused a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Refusal {
-    /// The shared buffer has fewer free cells than the packet needs.
-    BufferFull,
+    /// The egress port does not exist.
+    NoSuchPort,
     /// The requested queue does not exist on the port.
     NoSuchQueue,
+    /// The packet's class does not exist.
+    NoSuchClass,
+    /// The physical buffer has fewer free cells than the packet needs.
+    BufferFull,
+    /// The queue's pool has fewer free cells than the packet's shared part.
+    PoolFull,
+    /// The queue is at its static limit.
+    QueueLimit,
+    /// The queue is at or above its Dynamic Threshold.
+    DynamicThreshold,
+    /// The queue is at or above its Flexible Buffer threshold.
+    FlexibleThreshold,
+    /// A lossless packet found its PFC headroom full.
+    HeadroomExhausted,
 }
 
-/// One egress queue: a FIFO of packet descriptors and its depth.
+impl Refusal {
+    /// Every reason, in report order (index = `reason as usize`).
+    pub const ALL: [Refusal; 9] = [
+        Refusal::NoSuchPort,
+        Refusal::NoSuchQueue,
+        Refusal::NoSuchClass,
+        Refusal::BufferFull,
+        Refusal::PoolFull,
+        Refusal::QueueLimit,
+        Refusal::DynamicThreshold,
+        Refusal::FlexibleThreshold,
+        Refusal::HeadroomExhausted,
+    ];
+
+    /// A short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Refusal::NoSuchPort => "tm_no_such_port",
+            Refusal::NoSuchQueue => "tm_no_such_queue",
+            Refusal::NoSuchClass => "tm_no_such_class",
+            Refusal::BufferFull => "tm_buffer_full",
+            Refusal::PoolFull => "tm_pool_full",
+            Refusal::QueueLimit => "tm_queue_static_limit",
+            Refusal::DynamicThreshold => "tm_dt_threshold",
+            Refusal::FlexibleThreshold => "tm_fb_threshold",
+            Refusal::HeadroomExhausted => "tm_pfc_headroom_exhausted",
+        }
+    }
+}
+
+const F_HEADROOM: u8 = 1;
+const F_ECN: u8 = 2;
+
+/// A buffered packet's descriptor (32 bytes).
+#[derive(Clone, Copy, Debug)]
+struct Desc {
+    enq_time_ps: u64,
+    handle: u32,
+    bytes: u32,
+    cells: u32,
+    enq_depth_cells: u32,
+    enq_depth_pkts: u32,
+    ingress_port: u16,
+    priority: u8,
+    flags: u8,
+}
+
 #[derive(Debug, Default)]
 struct Queue {
-    fifo: VecDeque<QueuedPacket>,
+    fifo: VecDeque<Desc>,
+    /// All cells.
     cells: u32,
+    /// Cells of packets not in headroom (private + shared).
+    nh_cells: u32,
+    counters: QueueCounters,
+}
+
+#[derive(Debug)]
+struct Port {
+    sched: PortSched,
+    cells: u32,
+    pkts: u32,
+    pause_until: [u64; 8],
+    /// Positions of the queues stopped by each PFC priority.
+    prio_mask: [u128; 8],
+    /// Positions of queues paused by queue-level flow control.
+    queue_paused: u128,
+    /// When the pause mask must next be recomputed.
+    next_expiry: u64,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Pg {
+    params: PgParams,
+    cells: u32,
+    headroom_used: u32,
+    xoff: bool,
+    counters: PgCounters,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Pool {
+    size: u32,
+    used: u32,
 }
 
 /// The traffic manager of one chip.
-///
-/// This is the first cut of the TM: one FIFO per port (queue 0) in a shared buffer with no
-/// per-queue limits. Per-queue thresholds, pools, schedulers and PFC build on the same
-/// accounting.
 #[derive(Debug)]
 pub struct TrafficManager {
     spec: TmSpec,
-    ports: Vec<Queue>,
+    config: TmConfig,
+    nports: usize,
+    qpp: usize,
+    levels: usize,
+    queues: Vec<Queue>,
+    qparams: Vec<QueueParams>,
+    classes: Vec<ClassParams>,
+    pools: Vec<Pool>,
+    ports: Vec<Port>,
+    pgs: Vec<Pg>,
+    congested_by_prio: Vec<u32>,
+    congested_total: u32,
     used_cells: u32,
-    peak_cells: u32,
+    private_used: u32,
+    headroom_used: u32,
+    admission: Box<dyn Admission>,
+    rng: ChaCha8Rng,
+    pfc_events: Vec<PfcEvent>,
+    trace: Option<Vec<TraceEvent>>,
+    counters: TmCounters,
 }
 
 impl TrafficManager {
-    /// A TM with `ports` egress ports, all queues empty.
-    pub fn new(spec: TmSpec, ports: usize) -> TrafficManager {
-        TrafficManager {
-            spec,
-            ports: (0..ports).map(|_| Queue::default()).collect(),
+    /// A TM with `ports` egress ports (and as many ingress ports), all queues empty.
+    pub fn new(
+        spec: TmSpec,
+        config: TmConfig,
+        ports: usize,
+    ) -> Result<TrafficManager, ConfigError> {
+        let r = config.resolve(&spec, ports)?;
+        let qpp = spec.queues_per_port as usize;
+        let levels = spec.pfc_levels as usize;
+        let max_prio = r.classes.iter().map(|c| c.priority).max().unwrap_or(0) as usize;
+        let ports_v = (0..ports)
+            .map(|p| {
+                let sched = PortSched::new(&r.scheds[p]);
+                let mut prio_mask = [0u128; 8];
+                for (q, qp) in r.queues.iter().enumerate() {
+                    prio_mask[qp.pfc_priority as usize] |= sched.bit(q as u16);
+                }
+                Port {
+                    sched,
+                    cells: 0,
+                    pkts: 0,
+                    pause_until: [0; 8],
+                    prio_mask,
+                    queue_paused: 0,
+                    next_expiry: u64::MAX,
+                }
+            })
+            .collect();
+        let pgs = r
+            .pgs
+            .iter()
+            .map(|&params| Pg {
+                params,
+                ..Pg::default()
+            })
+            .collect();
+        Ok(TrafficManager {
+            nports: ports,
+            qpp,
+            levels,
+            queues: (0..ports * qpp).map(|_| Queue::default()).collect(),
+            qparams: r.queues,
+            classes: r.classes,
+            pools: r.pools.iter().map(|&size| Pool { size, used: 0 }).collect(),
+            ports: ports_v,
+            pgs,
+            congested_by_prio: vec![0; max_prio + 1],
+            congested_total: 0,
             used_cells: 0,
-            peak_cells: 0,
-        }
+            private_used: 0,
+            headroom_used: 0,
+            admission: admission::builtin(config.admission),
+            rng: ChaCha8Rng::seed_from_u64(config.seed),
+            pfc_events: Vec::new(),
+            trace: if config.trace { Some(Vec::new()) } else { None },
+            counters: TmCounters::default(),
+            spec,
+            config,
+        })
     }
 
     /// The dimensions.
@@ -83,63 +355,492 @@ impl TrafficManager {
         &self.spec
     }
 
-    /// Admit a packet of `bytes` into `queue` of `port`, or say why not.
-    pub fn enqueue(
-        &mut self,
-        port: u16,
-        queue: u16,
-        handle: u32,
-        bytes: u32,
-        now_ps: u64,
-    ) -> Result<QueuedPacket, Refusal> {
-        if queue != 0 {
-            return Err(Refusal::NoSuchQueue);
-        }
-        let cells = self.spec.cells_for(bytes as usize);
-        if self.used_cells + cells > self.spec.cells {
-            return Err(Refusal::BufferFull);
-        }
-        let q = &mut self.ports[port as usize];
-        let pkt = QueuedPacket {
-            handle,
-            bytes,
-            cells,
-            enq_time_ps: now_ps,
-            enq_depth_cells: q.cells,
-        };
-        q.fifo.push_back(pkt);
-        q.cells += cells;
-        self.used_cells += cells;
-        self.peak_cells = self.peak_cells.max(self.used_cells);
-        Ok(pkt)
+    /// The configuration.
+    pub fn config(&self) -> &TmConfig {
+        &self.config
     }
 
-    /// Take the next packet for `port`, freeing its cells.
-    pub fn dequeue(&mut self, port: u16) -> Option<Dequeued> {
-        let q = &mut self.ports[port as usize];
-        let pkt = q.fifo.pop_front()?;
-        q.cells -= pkt.cells;
-        self.used_cells -= pkt.cells;
-        Some(Dequeued {
-            pkt,
-            queue: 0,
-            deq_depth_cells: q.cells,
+    /// Number of ports.
+    pub fn port_count(&self) -> usize {
+        self.nports
+    }
+
+    /// Replace the admission policy (a plug-in such as ABM).
+    pub fn set_admission(&mut self, policy: Box<dyn Admission>) {
+        self.admission = policy;
+    }
+
+    /// The admission policy's name.
+    pub fn admission_name(&self) -> &'static str {
+        self.admission.name()
+    }
+
+    fn refuse(&mut self, req: &EnqueueRequest, reason: Refusal) -> Result<Admitted, Refusal> {
+        self.counters.drops[reason as usize] += 1;
+        if (req.port as usize) < self.nports && (req.queue as usize) < self.qpp {
+            let i = req.port as usize * self.qpp + req.queue as usize;
+            self.queues[i].counters.drops[reason as usize] += 1;
+        }
+        if let Some(t) = &mut self.trace {
+            t.push(TraceEvent::Drop {
+                t: req.now_ps,
+                port: req.port,
+                queue: req.queue,
+                reason,
+            });
+        }
+        Err(reason)
+    }
+
+    fn pg_index(&self, ingress_port: u16, priority: u8) -> Option<usize> {
+        if (ingress_port as usize) < self.nports && (priority as usize) < self.levels {
+            Some(ingress_port as usize * self.levels + priority as usize)
+        } else {
+            None
+        }
+    }
+
+    fn raise_xoff(&mut self, pgi: usize, now_ps: u64) {
+        let pg = &mut self.pgs[pgi];
+        if pg.xoff {
+            return;
+        }
+        pg.xoff = true;
+        pg.counters.xoff += 1;
+        let (port, priority) = ((pgi / self.levels) as u16, (pgi % self.levels) as u8);
+        self.pfc_events.push(PfcEvent {
+            time_ps: now_ps,
+            ingress_port: port,
+            priority,
+            xoff: true,
+        });
+        if let Some(t) = &mut self.trace {
+            t.push(TraceEvent::Pfc {
+                t: now_ps,
+                port,
+                priority,
+                xoff: true,
+            });
+        }
+    }
+
+    /// Offer a packet. On `Ok` it is queued; on `Err` it was not, and the reason is counted.
+    pub fn enqueue(&mut self, req: EnqueueRequest) -> Result<Admitted, Refusal> {
+        if req.port as usize >= self.nports {
+            return self.refuse(&req, Refusal::NoSuchPort);
+        }
+        if req.queue as usize >= self.qpp {
+            return self.refuse(&req, Refusal::NoSuchQueue);
+        }
+        let qi = req.port as usize * self.qpp + req.queue as usize;
+        let qp = self.qparams[req.queue as usize];
+        let cells = self.spec.cells_for(req.bytes as usize).max(1);
+        if self.used_cells as u64 + cells as u64 > self.spec.cells as u64 {
+            return self.refuse(&req, Refusal::BufferFull);
+        }
+        let pgi = self.pg_index(req.ingress_port, req.priority);
+        let lossless = pgi.is_some_and(|i| self.pgs[i].params.enabled);
+
+        let q = &self.queues[qi];
+        let (q_cells, q_nh, q_pkts) = (q.cells, q.nh_cells, q.fifo.len() as u32);
+        let shared_before = q_nh.saturating_sub(qp.gmin);
+        let shared_after = (q_nh + cells).saturating_sub(qp.gmin);
+        let shared_needed = shared_after - shared_before;
+        let pool = self.pools[qp.pool as usize];
+
+        let mut to_headroom = lossless && self.pgs[pgi.expect("lossless")].xoff;
+        if !to_headroom && shared_needed > 0 {
+            if !lossless {
+                let class_id = match (self.config.admission, req.class) {
+                    (config::AdmissionPolicy::FlexibleBufferSingleQueue, Some(c)) => c,
+                    _ => qp.class,
+                };
+                let Some(&class) = self.classes.get(class_id as usize) else {
+                    return self.refuse(&req, Refusal::NoSuchClass);
+                };
+                let was_empty = q_pkts == 0;
+                let port = &self.ports[req.port as usize];
+                let (gnum, gden) = port.sched.gamma(req.queue);
+                let ctx = AdmissionContext {
+                    now_ps: req.now_ps,
+                    port: req.port,
+                    queue: req.queue,
+                    pkt_cells: cells,
+                    shared_cells_needed: shared_needed,
+                    queue_cells: q_nh,
+                    queue_shared_cells: shared_before,
+                    queue_pkts: q_pkts,
+                    pool_cells: pool.size,
+                    pool_used: pool.used,
+                    alpha: class.alpha,
+                    priority: class.priority,
+                    congested_in_priority: self
+                        .congested_by_prio
+                        .get(class.priority as usize)
+                        .copied()
+                        .unwrap_or(0)
+                        + (was_empty && self.classes[qp.class as usize].priority == class.priority)
+                            as u32,
+                    congested_total: self.congested_total + was_empty as u32,
+                    gamma: Share {
+                        num: gnum,
+                        den: gden,
+                    },
+                    static_limit: qp.static_limit,
+                };
+                if let Err(r) = self.admission.admit(&ctx) {
+                    return self.refuse(&req, r);
+                }
+            }
+            if pool.used as u64 + shared_needed as u64 > pool.size as u64 {
+                if lossless {
+                    to_headroom = true;
+                } else {
+                    return self.refuse(&req, Refusal::PoolFull);
+                }
+            }
+        }
+        if to_headroom {
+            let i = pgi.expect("lossless");
+            let pg = &self.pgs[i];
+            if pg.headroom_used as u64 + cells as u64 > pg.params.headroom as u64 {
+                return self.refuse(&req, Refusal::HeadroomExhausted);
+            }
+            self.raise_xoff(i, req.now_ps);
+        }
+
+        // Admitted: charge the cells.
+        let ecn_mark = ecn::mark(&qp.ecn, q_cells, &mut self.rng);
+        let desc = Desc {
+            enq_time_ps: req.now_ps,
+            handle: req.handle,
+            bytes: req.bytes,
+            cells,
+            enq_depth_cells: q_cells,
+            enq_depth_pkts: q_pkts,
+            ingress_port: req.ingress_port,
+            priority: req.priority,
+            flags: if to_headroom { F_HEADROOM } else { 0 } | if ecn_mark { F_ECN } else { 0 },
+        };
+        let q = &mut self.queues[qi];
+        q.fifo.push_back(desc);
+        q.cells += cells;
+        let c = &mut q.counters;
+        c.enq_pkts += 1;
+        c.enq_cells += cells as u64;
+        c.enq_bytes += req.bytes as u64;
+        c.ecn_marks += ecn_mark as u64;
+        c.max_depth_cells = c.max_depth_cells.max(q.cells);
+        let depth_after = q.cells;
+        if to_headroom {
+            c.headroom_pkts += 1;
+            self.headroom_used += cells;
+            let pg = &mut self.pgs[pgi.expect("lossless")];
+            pg.headroom_used += cells;
+            pg.counters.max_headroom_cells = pg.counters.max_headroom_cells.max(pg.headroom_used);
+        } else {
+            q.nh_cells += cells;
+            self.pools[qp.pool as usize].used += shared_needed;
+            self.private_used += cells - shared_needed;
+        }
+        if q_pkts == 0 {
+            self.congested_total += 1;
+            self.congested_by_prio[self.classes[qp.class as usize].priority as usize] += 1;
+            self.ports[req.port as usize].sched.on_nonempty(req.queue);
+        }
+        let port = &mut self.ports[req.port as usize];
+        port.cells += cells;
+        port.pkts += 1;
+        self.used_cells += cells;
+        self.counters.cells_allocated += cells as u64;
+        self.counters.peak_cells = self.counters.peak_cells.max(self.used_cells);
+        if let Some(i) = pgi {
+            let pg = &mut self.pgs[i];
+            pg.cells += cells;
+            pg.counters.max_cells = pg.counters.max_cells.max(pg.cells);
+            if pg.params.enabled && !pg.xoff && pg.cells > pg.params.xoff {
+                self.raise_xoff(i, req.now_ps);
+            }
+        }
+        if let Some(t) = &mut self.trace {
+            t.push(TraceEvent::Enqueue {
+                t: req.now_ps,
+                port: req.port,
+                queue: req.queue,
+                depth_cells: depth_after,
+                used_cells: self.used_cells,
+            });
+        }
+        Ok(Admitted {
+            cells,
+            enq_depth_cells: q_cells,
+            enq_depth_pkts: q_pkts,
+            ecn_mark,
+            headroom: to_headroom,
         })
     }
 
-    /// Whether `port` has packets waiting.
+    fn blocked_at(&self, port: usize, t: u64) -> u128 {
+        let p = &self.ports[port];
+        let mut b = p.queue_paused;
+        for (prio, &until) in p.pause_until.iter().enumerate().take(self.levels) {
+            if until > t {
+                b |= p.prio_mask[prio];
+            }
+        }
+        b
+    }
+
+    fn refresh_pause(&mut self, port: usize, now_ps: u64) {
+        if now_ps < self.ports[port].next_expiry {
+            return;
+        }
+        let blocked = self.blocked_at(port, now_ps);
+        let p = &mut self.ports[port];
+        p.sched.blocked = blocked;
+        p.next_expiry = p
+            .pause_until
+            .iter()
+            .copied()
+            .filter(|&u| u > now_ps)
+            .min()
+            .unwrap_or(u64::MAX);
+    }
+
+    /// Serve `port` by its scheduler: the next packet of a non-empty queue that is not paused
+    /// at `now_ps`, freeing its cells. `None` if there is none.
+    pub fn dequeue(&mut self, port: u16, now_ps: u64) -> Option<Dequeued> {
+        let pi = port as usize;
+        if pi >= self.nports {
+            return None;
+        }
+        self.refresh_pause(pi, now_ps);
+        let base = pi * self.qpp;
+        let queues = &self.queues;
+        let queue = self.ports[pi].sched.pick(|q| {
+            queues[base + q as usize]
+                .fifo
+                .front()
+                .map_or(0, |d| d.bytes)
+        })?;
+        let qi = base + queue as usize;
+        let qp = self.qparams[queue as usize];
+        let q = &mut self.queues[qi];
+        let d = q
+            .fifo
+            .pop_front()
+            .expect("scheduler picks non-empty queues");
+        q.cells -= d.cells;
+        let c = &mut q.counters;
+        c.deq_pkts += 1;
+        c.deq_cells += d.cells as u64;
+        c.deq_bytes += d.bytes as u64;
+        let (deq_depth_cells, deq_depth_pkts) = (q.cells, q.fifo.len() as u32);
+        if d.flags & F_HEADROOM != 0 {
+            self.headroom_used -= d.cells;
+            let pgi = self
+                .pg_index(d.ingress_port, d.priority)
+                .expect("headroom has a PG");
+            self.pgs[pgi].headroom_used -= d.cells;
+        } else {
+            let shared_before = q.nh_cells.saturating_sub(qp.gmin);
+            q.nh_cells -= d.cells;
+            let freed_shared = shared_before - q.nh_cells.saturating_sub(qp.gmin);
+            self.pools[qp.pool as usize].used -= freed_shared;
+            self.private_used -= d.cells - freed_shared;
+        }
+        if deq_depth_pkts == 0 {
+            self.congested_total -= 1;
+            self.congested_by_prio[self.classes[qp.class as usize].priority as usize] -= 1;
+            self.ports[pi].sched.on_empty(queue);
+        }
+        let p = &mut self.ports[pi];
+        p.cells -= d.cells;
+        p.pkts -= 1;
+        self.used_cells -= d.cells;
+        self.counters.cells_freed += d.cells as u64;
+        if let Some(pgi) = self.pg_index(d.ingress_port, d.priority) {
+            let pg = &mut self.pgs[pgi];
+            pg.cells -= d.cells;
+            if pg.xoff && pg.cells < pg.params.xon {
+                pg.xoff = false;
+                pg.counters.xon += 1;
+                self.pfc_events.push(PfcEvent {
+                    time_ps: now_ps,
+                    ingress_port: d.ingress_port,
+                    priority: d.priority,
+                    xoff: false,
+                });
+                if let Some(t) = &mut self.trace {
+                    t.push(TraceEvent::Pfc {
+                        t: now_ps,
+                        port: d.ingress_port,
+                        priority: d.priority,
+                        xoff: false,
+                    });
+                }
+            }
+        }
+        self.admission.on_dequeue(port, queue, d.cells, now_ps);
+        if let Some(t) = &mut self.trace {
+            t.push(TraceEvent::Dequeue {
+                t: now_ps,
+                port,
+                queue,
+                depth_cells: deq_depth_cells,
+                used_cells: self.used_cells,
+            });
+        }
+        Some(Dequeued {
+            handle: d.handle,
+            port,
+            queue,
+            bytes: d.bytes,
+            cells: d.cells,
+            enq_time_ps: d.enq_time_ps,
+            enq_depth_cells: d.enq_depth_cells,
+            enq_depth_pkts: d.enq_depth_pkts,
+            deq_depth_cells,
+            deq_depth_pkts,
+            ingress_port: d.ingress_port,
+            priority: d.priority,
+            ecn_mark: d.flags & F_ECN != 0,
+        })
+    }
+
+    /// PFC events raised since the last call, in order.
+    pub fn drain_pfc_events(&mut self) -> std::vec::Drain<'_, PfcEvent> {
+        self.pfc_events.drain(..)
+    }
+
+    /// Whether the TM asserts a pause towards `ingress_port` for `priority` (the chip
+    /// refreshes the pause frame while this holds).
+    pub fn is_xoff(&self, ingress_port: u16, priority: u8) -> bool {
+        self.pg_index(ingress_port, priority)
+            .is_some_and(|i| self.pgs[i].xoff)
+    }
+
+    /// A PFC frame received on `port` pauses `priority` until `until_ps` (replacing any earlier
+    /// pause of that priority, as 802.1Qbb's timer restart); `until_ps ≤ now_ps` resumes.
+    /// The queues mapped to the priority are not served meanwhile.
+    pub fn pause(&mut self, port: u16, priority: u8, until_ps: u64, now_ps: u64) {
+        let pi = port as usize;
+        if pi >= self.nports || priority as usize >= self.levels {
+            return;
+        }
+        self.counters.pause_rx += 1;
+        self.ports[pi].pause_until[priority as usize] = until_ps;
+        self.ports[pi].next_expiry = 0;
+        self.refresh_pause(pi, now_ps);
+        if let Some(t) = &mut self.trace {
+            t.push(TraceEvent::PauseRx {
+                t: now_ps,
+                port,
+                priority,
+                until: until_ps,
+            });
+        }
+    }
+
+    /// A PFC frame with quanta 0: `priority` on `port` may send again.
+    pub fn resume(&mut self, port: u16, priority: u8, now_ps: u64) {
+        self.pause(port, priority, 0, now_ps);
+    }
+
+    /// Queue-level flow control (Tofino2 AFC): stop or restart serving one queue.
+    pub fn set_queue_paused(&mut self, port: u16, queue: u16, paused: bool, now_ps: u64) {
+        let pi = port as usize;
+        if pi >= self.nports || queue as usize >= self.qpp {
+            return;
+        }
+        let p = &mut self.ports[pi];
+        let bit = p.sched.bit(queue);
+        if paused {
+            p.queue_paused |= bit;
+        } else {
+            p.queue_paused &= !bit;
+        }
+        p.next_expiry = 0;
+        self.refresh_pause(pi, now_ps);
+        if let Some(t) = &mut self.trace {
+            t.push(TraceEvent::QueuePause {
+                t: now_ps,
+                port,
+                queue,
+                paused,
+            });
+        }
+    }
+
+    /// Whether `queue` of `port` is paused (by PFC or queue pause) at `now_ps`.
+    pub fn is_paused(&self, port: u16, queue: u16, now_ps: u64) -> bool {
+        let pi = port as usize;
+        if pi >= self.nports || queue as usize >= self.qpp {
+            return false;
+        }
+        self.blocked_at(pi, now_ps) & self.ports[pi].sched.bit(queue) != 0
+    }
+
+    /// The earliest time at or after `now_ps` when `port` has a packet it may send: `now_ps` if
+    /// one is eligible now, the end of a pause if only paused queues hold packets, `None` if
+    /// the port is empty or its packets wait on a queue pause with no end.
+    pub fn next_eligible_time(&self, port: u16, now_ps: u64) -> Option<u64> {
+        let pi = port as usize;
+        if pi >= self.nports {
+            return None;
+        }
+        let p = &self.ports[pi];
+        let nonempty = p.sched.nonempty;
+        if nonempty == 0 {
+            return None;
+        }
+        if nonempty & !self.blocked_at(pi, now_ps) != 0 {
+            return Some(now_ps);
+        }
+        let mut ends: Vec<u64> = Vec::new();
+        ends.extend(p.pause_until.iter().copied().filter(|&u| u > now_ps));
+        ends.sort_unstable();
+        ends.into_iter()
+            .find(|&t| nonempty & !self.blocked_at(pi, t) != 0)
+    }
+
+    /// Whether `port` holds packets (paused or not).
     pub fn has_packets(&self, port: u16) -> bool {
-        !self.ports[port as usize].fifo.is_empty()
+        self.ports
+            .get(port as usize)
+            .is_some_and(|p| p.sched.nonempty != 0)
+    }
+
+    /// Depth of `queue` on `port`: (cells, packets).
+    pub fn depth(&self, port: u16, queue: u16) -> (u32, u32) {
+        if port as usize >= self.nports || queue as usize >= self.qpp {
+            return (0, 0);
+        }
+        let q = &self.queues[port as usize * self.qpp + queue as usize];
+        (q.cells, q.fifo.len() as u32)
+    }
+
+    /// Depth of `port` over all its queues: (cells, packets).
+    pub fn port_depth(&self, port: u16) -> (u32, u32) {
+        self.ports
+            .get(port as usize)
+            .map_or((0, 0), |p| (p.cells, p.pkts))
     }
 
     /// Cells queued for `port`.
     pub fn port_depth_cells(&self, port: u16) -> u32 {
-        self.ports[port as usize].cells
+        self.port_depth(port).0
     }
 
     /// Packets queued for `port`.
     pub fn port_depth_packets(&self, port: u16) -> usize {
-        self.ports[port as usize].fifo.len()
+        self.port_depth(port).1 as usize
+    }
+
+    /// Every queue depth in cells, `port * queues_per_port + queue`, into `buf` (cleared first).
+    pub fn snapshot_into(&self, buf: &mut Vec<u32>) {
+        buf.clear();
+        buf.extend(self.queues.iter().map(|q| q.cells));
     }
 
     /// Cells in use in the whole buffer.
@@ -147,9 +848,206 @@ impl TrafficManager {
         self.used_cells
     }
 
+    /// Free cells in the whole buffer.
+    pub fn free_cells(&self) -> u32 {
+        self.spec.cells - self.used_cells
+    }
+
     /// The most cells ever in use at once.
     pub fn peak_cells(&self) -> u32 {
-        self.peak_cells
+        self.counters.peak_cells
+    }
+
+    /// Cells in use under private minimums.
+    pub fn private_used(&self) -> u32 {
+        self.private_used
+    }
+
+    /// Cells in use in PFC headroom.
+    pub fn headroom_used_total(&self) -> u32 {
+        self.headroom_used
+    }
+
+    /// Number of pools.
+    pub fn pool_count(&self) -> usize {
+        self.pools.len()
+    }
+
+    /// (size, shared cells in use) of `pool`.
+    pub fn pool(&self, pool: usize) -> (u32, u32) {
+        self.pools.get(pool).map_or((0, 0), |p| (p.size, p.used))
+    }
+
+    /// Cells counted against (ingress port, priority), and how many of them are in headroom.
+    pub fn pg_cells(&self, ingress_port: u16, priority: u8) -> (u32, u32) {
+        self.pg_index(ingress_port, priority)
+            .map_or((0, 0), |i| (self.pgs[i].cells, self.pgs[i].headroom_used))
+    }
+
+    /// Non-empty queues in the buffer, and of buffer priority `p`.
+    pub fn congested(&self, p: u8) -> (u32, u32) {
+        (
+            self.congested_total,
+            self.congested_by_prio.get(p as usize).copied().unwrap_or(0),
+        )
+    }
+
+    /// Counters of one queue.
+    pub fn queue_counters(&self, port: u16, queue: u16) -> QueueCounters {
+        if port as usize >= self.nports || queue as usize >= self.qpp {
+            return QueueCounters::default();
+        }
+        self.queues[port as usize * self.qpp + queue as usize].counters
+    }
+
+    /// Counters of all queues of a port, summed.
+    pub fn port_counters(&self, port: u16) -> QueueCounters {
+        let mut c = QueueCounters::default();
+        for q in 0..self.qpp as u16 {
+            c.add(&self.queue_counters(port, q));
+        }
+        c
+    }
+
+    /// PFC counters of (ingress port, priority).
+    pub fn pg_counters(&self, ingress_port: u16, priority: u8) -> PgCounters {
+        self.pg_index(ingress_port, priority)
+            .map_or(PgCounters::default(), |i| self.pgs[i].counters)
+    }
+
+    /// Whole-TM counters.
+    pub fn counters(&self) -> &TmCounters {
+        &self.counters
+    }
+
+    /// Drops for `reason`.
+    pub fn drops(&self, reason: Refusal) -> u64 {
+        self.counters.drops[reason as usize]
+    }
+
+    /// Handles of the packets in a queue, head first (for tests and debugging).
+    pub fn queue_handles(&self, port: u16, queue: u16) -> impl Iterator<Item = u32> + '_ {
+        let i = port as usize * self.qpp + queue as usize;
+        self.queues
+            .get(i)
+            .into_iter()
+            .flat_map(|q| q.fifo.iter().map(|d| d.handle))
+    }
+
+    /// Turn the event trace on (keeping what is recorded) or off (dropping it).
+    pub fn set_trace(&mut self, on: bool) {
+        match (on, self.trace.is_some()) {
+            (true, false) => self.trace = Some(Vec::new()),
+            (false, true) => self.trace = None,
+            _ => {}
+        }
+    }
+
+    /// Trace events recorded since the last call (empty when the trace is off).
+    pub fn drain_trace(&mut self) -> impl Iterator<Item = TraceEvent> + '_ {
+        self.trace.iter_mut().flat_map(|t| t.drain(..))
+    }
+
+    /// Recomputes every counter from the descriptors and compares: the accounting invariants.
+    /// `Err` describes the first mismatch. O(buffered packets): for tests.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut pool_used = vec![0u64; self.pools.len()];
+        let mut private = 0u64;
+        let mut headroom = 0u64;
+        let mut pg_cells = vec![0u64; self.pgs.len()];
+        let mut pg_hdrm = vec![0u64; self.pgs.len()];
+        let mut used = 0u64;
+        let mut congested_total = 0u32;
+        let mut congested_by_prio = vec![0u32; self.congested_by_prio.len()];
+        for (pi, port) in self.ports.iter().enumerate() {
+            let (mut pc, mut pp) = (0u64, 0u64);
+            let mut nonempty = 0u128;
+            for q in 0..self.qpp {
+                let qu = &self.queues[pi * self.qpp + q];
+                let qp = &self.qparams[q];
+                let cells: u64 = qu.fifo.iter().map(|d| d.cells as u64).sum();
+                let nh: u64 = qu
+                    .fifo
+                    .iter()
+                    .filter(|d| d.flags & F_HEADROOM == 0)
+                    .map(|d| d.cells as u64)
+                    .sum();
+                if cells != qu.cells as u64 || nh != qu.nh_cells as u64 {
+                    return Err(format!(
+                        "queue {pi}/{q}: cells {} nh {} recomputed {cells} {nh}",
+                        qu.cells, qu.nh_cells
+                    ));
+                }
+                pool_used[qp.pool as usize] += nh.saturating_sub(qp.gmin as u64);
+                private += nh.min(qp.gmin as u64);
+                for d in &qu.fifo {
+                    if let Some(i) = self.pg_index(d.ingress_port, d.priority) {
+                        pg_cells[i] += d.cells as u64;
+                        if d.flags & F_HEADROOM != 0 {
+                            pg_hdrm[i] += d.cells as u64;
+                        }
+                    }
+                    if d.flags & F_HEADROOM != 0 {
+                        headroom += d.cells as u64;
+                    }
+                }
+                if !qu.fifo.is_empty() {
+                    nonempty |= port.sched.bit(q as u16);
+                    congested_total += 1;
+                    congested_by_prio[self.classes[qp.class as usize].priority as usize] += 1;
+                }
+                pc += cells;
+                pp += qu.fifo.len() as u64;
+            }
+            if pc != port.cells as u64 || pp != port.pkts as u64 {
+                return Err(format!(
+                    "port {pi}: {} cells {} pkts, recomputed {pc} {pp}",
+                    port.cells, port.pkts
+                ));
+            }
+            if nonempty != port.sched.nonempty {
+                return Err(format!("port {pi}: non-empty mask differs"));
+            }
+            used += pc;
+        }
+        if used != self.used_cells as u64 || used > self.spec.cells as u64 {
+            return Err(format!("used {} recomputed {used}", self.used_cells));
+        }
+        if self.counters.cells_allocated - self.counters.cells_freed != used {
+            return Err("allocated − freed ≠ used".into());
+        }
+        if private != self.private_used as u64 || headroom != self.headroom_used as u64 {
+            return Err(format!(
+                "private {} headroom {} recomputed {private} {headroom}",
+                self.private_used, self.headroom_used
+            ));
+        }
+        if private + headroom + pool_used.iter().sum::<u64>() != used {
+            return Err("private + headroom + pools ≠ used".into());
+        }
+        for (i, p) in self.pools.iter().enumerate() {
+            if pool_used[i] != p.used as u64 || p.used > p.size {
+                return Err(format!(
+                    "pool {i}: used {} recomputed {} size {}",
+                    p.used, pool_used[i], p.size
+                ));
+            }
+        }
+        for (i, pg) in self.pgs.iter().enumerate() {
+            if pg_cells[i] != pg.cells as u64 || pg_hdrm[i] != pg.headroom_used as u64 {
+                return Err(format!(
+                    "pg {i}: cells {} headroom {} recomputed {} {}",
+                    pg.cells, pg.headroom_used, pg_cells[i], pg_hdrm[i]
+                ));
+            }
+            if pg.headroom_used > pg.params.headroom {
+                return Err(format!("pg {i}: headroom over its reservation"));
+            }
+        }
+        if congested_total != self.congested_total || congested_by_prio != self.congested_by_prio {
+            return Err("congested-queue counts differ".into());
+        }
+        Ok(())
     }
 }
 
@@ -157,36 +1055,26 @@ impl TrafficManager {
 mod tests {
     use super::*;
 
-    fn tm(cells: u32) -> TrafficManager {
-        TrafficManager::new(
-            TmSpec {
-                cells,
-                cell_bytes: 80,
-                queues_per_port: 1,
-            },
-            2,
-        )
+    #[test]
+    fn descriptor_is_32_bytes() {
+        // The model's state per buffered packet: one descriptor in its queue's ring buffer
+        // (at most twice that with the ring's spare capacity).
+        assert_eq!(std::mem::size_of::<Desc>(), 32);
     }
 
     #[test]
     fn packets_occupy_whole_cells() {
-        let mut t = tm(10);
-        let p = t.enqueue(0, 0, 1, 81, 0).unwrap();
-        assert_eq!(p.cells, 2);
-        assert_eq!(t.enqueue(1, 0, 2, 80, 0).unwrap().cells, 1);
-        assert_eq!(t.used_cells(), 3);
+        let mut t = TrafficManager::new(TmSpec::small(10, 80, 1), TmConfig::default(), 2).unwrap();
+        let r = |port, bytes, handle| EnqueueRequest {
+            port,
+            bytes,
+            handle,
+            ..EnqueueRequest::default()
+        };
+        assert_eq!(t.enqueue(r(0, 81, 1)).unwrap().cells, 2);
+        assert_eq!(t.enqueue(r(1, 80, 2)).unwrap().cells, 1);
+        assert_eq!(t.enqueue(r(1, 0, 3)).unwrap().cells, 1);
+        assert_eq!(t.used_cells(), 4);
         assert_eq!(t.port_depth_cells(0), 2);
-    }
-
-    #[test]
-    fn a_full_buffer_refuses_and_dequeue_frees_cells() {
-        let mut t = tm(3);
-        t.enqueue(0, 0, 1, 160, 0).unwrap();
-        assert_eq!(t.enqueue(0, 0, 2, 160, 0), Err(Refusal::BufferFull));
-        let d = t.dequeue(0).unwrap();
-        assert_eq!((d.pkt.handle, d.deq_depth_cells), (1, 0));
-        assert_eq!(t.used_cells(), 0);
-        assert_eq!(t.peak_cells(), 2);
-        assert!(t.enqueue(0, 0, 3, 240, 0).is_ok());
     }
 }

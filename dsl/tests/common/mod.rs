@@ -5,6 +5,56 @@
 use pipelines::program::{FieldId, GressProgram, Table};
 use pipelines::spec::*;
 
+/// The pipe of a chip profile in `asic-model/profiles/` (read here because `dsl` may not
+/// depend on `asic-model`; only the `pipe` part is used).
+pub fn profile(name: &str) -> PipeSpec {
+    #[derive(serde::Deserialize)]
+    struct Profile {
+        pipe: PipeSpec,
+    }
+    let path = format!(
+        "{}/../asic-model/profiles/{name}.ron",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let p: Profile = ron::Options::default()
+        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+        .from_str(&text)
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    p.pipe
+}
+
+/// Every program under `programs/` (relative path, source), sorted.
+pub fn all_programs() -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "p4") {
+                out.push(p);
+            }
+        }
+    }
+    let root = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../programs"));
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let rel = p
+                .strip_prefix(&root)
+                .map_or_else(|_| p.display().to_string(), |r| r.display().to_string());
+            let src = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{rel}: {e}"));
+            (rel, src)
+        })
+        .collect()
+}
+
 /// A Tofino-like pipe: 12 stages of 80 SRAM (1024 x 128) and 24 TCAM (512 x 44) blocks.
 pub fn spec() -> PipeSpec {
     PipeSpec {

@@ -1,0 +1,238 @@
+//! The chip's control plane: table entries, registers, counters and meters, on every pipe.
+//!
+//! Why here and this way: a program is loaded on every pipe, and the control plane's
+//! default ("symmetric") mode writes all pipes alike, so writes go to every pipe; state the
+//! pipes accumulate separately (register values, counts, meter buckets) is read per pipe.
+//! Operations come resolved ([`ResolvedControlOp`], from `pipelines::control::resolve_op`,
+//! so a Rust caller, an entries file and a scheduled scenario event all take the same
+//! path), or as direct calls by index, or for reads by name. Errors name the object.
+
+use crate::chip::{Chip, ChipError};
+use pipelines::control::{ControlError, ResolvedControlOp};
+use pipelines::counter::Counts;
+use pipelines::entries::find_by_name;
+use pipelines::meter::{MeterConfig, MeterReading};
+use pipelines::pipe::LoadedGress;
+use pipelines::program::{CounterId, Gress, KeyMatch, MeterId, RegisterId, TableId};
+
+/// Which kind of extern array a name refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Table,
+    Register,
+    Counter,
+    Meter,
+}
+
+impl Chip {
+    fn pipe_gress(&self, pipe: u16, gress: Gress) -> Result<&LoadedGress, ChipError> {
+        self.gress(pipe, gress)
+            .ok_or(ChipError::Control(ControlError::NoSuch {
+                what: "pipe",
+                id: pipe,
+            }))
+    }
+
+    /// Apply a resolved operation to every pipe. Pipes run the same program, so an
+    /// operation refused by one is refused by the first, before any pipe changes.
+    pub fn apply(&mut self, op: &ResolvedControlOp) -> Result<(), ChipError> {
+        for g in self.gresses_mut(op.gress()) {
+            g.apply(op).map_err(ChipError::Control)?;
+        }
+        Ok(())
+    }
+
+    /// Write one register element in every pipe.
+    pub fn register_write(
+        &mut self,
+        gress: Gress,
+        register: RegisterId,
+        index: u32,
+        value: u128,
+    ) -> Result<(), ChipError> {
+        for g in self.gresses_mut(gress) {
+            g.register_write(register, index, value)
+                .map_err(ChipError::Control)?;
+        }
+        Ok(())
+    }
+
+    /// Read one register element of one pipe.
+    pub fn register_read(
+        &self,
+        pipe: u16,
+        gress: Gress,
+        register: RegisterId,
+        index: u32,
+    ) -> Result<u64, ChipError> {
+        self.pipe_gress(pipe, gress)?
+            .register_read(register, index)
+            .map_err(ChipError::Control)
+    }
+
+    /// Read one indexed counter of one pipe.
+    pub fn counter_read(
+        &self,
+        pipe: u16,
+        gress: Gress,
+        counter: CounterId,
+        index: u32,
+    ) -> Result<Counts, ChipError> {
+        self.pipe_gress(pipe, gress)?
+            .counter_read(counter, index)
+            .map_err(ChipError::Control)
+    }
+
+    /// Clear one indexed counter in every pipe.
+    pub fn counter_clear(
+        &mut self,
+        gress: Gress,
+        counter: CounterId,
+        index: u32,
+    ) -> Result<(), ChipError> {
+        for g in self.gresses_mut(gress) {
+            g.counter_write(counter, index, Counts::default())
+                .map_err(ChipError::Control)?;
+        }
+        Ok(())
+    }
+
+    /// Read the direct counter of a table entry in one pipe.
+    pub fn direct_counter_read(
+        &self,
+        pipe: u16,
+        gress: Gress,
+        table: TableId,
+        key: &[KeyMatch],
+        priority: u32,
+    ) -> Result<Counts, ChipError> {
+        self.pipe_gress(pipe, gress)?
+            .direct_counter_read(table, key, priority)
+            .map_err(ChipError::Control)
+    }
+
+    /// Read the direct counter of a table's misses in one pipe.
+    pub fn direct_miss_counter_read(
+        &self,
+        pipe: u16,
+        gress: Gress,
+        table: TableId,
+    ) -> Result<Counts, ChipError> {
+        self.pipe_gress(pipe, gress)?
+            .direct_miss_counter_read(table)
+            .map_err(ChipError::Control)
+    }
+
+    /// Configure one meter in every pipe (its buckets start full).
+    pub fn meter_configure(
+        &mut self,
+        gress: Gress,
+        meter: MeterId,
+        index: u32,
+        config: MeterConfig,
+    ) -> Result<(), ChipError> {
+        for g in self.gresses_mut(gress) {
+            g.meter_configure(meter, index, config)
+                .map_err(ChipError::Control)?;
+        }
+        Ok(())
+    }
+
+    /// Read one meter's configuration and buckets in one pipe.
+    pub fn meter_read(
+        &self,
+        pipe: u16,
+        gress: Gress,
+        meter: MeterId,
+        index: u32,
+    ) -> Result<MeterReading, ChipError> {
+        self.pipe_gress(pipe, gress)?
+            .meter_read(meter, index)
+            .map_err(ChipError::Control)
+    }
+
+    /// Find a table, register, counter or meter array by name (in full or by a unique last
+    /// component) in the loaded program.
+    fn find(&self, kind: Kind, name: &str) -> Result<(Gress, u16), ChipError> {
+        let not_found = |reason: String| {
+            ChipError::Control(ControlError::BadValue {
+                object: name.to_string(),
+                reason,
+            })
+        };
+        let mut items: Vec<((Gress, u16), &str)> = Vec::new();
+        for gress in [Gress::Ingress, Gress::Egress] {
+            let Some(g) = self.gress(0, gress) else {
+                continue;
+            };
+            let c = &g.program().control;
+            let names: Vec<&str> = match kind {
+                Kind::Table => c.tables.iter().map(|t| t.name.as_str()).collect(),
+                Kind::Register => c.registers.iter().map(|r| r.name.as_str()).collect(),
+                Kind::Counter => c.counters.iter().map(|r| r.name.as_str()).collect(),
+                Kind::Meter => c.meters.iter().map(|r| r.name.as_str()).collect(),
+            };
+            items.extend(
+                names
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, n)| ((gress, i as u16), n)),
+            );
+        }
+        let what = match kind {
+            Kind::Table => "table",
+            Kind::Register => "register array",
+            Kind::Counter => "counter array",
+            Kind::Meter => "meter array",
+        };
+        find_by_name(items.into_iter(), name, what).map_err(not_found)
+    }
+
+    /// Read one register element of one pipe, by the register array's name.
+    pub fn register_read_by_name(
+        &self,
+        pipe: u16,
+        name: &str,
+        index: u32,
+    ) -> Result<u64, ChipError> {
+        let (gress, r) = self.find(Kind::Register, name)?;
+        self.register_read(pipe, gress, r, index)
+    }
+
+    /// Read one indexed counter of one pipe, by the counter array's name.
+    pub fn counter_read_by_name(
+        &self,
+        pipe: u16,
+        name: &str,
+        index: u32,
+    ) -> Result<Counts, ChipError> {
+        let (gress, c) = self.find(Kind::Counter, name)?;
+        self.counter_read(pipe, gress, c, index)
+    }
+
+    /// Read one meter of one pipe, by the meter array's name.
+    pub fn meter_read_by_name(
+        &self,
+        pipe: u16,
+        name: &str,
+        index: u32,
+    ) -> Result<MeterReading, ChipError> {
+        let (gress, m) = self.find(Kind::Meter, name)?;
+        self.meter_read(pipe, gress, m, index)
+    }
+
+    /// Read a table's direct counter for an entry (or, with `key` `None`, for misses) in
+    /// one pipe, by the table's name.
+    pub fn direct_counter_read_by_name(
+        &self,
+        pipe: u16,
+        table: &str,
+        key: Option<(&[KeyMatch], u32)>,
+    ) -> Result<Counts, ChipError> {
+        let (gress, t) = self.find(Kind::Table, table)?;
+        match key {
+            Some((k, priority)) => self.direct_counter_read(pipe, gress, t, k, priority),
+            None => self.direct_miss_counter_read(pipe, gress, t),
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! The verifier refuses what the chip cannot do with externs, naming the place and the
+//! limit: a register array touched twice in one pass, stateful-ALU programs beyond the
+//! profile, externs driven from another stage, too many ALUs in a stage, bad indices.
+
+mod common;
+
+use common::*;
+use pipelines::pipe::{LoadError, LoadedGress};
+use pipelines::program::*;
+use pipelines::verify::{verify_gress, VerifyError};
+
+fn counter_program() -> (Builder, Hdr) {
+    let (mut b, h) = Builder::router(3);
+    b.g.control.registers.push(RegisterArray {
+        name: "Ingress.r".into(),
+        stage: 1,
+        width: 32,
+        size: 16,
+        init: 0,
+    });
+    b.g.control.salus.push(StatefulAlu {
+        name: "Ingress.inc".into(),
+        register: 0,
+        conditions: vec![],
+        updates: vec![SaluUpdate {
+            when: Predicate::ALWAYS,
+            alu: AluOp::Add,
+            a: SaluOperand::Register,
+            b: SaluOperand::Const(1),
+        }],
+        outputs: vec![],
+    });
+    (b, h)
+}
+
+fn inc(index: u128) -> ExternCall {
+    ExternCall::Stateful {
+        salu: 0,
+        index: ExternIndex::Operand(Operand::Const(index)),
+        dst: None,
+    }
+}
+
+fn err(b: &Builder) -> VerifyError {
+    verify_gress("ingress", &b.g, &spec()).unwrap_err()
+}
+
+#[test]
+fn a_register_touched_by_two_tables_is_refused() {
+    let (mut b, h) = counter_program();
+    let a1 = b.action_x("a1", &[], vec![], vec![inc(0)]);
+    let a2 = b.action_x("a2", &[], vec![], vec![inc(1)]);
+    let t1 = b.table(
+        "Ingress.t1",
+        1,
+        &[(h.ttl, MatchKind::Exact)],
+        &[a1],
+        a1,
+        vec![],
+        4,
+    );
+    let t2 = b.table(
+        "Ingress.t2",
+        1,
+        &[(h.proto, MatchKind::Exact)],
+        &[a2],
+        a2,
+        vec![],
+        4,
+    );
+    b.chain(&[Node::Table(t1), Node::Table(t2)]);
+    let e = err(&b);
+    assert_eq!(e.place, "ingress.control.tables[1] (Ingress.t2)");
+    assert!(
+        e.reason
+            .contains("register array Ingress.r is also touched by table Ingress.t1"),
+        "{e}"
+    );
+    // Through load, too.
+    let r = LoadedGress::load(Gress::Ingress, b.g.clone(), &spec(), clock(), 0);
+    assert!(matches!(r, Err(LoadError::Verify(_))));
+}
+
+#[test]
+fn a_register_touched_twice_by_one_action_is_refused() {
+    let (mut b, h) = counter_program();
+    let a = b.action_x("twice", &[], vec![], vec![inc(0), inc(1)]);
+    let t = b.table("t", 1, &[(h.ttl, MatchKind::Exact)], &[a], a, vec![], 4);
+    b.chain(&[Node::Table(t)]);
+    let e = err(&b);
+    assert!(e.place.ends_with("(twice)"), "{e}");
+    assert!(e.reason.contains("read-modified-written twice"), "{e}");
+}
+
+#[test]
+fn stateful_alu_limits_are_named() {
+    let cond = SaluCond {
+        a: SaluOperand::Register,
+        op: CmpOp::Eq,
+        b: SaluOperand::Const(0),
+    };
+    let out = SaluOutput {
+        when: Predicate::ALWAYS,
+        value: SaluValue::Old,
+    };
+    type Grow = fn(&mut StatefulAlu, SaluCond, SaluOutput);
+    let cases: [(&str, Grow); 3] = [
+        (
+            "has 3 conditions; the chip's stateful ALU allows 2 (salu.conditions)",
+            |s, c, _| s.conditions = vec![c.clone(), c.clone(), c],
+        ),
+        (
+            "has 3 update expressions; the chip's stateful ALU allows 2 (salu.updates)",
+            |s, _, _| {
+                let u = s.updates[0].clone();
+                s.updates = vec![u.clone(), u.clone(), u];
+            },
+        ),
+        (
+            "has 2 outputs; the chip's stateful ALU allows 1 (salu.outputs)",
+            |s, _, o| s.outputs = vec![o.clone(), o],
+        ),
+    ];
+    for (want, f) in cases {
+        let (mut b, _h) = counter_program();
+        f(&mut b.g.control.salus[0], cond.clone(), out.clone());
+        let e = err(&b);
+        assert_eq!(e.place, "ingress.control.salus[0] (Ingress.inc)");
+        assert_eq!(e.reason, want);
+    }
+    let (mut b, _h) = counter_program();
+    b.g.control.registers[0].width = 64;
+    let e = err(&b);
+    assert!(e.reason.contains("(salu.max_width_bits)"), "{e}");
+}
+
+#[test]
+fn externs_must_sit_in_the_stage_of_their_table() {
+    let (mut b, h) = counter_program();
+    let a = b.action_x("a", &[], vec![], vec![inc(0)]);
+    let t = b.table(
+        "Ingress.t",
+        2,
+        &[(h.ttl, MatchKind::Exact)],
+        &[a],
+        a,
+        vec![],
+        4,
+    );
+    b.chain(&[Node::Table(t)]);
+    let e = err(&b);
+    assert_eq!(
+        e.to_string(),
+        "ingress.control.tables[0] (Ingress.t): action a drives register array Ingress.r in \
+         stage 1, but the table is in stage 2"
+    );
+}
+
+#[test]
+fn per_stage_alu_counts_are_checked() {
+    let (mut b, _h) = counter_program();
+    b.g.control.registers.push(RegisterArray {
+        name: "Ingress.r2".into(),
+        stage: 1,
+        width: 8,
+        size: 4,
+        init: 0,
+    });
+    let e = err(&b);
+    assert_eq!(e.place, "ingress.control.stage[1]");
+    assert_eq!(
+        e.reason,
+        "2 register arrays; the stage has 1 stateful ALUs (stage.stateful_alus)"
+    );
+    let (mut b, _h) = counter_program();
+    for i in 0..2 {
+        b.g.control.meters.push(MeterArray {
+            name: format!("m{i}"),
+            stage: 0,
+            size: 1,
+            unit: CountKind::Bytes,
+        });
+    }
+    assert!(err(&b).reason.contains("(stage.meter_alus)"));
+}
+
+#[test]
+fn bad_extern_indices_and_parameters_are_refused() {
+    let (mut b, h) = counter_program();
+    let a = b.action_x(
+        "bad",
+        &[],
+        vec![],
+        vec![ExternCall::Meter {
+            meter: 3,
+            index: ExternIndex::Operand(Operand::Const(0)),
+            dst: h.ttl,
+        }],
+    );
+    let t = b.table("t", 1, &[], &[a], a, vec![], 1);
+    b.chain(&[Node::Table(t)]);
+    assert!(err(&b).reason.contains("bad extern call"));
+
+    let (mut b, h) = counter_program();
+    b.g.control.hashes.push(HashUnit {
+        name: "h".into(),
+        stage: 0,
+        algorithm: HashAlgorithm::Crc {
+            width: 16,
+            poly: 0x1_8005,
+            init: 0,
+            refin: true,
+            refout: true,
+            xorout: 0,
+        },
+        fields: vec![h.ip_src],
+        width: 16,
+    });
+    assert!(err(&b).reason.contains("CRC parameters"));
+
+    // An extern output and an operation may not write the same field.
+    let (mut b, h) = counter_program();
+    let a = b.action_x(
+        "clash",
+        &[],
+        vec![set(h.ttl, Operand::Const(1))],
+        vec![ExternCall::Random { dst: h.ttl }],
+    );
+    let t = b.table("t", 0, &[], &[a], a, vec![], 1);
+    b.chain(&[Node::Table(t)]);
+    assert!(err(&b).reason.contains("written twice"), "{}", err(&b));
+
+    // A key slice outside its field.
+    let (mut b, h) = counter_program();
+    let a = b.action("nop", &[], vec![]);
+    let t = b.table("t", 0, &[(h.ttl, MatchKind::Exact)], &[a], a, vec![], 1);
+    b.g.control.tables[t as usize].keys[0].slice = Some((8, 0));
+    b.chain(&[Node::Table(t)]);
+    assert!(
+        err(&b).reason.contains("bits 8..0 of a 8-bit field"),
+        "{}",
+        err(&b)
+    );
+}
+
+#[test]
+fn parser_state_count_is_limited_by_the_profile() {
+    let (mut b, _h) = counter_program();
+    for i in 0..15 {
+        b.g.parser.states.push(ParserState {
+            name: format!("s{i}"),
+            ops: vec![],
+            transition: Transition::Direct(Next::Accept),
+        });
+    }
+    let e = err(&b);
+    assert_eq!(e.place, "ingress.parser");
+    assert!(e.reason.contains("(parser.max_states)"));
+}

@@ -1,0 +1,450 @@
+//! Schedulers, ECN, depth export, configuration and profiles.
+
+use tm::config::{
+    AdmissionPolicy, ConfigError, EcnConfig, PfcConfig, PfcGroup, PortScheduler, QueueConfig,
+    SchedulerConfig, TmConfig,
+};
+use tm::export::DepthExport;
+use tm::spec::TmSpec;
+use tm::stats::TraceEvent;
+use tm::{EnqueueRequest, Refusal, TrafficManager};
+
+fn req(port: u16, queue: u16, bytes: u32, handle: u32) -> EnqueueRequest {
+    EnqueueRequest {
+        port,
+        queue,
+        bytes,
+        handle,
+        ..EnqueueRequest::default()
+    }
+}
+
+fn tm_with(sched: SchedulerConfig, queues: u16) -> TrafficManager {
+    let cfg = TmConfig {
+        admission: AdmissionPolicy::Static,
+        scheduler: sched,
+        ..TmConfig::default()
+    };
+    TrafficManager::new(TmSpec::small(100_000, 80, queues), cfg, 1).unwrap()
+}
+
+/// Backlogs every queue with `n` packets of `bytes[q]` and returns the queue order of `take`
+/// dequeues.
+fn serve(tm: &mut TrafficManager, bytes: &[u32], n: u32, take: usize) -> Vec<u16> {
+    let mut h = 0;
+    for _ in 0..n {
+        for (q, &b) in bytes.iter().enumerate() {
+            tm.enqueue(req(0, q as u16, b, h)).unwrap();
+            h += 1;
+        }
+    }
+    (0..take).map(|_| tm.dequeue(0, 0).unwrap().queue).collect()
+}
+
+#[test]
+fn strict_priority_serves_the_highest_backlogged_queue() {
+    let mut tm = tm_with(SchedulerConfig::StrictPriority, 4);
+    let order = serve(&mut tm, &[100, 100, 100, 100], 2, 8);
+    assert_eq!(order, vec![3, 3, 2, 2, 1, 1, 0, 0]);
+}
+
+#[test]
+fn strict_priority_needs_enough_levels() {
+    let cfg = TmConfig {
+        scheduler: SchedulerConfig::StrictPriority,
+        ..TmConfig::default()
+    };
+    let e = TrafficManager::new(TmSpec::small(100, 80, 32), cfg, 1).unwrap_err();
+    assert_eq!(e.field, "scheduler");
+}
+
+#[test]
+fn drr_shares_bytes_in_proportion_to_quanta() {
+    let mut tm = tm_with(
+        SchedulerConfig::Drr {
+            quanta: vec![1000, 3000],
+        },
+        2,
+    );
+    // Queue 0 sends 500-byte packets, queue 1 1500-byte ones: bytes served follow 1:3.
+    let order = serve(&mut tm, &[500, 1500], 400, 400);
+    let b0 = order.iter().filter(|&&q| q == 0).count() * 500;
+    let b1 = order.iter().filter(|&&q| q == 1).count() * 1500;
+    let ratio = b1 as f64 / b0 as f64;
+    assert!((ratio - 3.0).abs() < 0.05, "ratio {ratio}");
+}
+
+#[test]
+fn wrr_shares_packets_by_weight() {
+    let mut tm = tm_with(
+        SchedulerConfig::Wrr {
+            weights: vec![1, 2, 5],
+        },
+        3,
+    );
+    let order = serve(&mut tm, &[64, 1500, 300], 100, 80);
+    let counts: Vec<usize> = (0..3)
+        .map(|q| order.iter().filter(|&&x| x == q).count())
+        .collect();
+    assert_eq!(counts, vec![10, 20, 50]);
+    // One round: 1, 2, 5 packets in a row.
+    assert_eq!(&order[..8], &[0, 1, 1, 2, 2, 2, 2, 2]);
+}
+
+#[test]
+fn sp_over_drr_groups() {
+    let mut tm = tm_with(
+        SchedulerConfig::SpOverDrr {
+            levels: vec![0, 0, 1, 1],
+            quanta: vec![100, 100, 100, 100],
+        },
+        4,
+    );
+    let order = serve(&mut tm, &[100, 100, 100, 100], 3, 12);
+    // The high group (2, 3) alternates until empty, then the low group (0, 1).
+    assert_eq!(order, vec![2, 3, 2, 3, 2, 3, 0, 1, 0, 1, 0, 1]);
+}
+
+#[test]
+fn paused_queue_is_skipped_and_others_keep_their_share() {
+    let mut tm = tm_with(SchedulerConfig::Drr { quanta: vec![] }, 3);
+    for h in 0..6 {
+        tm.enqueue(req(0, (h % 3) as u16, 100, h)).unwrap();
+    }
+    tm.set_queue_paused(0, 1, true, 0);
+    let order: Vec<u16> = std::iter::from_fn(|| tm.dequeue(0, 0).map(|d| d.queue)).collect();
+    assert_eq!(order, vec![0, 0, 2, 2]);
+    assert!(tm.has_packets(0));
+}
+
+#[test]
+fn per_port_scheduler_override() {
+    let cfg = TmConfig {
+        scheduler: SchedulerConfig::Drr { quanta: vec![] },
+        port_schedulers: vec![PortScheduler {
+            port: 1,
+            scheduler: SchedulerConfig::StrictPriority,
+        }],
+        ..TmConfig::default()
+    };
+    let mut tm = TrafficManager::new(TmSpec::small(1000, 80, 2), cfg, 2).unwrap();
+    for h in 0..2 {
+        tm.enqueue(req(1, 0, 100, h)).unwrap();
+        tm.enqueue(req(1, 1, 100, 10 + h)).unwrap();
+    }
+    let order: Vec<u16> = std::iter::from_fn(|| tm.dequeue(1, 0).map(|d| d.queue)).collect();
+    assert_eq!(order, vec![1, 1, 0, 0]);
+}
+
+#[test]
+fn ecn_threshold_marks_above_k() {
+    let cfg = TmConfig {
+        default_queue: QueueConfig {
+            ecn: EcnConfig::Threshold { k_cells: 3 },
+            ..QueueConfig::default()
+        },
+        ..TmConfig::default()
+    };
+    let mut tm = TrafficManager::new(TmSpec::small(1000, 80, 1), cfg, 1).unwrap();
+    let marks: Vec<bool> = (0..6)
+        .map(|h| tm.enqueue(req(0, 0, 80, h)).unwrap().ecn_mark)
+        .collect();
+    // Depth before each packet: 0..5; marked when > 3.
+    assert_eq!(marks, vec![false, false, false, false, true, true]);
+    let d: Vec<bool> = std::iter::from_fn(|| tm.dequeue(0, 0).map(|d| d.ecn_mark)).collect();
+    assert_eq!(d, marks);
+    assert_eq!(tm.queue_counters(0, 0).ecn_marks, 2);
+}
+
+#[test]
+fn ecn_red_probability_and_seed() {
+    let run = |seed: u64| {
+        let cfg = TmConfig {
+            default_queue: QueueConfig {
+                ecn: EcnConfig::Red {
+                    kmin_cells: 10,
+                    kmax_cells: 30,
+                    pmax: 0.4,
+                },
+                ..QueueConfig::default()
+            },
+            seed,
+            ..TmConfig::default()
+        };
+        let mut tm = TrafficManager::new(TmSpec::small(1000, 80, 1), cfg, 1).unwrap();
+        // Hold the depth at 20 cells: p = 0.4 · (20 − 10)/(30 − 10) = 0.2.
+        for h in 0..20 {
+            tm.enqueue(req(0, 0, 80, h)).unwrap();
+        }
+        let mut marks = Vec::new();
+        for h in 20..20_020 {
+            marks.push(tm.enqueue(req(0, 0, 80, h)).unwrap().ecn_mark);
+            tm.dequeue(0, 0);
+        }
+        marks
+    };
+    let a = run(1);
+    assert_eq!(a, run(1));
+    assert_ne!(a, run(2));
+    let frac = a.iter().filter(|&&m| m).count() as f64 / a.len() as f64;
+    assert!((frac - 0.2).abs() < 0.02, "{frac}");
+}
+
+#[test]
+fn depths_in_cells_and_packets_reach_egress_metadata() {
+    let mut tm = TrafficManager::new(TmSpec::small(1000, 80, 1), TmConfig::default(), 1).unwrap();
+    let a = tm
+        .enqueue(EnqueueRequest {
+            now_ps: 10,
+            ..req(0, 0, 161, 1)
+        })
+        .unwrap();
+    assert_eq!((a.cells, a.enq_depth_cells, a.enq_depth_pkts), (3, 0, 0));
+    let b = tm
+        .enqueue(EnqueueRequest {
+            now_ps: 20,
+            ..req(0, 0, 80, 2)
+        })
+        .unwrap();
+    assert_eq!((b.cells, b.enq_depth_cells, b.enq_depth_pkts), (1, 3, 1));
+    assert_eq!(tm.depth(0, 0), (4, 2));
+    let d = tm.dequeue(0, 500).unwrap();
+    assert_eq!(
+        (d.handle, d.enq_time_ps, d.deq_depth_cells, d.deq_depth_pkts),
+        (1, 10, 1, 1)
+    );
+    let d = tm.dequeue(0, 600).unwrap();
+    assert_eq!(
+        (d.enq_depth_cells, d.enq_depth_pkts, d.deq_depth_cells),
+        (3, 1, 0)
+    );
+    assert_eq!(600 - d.enq_time_ps, 580); // queue delay
+}
+
+#[test]
+fn depth_export_is_periodic_and_delayed() {
+    let mut spec = TmSpec::small(1000, 80, 2);
+    spec.depth_export_period_ps = 1_000;
+    spec.depth_export_delay_ps = 300;
+    let mut tm = TrafficManager::new(spec.clone(), TmConfig::default(), 2).unwrap();
+    let mut ex = DepthExport::new(&spec, 2);
+    ex.advance(&tm, 0); // snapshot at 0 (empty), visible at 300
+    tm.enqueue(req(1, 1, 800, 1)).unwrap(); // 10 cells at t = 0+
+    ex.advance(&tm, 299);
+    assert_eq!(ex.read(1, 1), 0);
+    assert_eq!(ex.next_event_ps(), 300);
+    ex.advance(&tm, 300);
+    assert_eq!(ex.read(1, 1), 0); // the t = 0 copy, taken before the enqueue
+    ex.advance(&tm, 1_000); // snapshot at 1000
+    assert_eq!(ex.read(1, 1), 0);
+    ex.advance(&tm, 1_300);
+    assert_eq!(ex.read(1, 1), 10);
+    assert_eq!(ex.visible_since_ps(), Some(1_300));
+    let mut buf = Vec::new();
+    tm.snapshot_into(&mut buf);
+    assert_eq!(buf, vec![0, 0, 0, 10]);
+}
+
+#[test]
+fn drops_are_counted_by_reason_and_traced() {
+    let mut tm = TrafficManager::new(TmSpec::small(10, 80, 1), TmConfig::default(), 1).unwrap();
+    tm.set_trace(true);
+    assert_eq!(tm.enqueue(req(5, 0, 80, 1)), Err(Refusal::NoSuchPort));
+    assert_eq!(tm.enqueue(req(0, 3, 80, 1)), Err(Refusal::NoSuchQueue));
+    let mut h = 10;
+    while tm.enqueue(req(0, 0, 80, h)).is_ok() {
+        h += 1;
+    }
+    assert_eq!(tm.drops(Refusal::NoSuchPort), 1);
+    assert_eq!(tm.drops(Refusal::NoSuchQueue), 1);
+    assert!(tm.queue_counters(0, 0).drops[Refusal::DynamicThreshold as usize] >= 1);
+    tm.dequeue(0, 5);
+    let trace: Vec<TraceEvent> = tm.drain_trace().collect();
+    assert!(matches!(
+        trace[0],
+        TraceEvent::Drop {
+            reason: Refusal::NoSuchPort,
+            ..
+        }
+    ));
+    assert!(trace
+        .iter()
+        .any(|e| matches!(e, TraceEvent::Enqueue { .. })));
+    assert!(matches!(
+        trace.last(),
+        Some(TraceEvent::Dequeue { t: 5, .. })
+    ));
+    tm.set_trace(false);
+    tm.dequeue(0, 6);
+    assert_eq!(tm.drain_trace().count(), 0);
+    for r in Refusal::ALL {
+        assert!(r.name().starts_with("tm_"));
+    }
+}
+
+#[test]
+fn config_errors_name_the_field() {
+    let spec = TmSpec::small(100, 80, 4);
+    let cases: Vec<(TmConfig, &str)> = vec![
+        (
+            TmConfig {
+                classes: vec![],
+                ..TmConfig::default()
+            },
+            "classes",
+        ),
+        (
+            TmConfig {
+                classes: vec![tm::config::ClassConfig {
+                    alpha: -1.0,
+                    priority: 0,
+                }],
+                ..TmConfig::default()
+            },
+            "classes[0].alpha",
+        ),
+        (
+            TmConfig {
+                queues: vec![
+                    QueueConfig::default(),
+                    QueueConfig {
+                        class: 3,
+                        ..QueueConfig::default()
+                    },
+                ],
+                ..TmConfig::default()
+            },
+            "queues[1].class",
+        ),
+        (
+            TmConfig {
+                default_queue: QueueConfig {
+                    pool: 1,
+                    ..QueueConfig::default()
+                },
+                ..TmConfig::default()
+            },
+            "default_queue.pool",
+        ),
+        (
+            TmConfig {
+                pool_cells: vec![60, 60],
+                ..TmConfig::default()
+            },
+            "pool_cells",
+        ),
+        (
+            TmConfig {
+                pfc: PfcConfig {
+                    quanta: 1,
+                    groups: vec![PfcGroup {
+                        ports: vec![],
+                        priority: 2,
+                        xoff_cells: 20,
+                        hysteresis_cells: 5,
+                        headroom_cells: 1,
+                    }],
+                },
+                ..TmConfig::default()
+            },
+            "pfc.groups[0].hysteresis_cells",
+        ),
+        (
+            TmConfig {
+                scheduler: SchedulerConfig::Drr { quanta: vec![1, 0] },
+                ..TmConfig::default()
+            },
+            "scheduler.quanta[1]",
+        ),
+        (
+            TmConfig {
+                default_queue: QueueConfig {
+                    gmin_cells: 30,
+                    ..QueueConfig::default()
+                },
+                ..TmConfig::default()
+            },
+            "queues",
+        ),
+    ];
+    for (cfg, field) in cases {
+        let e: ConfigError = TrafficManager::new(spec.clone(), cfg, 2).unwrap_err();
+        assert_eq!(e.field, field, "{e}");
+    }
+    let mut bad = spec.clone();
+    bad.queues_per_port = 129;
+    assert_eq!(
+        TrafficManager::new(bad, TmConfig::default(), 1)
+            .unwrap_err()
+            .field,
+        "spec.queues_per_port"
+    );
+}
+
+#[test]
+fn config_reads_from_ron() {
+    let text = r#"(
+        admission: FlexibleBuffer,
+        classes: [(alpha: 1.0, priority: 0), (alpha: 2.0, priority: 1)],
+        queues: [(class: 1), (class: 0, gmin_cells: 2, ecn: Red(kmin_cells: 5, kmax_cells: 50, pmax: 0.1))],
+        scheduler: SpOverDrr(levels: [1, 0], quanta: []),
+        pfc: (quanta: 65535, groups: [(ports: [], priority: 3, xoff_cells: 400, hysteresis_cells: 64, headroom_cells: 200)]),
+        seed: 7,
+    )"#;
+    let cfg: TmConfig = ron::from_str(text).unwrap();
+    assert_eq!(cfg.admission, AdmissionPolicy::FlexibleBuffer);
+    assert_eq!(cfg.queues[1].gmin_cells, 2);
+    cfg.validate(&TmSpec::small(100_000, 80, 8), 4).unwrap();
+    // Round trip.
+    let back: TmConfig = ron::from_str(&ron::to_string(&cfg).unwrap()).unwrap();
+    assert_eq!(back, cfg);
+    // An empty config is the default.
+    let empty: TmConfig = ron::from_str("()").unwrap();
+    assert_eq!(empty, TmConfig::default());
+}
+
+/// The `tm: ( ... )` block of every built-in profile parses as a valid [`TmSpec`] and every
+/// line of it carries a comment (its source or `assumption:`).
+#[test]
+fn profile_tm_blocks_parse_and_are_sourced() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../asic-model/profiles");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "ron") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let start = text.find("\n    tm: (").expect("a tm block") + "\n    tm: ".len();
+        let mut depth = 0;
+        let mut end = start;
+        for (i, c) in text[start..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = start + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let block = &text[start..end];
+        let spec: TmSpec =
+            ron::from_str(block).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        spec.validate().unwrap();
+        for line in block.lines().filter(|l| l.contains(':')) {
+            assert!(
+                line.contains("//"),
+                "{}: no source for `{line}`",
+                path.display()
+            );
+        }
+        // The default configuration fits every chip.
+        TrafficManager::new(spec, TmConfig::default(), 4).unwrap();
+        seen += 1;
+    }
+    assert_eq!(seen, 4);
+}
