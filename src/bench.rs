@@ -4,9 +4,10 @@
 use crate::generator::GeneratorFeed;
 use crate::pcap_io::PcapOut;
 use crate::scenario::Generator;
-use asic_model::chip::{Chip, ChipEvent, DropReason, PortCounters, Wire};
+use asic_model::chip::{Chip, ChipConfig, ChipEvent, DropReason, PortCounters, Wire};
 use asic_model::kernel::{EventQueue, Schedule};
 use asic_model::profile::ChipProfile;
+use pipelines::control::ResolvedControlOp;
 use pipelines::entries::ResolvedEntry;
 use pipelines::program::Program;
 use pipelines::time::Time;
@@ -256,10 +257,25 @@ impl Bench {
         program: &Program,
         entries: &[ResolvedEntry],
     ) -> Result<Bench, String> {
-        let mut chip = Chip::new(profile, program).map_err(|e| e.to_string())?;
-        for (i, e) in entries.iter().enumerate() {
-            chip.add_entry(e)
-                .map_err(|err| format!("entry {i}: {err}"))?;
+        let ops: Vec<ResolvedControlOp> = entries
+            .iter()
+            .cloned()
+            .map(ResolvedControlOp::AddEntry)
+            .collect();
+        Bench::with_config(profile, program, ChipConfig::default(), &ops)
+    }
+
+    /// A chip of `profile` configured by `config`, running `program`, with the control-plane
+    /// operations `ops` (entries, register values, meter settings) applied before any traffic.
+    pub fn with_config(
+        profile: ChipProfile,
+        program: &Program,
+        config: ChipConfig,
+        ops: &[ResolvedControlOp],
+    ) -> Result<Bench, String> {
+        let mut chip = Chip::with_config(profile, program, config).map_err(|e| e.to_string())?;
+        for (i, op) in ops.iter().enumerate() {
+            chip.apply(op).map_err(|err| format!("entry {i}: {err}"))?;
         }
         let ports = chip.port_count() as usize;
         Ok(Bench {
@@ -290,6 +306,12 @@ impl Bench {
                 self.chip.port_count() - 1
             )
         })
+    }
+
+    /// Apply a control-plane operation at simulated time `at` (exactly: it affects the packets
+    /// that reach its stage at or after `at`; see `Chip::schedule_control`).
+    pub fn schedule_control(&mut self, at: Time, op: ResolvedControlOp) {
+        self.chip.schedule_control(at, op, &mut self.queue);
     }
 
     /// Frames entering `port`, each at its intended start time (in order).
@@ -356,6 +378,9 @@ impl Bench {
         }
         if let Some(e) = self.capture.error.take() {
             return Err(e);
+        }
+        if let Some((at, e)) = self.chip.control_failures().first() {
+            return Err(format!("control-plane operation at {at}: {e}"));
         }
         for p in self.capture.pcaps.drain(..).flatten() {
             p.finish()?;

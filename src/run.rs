@@ -3,8 +3,10 @@
 use crate::bench::{Bench, RunReport};
 use crate::pcap_io::read_pcap;
 use crate::scenario::{ScenarioFile, Source};
+use asic_model::chip::ChipConfig;
 use asic_model::profile::{self, ChipProfile};
-use pipelines::entries::{parse_entries, resolve, ResolvedEntry};
+use pipelines::control::{resolve_op, ControlOp, ResolvedControlOp};
+use pipelines::entries::{parse_control_file, parse_entries, resolve, ResolvedEntry};
 use pipelines::program::Program;
 use pipelines::time::Time;
 use std::path::{Path, PathBuf};
@@ -43,6 +45,34 @@ pub fn load_entries(path: &Path, program: &Program) -> Result<Vec<ResolvedEntry>
         .collect()
 }
 
+/// Read a control file (table entries, or `(tables: [...], registers: [...], meters: [...])`)
+/// and resolve its operations against a program.
+pub fn load_control(path: &Path, program: &Program) -> Result<Vec<ResolvedControlOp>, String> {
+    let origin = path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("{origin}: cannot read entries: {e}"))?;
+    parse_control_file(&text, &origin)?
+        .ops()
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            resolve_op(program, op).map_err(|r| format!("{origin}: {}: {r}", describe(i, op)))
+        })
+        .collect()
+}
+
+/// "entry 3 (table `x`)" and the like, for errors.
+fn describe(i: usize, op: &ControlOp) -> String {
+    match op {
+        ControlOp::AddEntry(e) | ControlOp::ModifyEntry(e) => {
+            format!("entry {i} (table `{}`)", e.table)
+        }
+        ControlOp::DeleteEntry(k) => format!("entry {i} (table `{}`)", k.table),
+        ControlOp::WriteRegister(r) => format!("entry {i} (register `{}`)", r.register),
+        ControlOp::ConfigureMeter(m) => format!("entry {i} (meter `{}`)", m.meter),
+    }
+}
+
 /// Run a scenario. Results go to `out` if given, else to the scenario's output directory.
 /// Returns the report and the directory written.
 pub fn run_scenario(sf: &ScenarioFile, out: Option<&Path>) -> Result<(RunReport, PathBuf), String> {
@@ -55,12 +85,26 @@ pub fn run_scenario(sf: &ScenarioFile, out: Option<&Path>) -> Result<(RunReport,
         return Err(sf.error_at(&s.program, msg).to_string());
     }
     let compiled = compile_file(&program_path, &chip, false)?;
-    let entries = match &s.entries {
-        Some(e) => load_entries(&sf.resolve(e), &compiled.program)?,
+    let ops = match &s.entries {
+        Some(e) => load_control(&sf.resolve(e), &compiled.program)?,
         None => Vec::new(),
     };
-    let mut bench = Bench::new(chip, &compiled.program, &entries)
+    let config = ChipConfig {
+        tm: s.tm.clone(),
+        seed: s.seed,
+    };
+    let mut bench = Bench::with_config(chip, &compiled.program, config, &ops)
         .map_err(|e| format!("{}: {e}", sf.path.display()))?;
+    for (i, c) in s.control.iter().enumerate() {
+        let op = resolve_op(&compiled.program, &c.op).map_err(|e| {
+            format!(
+                "{}: {}: {e}",
+                sf.path.display(),
+                describe(i, &c.op).replacen("entry", "control", 1)
+            )
+        })?;
+        bench.schedule_control(Time::from_ns(c.at_ns), op);
+    }
 
     // Pcap inputs keep their relative timing: all are shifted by the earliest first frame.
     let mut pcaps = Vec::new();

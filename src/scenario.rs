@@ -15,8 +15,10 @@
 //! ```
 
 use crate::errors::{position_of, Located};
+use pipelines::control::ControlOp;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use tm::config::TmConfig;
 
 /// A scenario as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -34,6 +36,33 @@ pub struct Scenario {
     /// Output directory (relative to the current directory).
     #[serde(default = "default_output")]
     pub output: String,
+    /// Seed of every random source (random externs, RED marking, generators).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Traffic-manager configuration (admission, α per class, schedulers, PFC, ECN); the
+    /// defaults if absent.
+    #[serde(default)]
+    pub tm: TmConfig,
+    /// Control-plane operations at scheduled times.
+    #[serde(default)]
+    pub control: Vec<ScheduledOp>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// A control-plane operation at a time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduledOp {
+    /// When (ns since the start of the run).
+    pub at_ns: u64,
+    /// What, by name: `AddEntry((table: ..., key: [...], action: ..., args: [...]))`,
+    /// `ModifyEntry(...)`, `DeleteEntry((table: ..., key: [...]))`,
+    /// `WriteRegister((register: ..., index: 0, value: 5))`,
+    /// `ConfigureMeter((meter: ..., index: 0, cir: ..., pir: ..., cbs: ..., pbs: ...))`.
+    pub op: ControlOp,
 }
 
 fn default_output() -> String {

@@ -62,7 +62,9 @@ fn compile_reports_stages_and_emits_ir() {
     let (ok, out, err) = asic(&["compile", prog, "--chip", "teaching"]);
     assert!(ok, "{err}");
     assert!(
-        out.contains("ingress: 1 of 4 stage(s), latency 11 cycles (parser 4 + stages 3 + deparser 4)"),
+        out.contains(
+            "ingress: 1 of 4 stage(s), latency 11 cycles (parser 4 + stages 3 + deparser 4)"
+        ),
         "{out}"
     );
     let (ok, ir, _) = asic(&["compile", prog, "--emit", "ir"]);

@@ -37,8 +37,16 @@ fn one_flow_through_one_switch_finishes_at_the_ideal_fct() {
             Time(f.ideal_fct_ps),
             diff
         );
-        assert!(fct >= f.ideal_fct_ps, "faster than ideal: {fct} < {}", f.ideal_fct_ps);
-        assert!(diff <= packet_time, "{transport} {size}: {fct} vs ideal {}", f.ideal_fct_ps);
+        assert!(
+            fct >= f.ideal_fct_ps,
+            "faster than ideal: {fct} < {}",
+            f.ideal_fct_ps
+        );
+        assert!(
+            diff <= packet_time,
+            "{transport} {size}: {fct} vs ideal {}",
+            f.ideal_fct_ps
+        );
         // In fact within one cycle of the chip's 1 GHz clock (arrival alignment).
         assert!(diff < 1000, "{transport} {size}: {diff} ps off");
     }
@@ -51,7 +59,9 @@ fn the_ideal_fct_is_the_documented_sum() {
     // predecessor on the second link.
     // Two 10G links of 1 µs; the teaching chip's pipe latency (1 ns cycles) from the chip.
     let prof = asic_model::profile::load("teaching").unwrap();
-    let prog = dsl::compile(asic::net::sim::STOCK_L3ROUTER, "l3router", &prof.pipe).unwrap().program;
+    let prog = dsl::compile(asic::net::sim::STOCK_L3ROUTER, "l3router", &prof.pipe)
+        .unwrap()
+        .program;
     let chip = asic_model::chip::Chip::new(prof, &prog).unwrap();
     let pipe_ps = (chip.ingress_latency_cycles() + chip.egress_latency_cycles()) * 1000;
     let s = scenario(

@@ -32,15 +32,32 @@ fn incast_builds_the_predicted_queue_in_a_large_buffer() {
     let expect = (n - 1) * p * cells_per_packet;
     let peak = r.peak_buffer_cells[0].1 as u64;
     println!("incast {n}x{p}: peak {peak} cells, predicted {expect}");
-    assert!(peak.abs_diff(expect) <= cells_per_packet, "peak {peak} vs {expect}");
+    assert!(
+        peak.abs_diff(expect) <= cells_per_packet,
+        "peak {peak} vs {expect}"
+    );
     // The sampled depth of the receiver's port reaches it too (within a sample period).
-    let s = r.record.series.iter().find(|s| s.name == "sw0.port0.depth_cells").unwrap();
+    let s = r
+        .record
+        .series
+        .iter()
+        .find(|s| s.name == "sw0.port0.depth_cells")
+        .unwrap();
     let max = s.points.iter().map(|p| p.1).fold(0.0, f64::max) as u64;
-    assert!(max.abs_diff(expect) <= 2 * cells_per_packet, "sampled {max} vs {expect}");
+    assert!(
+        max.abs_diff(expect) <= 2 * cells_per_packet,
+        "sampled {max} vs {expect}"
+    );
     assert!(r.record.drops.is_empty(), "{:?}", r.record.drops);
     assert!(r.record.flows.iter().all(|f| f.end_ps.is_some()));
     // The last flow to finish ends when the port has sent all N·P packets.
-    let last = r.record.flows.iter().filter_map(|f| f.end_ps).max().unwrap();
+    let last = r
+        .record
+        .flows
+        .iter()
+        .filter_map(|f| f.end_ps)
+        .max()
+        .unwrap();
     let slot = (8 + 1514 + 4 + 12) * 800;
     assert!(last >= n * p * slot, "{last}");
 }
@@ -60,7 +77,10 @@ fn incast_into_a_tiny_buffer_drops_what_does_not_fit() {
     ));
     let rx = r.record.hosts[0].packets_received;
     let dropped = r.chip_drops;
-    println!("3x{p} into 64 cells: delivered {rx}, dropped {dropped}: {:?}", r.record.drops);
+    println!(
+        "3x{p} into 64 cells: delivered {rx}, dropped {dropped}: {:?}",
+        r.record.drops
+    );
     assert_eq!(rx + dropped, 3 * p);
     assert!(rx >= p && rx <= p + 4, "{rx}");
     assert!(r.peak_buffer_cells[0].1 <= 64);
@@ -87,8 +107,13 @@ fn reliable_transports_complete_an_incast_through_a_tiny_buffer() {
         let f = &r.record.flows;
         let retx: u64 = f.iter().map(|f| f.retransmissions).sum();
         let last = f.iter().filter_map(|f| f.end_ps).max().unwrap_or(0);
-        println!("{t}: {} of {} complete, {retx} retransmissions, last at {} ns, {} drops",
-            f.iter().filter(|f| f.end_ps.is_some()).count(), f.len(), last / 1000, r.chip_drops);
+        println!(
+            "{t}: {} of {} complete, {retx} retransmissions, last at {} ns, {} drops",
+            f.iter().filter(|f| f.end_ps.is_some()).count(),
+            f.len(),
+            last / 1000,
+            r.chip_drops
+        );
         assert!(f.iter().all(|f| f.end_ps.is_some()), "{t}");
         assert!(retx > 0, "{t}");
     }

@@ -14,8 +14,7 @@ fn run(text: &str) -> NetRun {
 /// drop. Run until the network drains, then for every host: offered = delivered + dropped.
 #[test]
 fn loaded_leaf_spine_conserves_packets_for_every_host() {
-    let r = run(
-        r#"(
+    let r = run(r#"(
             name: "leafspine-conservation",
             seed: 7,
             topology: Generate((
@@ -24,15 +23,23 @@ fn loaded_leaf_spine_conserves_packets_for_every_host() {
             transport: Raw(()),
             traffic: [Flows((size: Cdf("fb_hadoop"), load: 0.9, stop_ns: 1000000))],
             stop: (when_flows_complete: false),
-        )"#,
-    );
+        )"#);
     let rec = &r.record;
     assert_eq!(r.frames_on_links, 0);
     let mut offered = 0;
     for b in &r.balance {
         println!("{b:?}");
-        assert_eq!(b.in_flight, 0, "{}: drained network, nothing in flight", b.host);
-        assert_eq!(b.offered, b.delivered + b.dropped_in_chips + b.dropped_unconnected, "{}", b.host);
+        assert_eq!(
+            b.in_flight, 0,
+            "{}: drained network, nothing in flight",
+            b.host
+        );
+        assert_eq!(
+            b.offered,
+            b.delivered + b.dropped_in_chips + b.dropped_unconnected,
+            "{}",
+            b.host
+        );
         let totals = rec.hosts.iter().find(|h| h.host == b.host).unwrap();
         assert_eq!(totals.packets_sent, b.offered);
         offered += b.offered;
@@ -65,7 +72,10 @@ fn runs_are_deterministic() {
     let a = run(text).record;
     let b = run(text).record;
     assert_eq!(a, b);
-    assert!(a.flows.iter().all(|f| f.end_ps.is_some()), "reliable transport: all complete");
+    assert!(
+        a.flows.iter().all(|f| f.end_ps.is_some()),
+        "reliable transport: all complete"
+    );
 }
 
 /// The long experiment: a 4-leaf, 4-spine leaf-spine of `rmt2013` chips (10G ports, 2.3 MB
@@ -81,8 +91,7 @@ fn runs_are_deterministic() {
 #[ignore]
 fn long_leaf_spine_experiment() {
     let t0 = std::time::Instant::now();
-    let r = run(
-        r#"(
+    let r = run(r#"(
             name: "leafspine-websearch-50",
             seed: 1,
             topology: Generate((
@@ -92,8 +101,7 @@ fn long_leaf_spine_experiment() {
             traffic: [Flows((size: Cdf("websearch"), load: 0.5, stop_ns: 10000000))],
             stop: (at_ns: Some(100000000), when_flows_complete: true),
             sample_period_ns: Some(10000),
-        )"#,
-    );
+        )"#);
     let rec = &r.record;
     let mut by: Vec<(u64, f64)> = rec
         .flows
@@ -101,10 +109,26 @@ fn long_leaf_spine_experiment() {
         .filter_map(|f| f.slowdown().map(|s| (f.size_bytes, s)))
         .collect();
     by.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let pct = |v: &[(u64, f64)], p: f64| v.get(((v.len() as f64 - 1.0) * p) as usize).map_or(0.0, |x| x.1);
-    for (name, lo, hi) in [("<100KB", 0, 100_000), ("100KB-1MB", 100_000, 1_000_000), (">1MB", 1_000_000, u64::MAX)] {
-        let v: Vec<(u64, f64)> = by.iter().copied().filter(|x| x.0 >= lo && x.0 < hi).collect();
-        println!("{name:>10}: {} flows, slowdown p50 {:.2} p99 {:.2}", v.len(), pct(&v, 0.5), pct(&v, 0.99));
+    let pct = |v: &[(u64, f64)], p: f64| {
+        v.get(((v.len() as f64 - 1.0) * p) as usize)
+            .map_or(0.0, |x| x.1)
+    };
+    for (name, lo, hi) in [
+        ("<100KB", 0, 100_000),
+        ("100KB-1MB", 100_000, 1_000_000),
+        (">1MB", 1_000_000, u64::MAX),
+    ] {
+        let v: Vec<(u64, f64)> = by
+            .iter()
+            .copied()
+            .filter(|x| x.0 >= lo && x.0 < hi)
+            .collect();
+        println!(
+            "{name:>10}: {} flows, slowdown p50 {:.2} p99 {:.2}",
+            v.len(),
+            pct(&v, 0.5),
+            pct(&v, 0.99)
+        );
     }
     let done = rec.flows.iter().filter(|f| f.end_ps.is_some()).count();
     println!(
@@ -115,7 +139,10 @@ fn long_leaf_spine_experiment() {
         t0.elapsed().as_secs_f64()
     );
     for b in &r.balance {
-        assert_eq!(b.offered, b.delivered + b.dropped_in_chips + b.dropped_unconnected + b.in_flight);
+        assert_eq!(
+            b.offered,
+            b.delivered + b.dropped_in_chips + b.dropped_unconnected + b.in_flight
+        );
     }
 }
 
@@ -123,16 +150,14 @@ fn long_leaf_spine_experiment() {
 /// spines, so an all-to-all between the leaves uses both uplinks of each leaf.
 #[test]
 fn ecmp_router_spreads_flows_over_both_spines() {
-    let r = run(
-        r#"(
+    let r = run(r#"(
             topology: Generate((
                 shape: LeafSpine(leaves: 2, spines: 2, hosts_per_leaf: 2),
                 chip: "teaching", routing: Ecmp, delay_ns: 500)),
             transport: NewReno(()),
             traffic: [AllToAll((size: 30000))],
             sample_period_ns: Some(1000),
-        )"#,
-    );
+        )"#);
     assert!(r.record.flows.iter().all(|f| f.end_ps.is_some()));
     let used = |name: &str| {
         r.record
@@ -142,7 +167,10 @@ fn ecmp_router_spreads_flows_over_both_spines() {
             .map_or(0.0, |s| s.points.iter().map(|p| p.1).fold(0.0, f64::max))
     };
     for leaf in ["leaf0", "leaf1"] {
-        let (a, b) = (used(&format!("{leaf}.port2.tx_gbps")), used(&format!("{leaf}.port3.tx_gbps")));
+        let (a, b) = (
+            used(&format!("{leaf}.port2.tx_gbps")),
+            used(&format!("{leaf}.port3.tx_gbps")),
+        );
         println!("{leaf}: uplink to spine0 peak {a:.2} Gb/s, to spine1 {b:.2} Gb/s");
         assert!(a > 0.0 && b > 0.0, "{leaf} uses both uplinks");
     }

@@ -40,15 +40,27 @@ fn pcaps_parse_and_name_the_right_ports() {
     };
     // Port 1 faces h1 (10.0.0.2): it carries both flows' data, rewritten for h1.
     let p1 = read("sw0-port1.pcap");
-    let data: Vec<_> = p1.iter().filter_map(|f| net::packet::parse(f)).filter(|h| h.is_data()).collect();
-    assert_eq!(data.len() as u64, rec.flows.iter().map(|f| f.packets_sent).sum::<u64>());
+    let data: Vec<_> = p1
+        .iter()
+        .filter_map(|f| net::packet::parse(f))
+        .filter(|h| h.is_data())
+        .collect();
+    assert_eq!(
+        data.len() as u64,
+        rec.flows.iter().map(|f| f.packets_sent).sum::<u64>()
+    );
     assert!(data.iter().all(|h| h.dst_ip == 0x0a00_0002));
     assert!(p1.iter().all(|f| f[6..12] == net::topology::chip_mac(0, 1)));
-    assert!(p1.iter().all(|f| f[0..6] == net::topology::host_mac(0x0a00_0002)));
+    assert!(p1
+        .iter()
+        .all(|f| f[0..6] == net::topology::host_mac(0x0a00_0002)));
     // Port 0 faces h0: only h1's ACKs for flow 0.
     let p0 = read("sw0-port0.pcap");
     assert!(!p0.is_empty());
-    assert!(p0.iter().map(|f| net::packet::parse(f).unwrap()).all(|h| h.flags & net::packet::ACK != 0 && h.flow_id == 0));
+    assert!(p0
+        .iter()
+        .map(|f| net::packet::parse(f).unwrap())
+        .all(|h| h.flags & net::packet::ACK != 0 && h.flow_id == 0));
     // h0's NIC: its data packets, addressed to the switch port's MAC.
     let h0 = read("h0-port0.pcap");
     assert_eq!(h0.len() as u64, rec.flows[0].packets_sent);

@@ -18,7 +18,7 @@
 use crate::kernel::Schedule;
 use crate::mac::{frame_time, slot_time};
 use crate::profile::ChipProfile;
-use pipelines::control::ControlError;
+use pipelines::control::{ControlError, ResolvedControlOp};
 use pipelines::entries::ResolvedEntry;
 use pipelines::pipe::{gress_seed, GressInputs, LoadError, LoadedGress};
 use pipelines::program::{Gress, Program};
@@ -26,7 +26,7 @@ use pipelines::table::TableError;
 use pipelines::time::{Clock, Time};
 use std::fmt;
 use tm::config::TmConfig;
-use tm::{EnqueueRequest, Refusal, TrafficManager};
+use tm::{Dequeued, EnqueueRequest, Refusal, TrafficManager};
 
 /// Events of one chip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +47,11 @@ pub enum ChipEvent {
     Dequeue {
         /// The port.
         port: u16,
+    },
+    /// A scheduled control-plane operation takes effect (see [`Chip::schedule_control`]).
+    Control {
+        /// Index into the chip's scheduled operations.
+        op: u32,
     },
     /// A packet leaves the egress deparser.
     EgressDone {
@@ -222,11 +227,9 @@ struct Packet {
     ingress_port: u16,
     rx_start: Time,
     egress_port: u16,
-    queue: u16,
-    enq_time: Time,
-    enq_depth_cells: u32,
+    /// What the TM said when the packet left it (queue, depths, enqueue time, ECN).
+    deq: Option<Dequeued>,
     deq_time: Time,
-    deq_depth_cells: u32,
 }
 
 /// Packet storage that reuses its buffers, so the steady state allocates nothing.
@@ -289,6 +292,10 @@ pub struct Chip {
     drops: [u64; REASONS],
     ingress_latency: u64,
     egress_latency: u64,
+    /// Scheduled control-plane operations, taken when they run.
+    scheduled: Vec<Option<ResolvedControlOp>>,
+    /// Scheduled operations that were refused when they ran: (when, what).
+    control_failures: Vec<(Time, String)>,
 }
 
 impl Chip {
@@ -308,7 +315,9 @@ impl Chip {
         let mut pipes = Vec::new();
         let clock = Clock::new(profile.clock_hz);
         for pipe in 0..profile.pipes {
-            let load = |g: Gress, p| LoadedGress::load(g, p, spec, clock, gress_seed(config.seed, pipe, g));
+            let load = |g: Gress, p| {
+                LoadedGress::load(g, p, spec, clock, gress_seed(config.seed, pipe, g))
+            };
             pipes.push(Pipe {
                 ingress: load(Gress::Ingress, program.ingress.clone()).map_err(ChipError::Load)?,
                 egress: load(Gress::Egress, program.egress.clone()).map_err(ChipError::Load)?,
@@ -352,6 +361,8 @@ impl Chip {
             drops: [0; REASONS],
             ingress_latency,
             egress_latency,
+            scheduled: Vec::new(),
+            control_failures: Vec::new(),
             profile,
         })
     }
@@ -414,6 +425,40 @@ impl Chip {
                 .map_err(ChipError::Table)?;
         }
         Ok(())
+    }
+
+    /// Schedule a control-plane operation for time `at`. It affects exactly the packets that
+    /// reach the stage holding its table, register or meter at or after `at`: because a
+    /// gress runs when the packet leaves it, the operation is applied `latency − (cycles
+    /// before that stage)` cycles after `at`, before the packets leaving then. Schedule
+    /// operations before the traffic that should see them (same-time events run in
+    /// scheduling order).
+    pub fn schedule_control(
+        &mut self,
+        at: Time,
+        op: ResolvedControlOp,
+        q: &mut impl Schedule<ChipEvent>,
+    ) {
+        let gress = op.gress();
+        let g = &self.pipes[0];
+        let (prog, timing) = match gress {
+            Gress::Ingress => (g.ingress.program(), g.ingress.timing()),
+            Gress::Egress => (g.egress.program(), g.egress.timing()),
+        };
+        let before_stage = timing.stage_entry(op.stage(prog) as usize) as u64;
+        let effective = self.clock.cycle_at_or_after(at) + timing.total() as u64 - before_stage;
+        self.scheduled.push(Some(op));
+        q.at(
+            self.clock.time_of(effective),
+            ChipEvent::Control {
+                op: (self.scheduled.len() - 1) as u32,
+            },
+        );
+    }
+
+    /// Scheduled operations that were refused when they ran: (when, why).
+    pub fn control_failures(&self) -> &[(Time, String)] {
+        &self.control_failures
     }
 
     /// Counters of a port.
@@ -500,6 +545,14 @@ impl Chip {
             }
             ChipEvent::IngressDone { pkt, issue } => self.ingress_done(now, pkt, issue, q),
             ChipEvent::Dequeue { port } => self.dequeue(now, port, q),
+            ChipEvent::Control { op } => {
+                let op = self.scheduled[op as usize]
+                    .take()
+                    .expect("each operation runs once");
+                if let Err(e) = self.apply(&op) {
+                    self.control_failures.push((now, e.to_string()));
+                }
+            }
             ChipEvent::EgressDone { pkt, issue } => self.egress_done(now, pkt, issue, wire),
         }
     }
@@ -530,7 +583,7 @@ impl Chip {
             port,
             queue: out.queue,
             ingress_port: slot.ingress_port,
-            priority: 0,
+            priority: out.requests.ingress_cos,
             class: None,
             bytes: slot.data.len() as u32,
             handle: h,
@@ -562,11 +615,8 @@ impl Chip {
             return;
         };
         let slot = &mut self.packets.slots[d.handle as usize];
-        slot.queue = d.queue;
-        slot.enq_time = Time(d.enq_time_ps);
-        slot.enq_depth_cells = d.enq_depth_cells;
+        slot.deq = Some(d);
         slot.deq_time = now;
-        slot.deq_depth_cells = d.deq_depth_cells;
         let pipe = &mut self.pipes[p.pipe as usize];
         let issue = self
             .clock
@@ -602,15 +652,20 @@ impl Chip {
     fn egress_done(&mut self, now: Time, h: u32, issue: u64, wire: &mut impl Wire) {
         let slot = &mut self.packets.slots[h as usize];
         let port = slot.egress_port;
+        let d = slot.deq.take().expect("a packet in egress has left the TM");
         let inputs = GressInputs {
             ingress_port: slot.ingress_port,
             ingress_mac_ns: slot.rx_start.ns(),
             issue_cycle: issue,
             egress_port: port,
-            egress_queue: slot.queue,
-            enq_depth_cells: slot.enq_depth_cells,
-            deq_depth_cells: slot.deq_depth_cells,
-            queue_delay_ns: (slot.deq_time - slot.enq_time).ns(),
+            egress_queue: d.queue,
+            enq_depth_cells: d.enq_depth_cells,
+            deq_depth_cells: d.deq_depth_cells,
+            enq_depth_pkts: d.enq_depth_pkts,
+            deq_depth_pkts: d.deq_depth_pkts,
+            enq_congest_stat: d.ecn_mark as u8,
+            replication_id: 0,
+            queue_delay_ns: (slot.deq_time - Time(d.enq_time_ps)).ns(),
         };
         let pipe = self.ports[port as usize].pipe as usize;
         let out = match self.pipes[pipe].egress.process(&mut slot.data, &inputs) {

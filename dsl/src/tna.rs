@@ -85,6 +85,8 @@ pub const INTRINSIC_TYPES: &[IntrinsicType] = &[
             ("deq_qdepth_pkts", 19, Intrinsic::DeqQueueDepthPackets),
             ("pkt_length", 16, Intrinsic::PacketLength),
             ("deq_timedelta", 32, Intrinsic::QueueDelay),
+            ("enq_congest_stat", 2, Intrinsic::EnqCongestStat),
+            ("egress_rid", 16, Intrinsic::ReplicationId),
         ],
     },
     IntrinsicType {

@@ -119,6 +119,22 @@ pub enum ResolvedControlOp {
 }
 
 impl ResolvedControlOp {
+    /// The MAU stage holding what the operation changes (in the program of its gress).
+    pub fn stage(&self, g: &GressProgram) -> u16 {
+        match self {
+            ResolvedControlOp::AddEntry(e) | ResolvedControlOp::ModifyEntry(e) => {
+                g.control.tables[e.table as usize].stage
+            }
+            ResolvedControlOp::DeleteEntry { table, .. } => g.control.tables[*table as usize].stage,
+            ResolvedControlOp::WriteRegister { register, .. } => {
+                g.control.registers[*register as usize].stage
+            }
+            ResolvedControlOp::ConfigureMeter { meter, .. } => {
+                g.control.meters[*meter as usize].stage
+            }
+        }
+    }
+
     /// The gress the operation applies to.
     pub fn gress(&self) -> Gress {
         match self {

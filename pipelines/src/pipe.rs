@@ -23,7 +23,7 @@ use crate::meter::{MeterBank, MeterConfig, MeterReading};
 use crate::parser::{parse, ParseError};
 use crate::phv::Phv;
 use crate::program::{
-    ControlProgram, CounterId, Gress, GressProgram, Intrinsic, KeyMatch, MeterId,
+    ControlProgram, CounterId, FieldId, Gress, GressProgram, Intrinsic, KeyMatch, MeterId,
     ParserErrorPolicy, RegisterId, TableId,
 };
 use crate::salu::RegisterBank;
@@ -201,6 +201,14 @@ pub struct GressInputs {
     pub enq_depth_cells: u32,
     /// Queue depth at dequeue, in cells (egress only).
     pub deq_depth_cells: u32,
+    /// Queue depth at enqueue, in packets (egress only).
+    pub enq_depth_pkts: u32,
+    /// Queue depth at dequeue, in packets (egress only).
+    pub deq_depth_pkts: u32,
+    /// The TM's congestion status at enqueue (egress only): non-zero to mark ECN.
+    pub enq_congest_stat: u8,
+    /// Replication id of a multicast copy (egress only; 0 for unicast).
+    pub replication_id: u16,
     /// Time spent queued (ns; egress only).
     pub queue_delay_ns: u64,
 }
@@ -218,28 +226,37 @@ pub struct GressOutputs {
     /// ([`ParserErrorPolicy::Continue`]); the [`ParseError::code`] of the failure. The chip
     /// counts these.
     pub parser_error: u16,
+    /// What the program asks of the TM and the chip beyond a unicast port.
+    pub requests: TmRequests,
     /// Tables applied and hits.
     pub stats: ControlStats,
 }
 
-/// Intrinsic field bindings resolved once at load, so the per-packet path does not search.
-#[derive(Clone, Copy, Debug, Default)]
-struct Bindings {
-    ingress_port: Option<u16>,
-    ingress_mac_ts: Option<u16>,
-    global_ts: Option<u16>,
-    pkt_length: Option<u16>,
-    egress_port: Option<u16>,
-    egress_queue: Option<u16>,
-    enq_depth: Option<u16>,
-    deq_depth: Option<u16>,
-    queue_delay: Option<u16>,
-    parser_error: Option<u16>,
-    ucast_port: Option<u16>,
-    ucast_valid: Option<u16>,
-    qid: Option<u16>,
-    drop_ctl: Option<u16>,
+/// Requests a gress makes of the traffic manager and the chip's plumbing (all zero/false
+/// when the program does not set them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TmRequests {
+    /// PFC class (ingress CoS) the TM accounts the packet under.
+    pub ingress_cos: u8,
+    /// Multicast group (0: none).
+    pub mcast_group: u16,
+    /// Deflect instead of dropping when the TM refuses the packet.
+    pub deflect_on_drop: bool,
+    /// Skip the egress pipe.
+    pub bypass_egress: bool,
+    /// Mirror session (0: none).
+    pub mirror_session: u16,
+    /// Truncate the mirrored copy to this many bytes (0: whole packet).
+    pub mirror_truncate_bytes: u16,
+    /// Recirculate after egress.
+    pub recirculate: bool,
+    /// Advanced flow control request (0: none).
+    pub adv_flow_ctl: u32,
 }
+
+/// The field bound to each intrinsic, indexed by `Intrinsic as usize`, resolved once at
+/// load so the per-packet path does not search.
+type Bindings = [Option<FieldId>; Intrinsic::COUNT];
 
 /// A gress loaded on a pipe.
 pub struct LoadedGress {
@@ -320,23 +337,10 @@ impl LoadedGress {
                 .collect(),
             rng: ChaCha8Rng::seed_from_u64(seed),
         };
-        let b = |i| prog.phv.intrinsic(i);
-        let bind = Bindings {
-            ingress_port: b(Intrinsic::IngressPort),
-            ingress_mac_ts: b(Intrinsic::IngressMacTimestamp),
-            global_ts: b(Intrinsic::GlobalTimestamp),
-            pkt_length: b(Intrinsic::PacketLength),
-            egress_port: b(Intrinsic::EgressPort),
-            egress_queue: b(Intrinsic::EgressQueue),
-            enq_depth: b(Intrinsic::EnqQueueDepthCells),
-            deq_depth: b(Intrinsic::DeqQueueDepthCells),
-            queue_delay: b(Intrinsic::QueueDelay),
-            parser_error: b(Intrinsic::ParserError),
-            ucast_port: b(Intrinsic::UcastEgressPort),
-            ucast_valid: b(Intrinsic::UcastEgressPortValid),
-            qid: b(Intrinsic::QueueId),
-            drop_ctl: b(Intrinsic::DropCtl),
-        };
+        let mut bind: Bindings = [None; Intrinsic::COUNT];
+        for &(i, f) in &prog.phv.intrinsics {
+            bind[i as usize] = Some(f);
+        }
         let timing = GressTiming::of(&prog.control, &spec.latency);
         let stage_entry = (0..timing.stages.len())
             .map(|s| timing.stage_entry(s))
@@ -394,18 +398,24 @@ impl LoadedGress {
             }
         };
         let b = self.bind;
-        put(phv, b.ingress_port, inp.ingress_port as u128);
-        put(phv, b.ingress_mac_ts, inp.ingress_mac_ns as u128);
-        if b.global_ts.is_some() {
-            let ns = self.clock.time_of(inp.issue_cycle).ns();
-            put(phv, b.global_ts, ns as u128);
+        let global_ns = self.clock.time_of(inp.issue_cycle).ns();
+        for (which, value) in [
+            (Intrinsic::IngressPort, inp.ingress_port as u128),
+            (Intrinsic::IngressMacTimestamp, inp.ingress_mac_ns as u128),
+            (Intrinsic::GlobalTimestamp, global_ns as u128),
+            (Intrinsic::PacketLength, data.len() as u128),
+            (Intrinsic::EgressPort, inp.egress_port as u128),
+            (Intrinsic::EgressQueue, inp.egress_queue as u128),
+            (Intrinsic::EnqQueueDepthCells, inp.enq_depth_cells as u128),
+            (Intrinsic::DeqQueueDepthCells, inp.deq_depth_cells as u128),
+            (Intrinsic::EnqQueueDepthPackets, inp.enq_depth_pkts as u128),
+            (Intrinsic::DeqQueueDepthPackets, inp.deq_depth_pkts as u128),
+            (Intrinsic::QueueDelay, inp.queue_delay_ns as u128),
+            (Intrinsic::EnqCongestStat, inp.enq_congest_stat as u128),
+            (Intrinsic::ReplicationId, inp.replication_id as u128),
+        ] {
+            put(phv, b[which as usize], value);
         }
-        put(phv, b.pkt_length, data.len() as u128);
-        put(phv, b.egress_port, inp.egress_port as u128);
-        put(phv, b.egress_queue, inp.egress_queue as u128);
-        put(phv, b.enq_depth, inp.enq_depth_cells as u128);
-        put(phv, b.deq_depth, inp.deq_depth_cells as u128);
-        put(phv, b.queue_delay, inp.queue_delay_ns as u128);
 
         let (payload, parser_error) =
             match parse(&self.prog.parser, layout, data, phv, self.max_depth) {
@@ -414,7 +424,7 @@ impl LoadedGress {
                     ParserErrorPolicy::Drop => return Err(f.error),
                     ParserErrorPolicy::Continue => {
                         let code = f.error.code();
-                        put(phv, b.parser_error, code as u128);
+                        put(phv, b[Intrinsic::ParserError as usize], code as u128);
                         (f.payload, code)
                     }
                 },
@@ -442,13 +452,23 @@ impl LoadedGress {
         );
         std::mem::swap(data, &mut self.scratch);
 
-        let get = |f: Option<u16>| f.map_or(0, |f| phv.get(&layout.fields[f as usize]));
-        let valid = get(b.ucast_valid) != 0;
+        let get = |i: Intrinsic| b[i as usize].map_or(0, |f| phv.get(&layout.fields[f as usize]));
+        let valid = get(Intrinsic::UcastEgressPortValid) != 0;
         Ok(GressOutputs {
-            ucast_egress_port: valid.then(|| get(b.ucast_port) as u16),
-            queue: get(b.qid) as u16,
-            drop_ctl: get(b.drop_ctl) as u8,
+            ucast_egress_port: valid.then(|| get(Intrinsic::UcastEgressPort) as u16),
+            queue: get(Intrinsic::QueueId) as u16,
+            drop_ctl: get(Intrinsic::DropCtl) as u8,
             parser_error,
+            requests: TmRequests {
+                ingress_cos: get(Intrinsic::IngressCos) as u8,
+                mcast_group: get(Intrinsic::McastGroup) as u16,
+                deflect_on_drop: get(Intrinsic::DeflectOnDrop) != 0,
+                bypass_egress: get(Intrinsic::BypassEgress) != 0,
+                mirror_session: get(Intrinsic::MirrorSession) as u16,
+                mirror_truncate_bytes: get(Intrinsic::MirrorTruncateBytes) as u16,
+                recirculate: get(Intrinsic::Recirculate) != 0,
+                adv_flow_ctl: get(Intrinsic::AdvFlowCtl) as u32,
+            },
             stats,
         })
     }

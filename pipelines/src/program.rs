@@ -161,6 +161,17 @@ pub enum Intrinsic {
     /// Out (both): an advanced-flow-control request to the TM (Tofino2's `adv_flow_ctl`:
     /// qfc(1) | pipe(2) | mac(4) | pad(3) | qid(7) | credit(15)); 0: none.
     AdvFlowCtl,
+    /// In (egress): the TM's congestion status of the queue at enqueue (TNA's
+    /// `enq_congest_stat`): non-zero when the queue's ECN configuration marks this packet.
+    /// The program sets CE, as on Tofino, where the TM flags and the egress pipe rewrites.
+    EnqCongestStat,
+    /// In (egress): the replication id of a multicast copy (0 for unicast).
+    ReplicationId,
+}
+
+impl Intrinsic {
+    /// Number of intrinsics (for tables indexed by `Intrinsic as usize`).
+    pub const COUNT: usize = Intrinsic::ReplicationId as usize + 1;
 }
 
 impl Intrinsic {

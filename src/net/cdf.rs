@@ -154,7 +154,11 @@ mod tests {
 
     #[test]
     fn bad_files_are_named() {
-        assert!(Cdf::parse("10 5\n5 100\n", "f").unwrap_err().starts_with("f:2:"));
-        assert!(Cdf::parse("10 5\n", "f").unwrap_err().contains("100 (percent)"));
+        assert!(Cdf::parse("10 5\n5 100\n", "f")
+            .unwrap_err()
+            .starts_with("f:2:"));
+        assert!(Cdf::parse("10 5\n", "f")
+            .unwrap_err()
+            .contains("100 (percent)"));
     }
 }

@@ -170,11 +170,20 @@ mod tests {
         assert_eq!(f.len(), 60);
         assert_eq!(parse(&f), Some(Ctrl::Pfc(t)));
         assert!(is_ctrl(&f));
-        assert_eq!(parse(&build_queue(src, 17, true)), Some(Ctrl::PauseQueue(17)));
-        assert_eq!(parse(&build_queue(src, 17, false)), Some(Ctrl::ResumeQueue(17)));
+        assert_eq!(
+            parse(&build_queue(src, 17, true)),
+            Some(Ctrl::PauseQueue(17))
+        );
+        assert_eq!(
+            parse(&build_queue(src, 17, false)),
+            Some(Ctrl::ResumeQueue(17))
+        );
         assert_eq!(
             parse(&build_bitmap(src, 8, &[0b101])),
-            Some(Ctrl::Bitmap { first: 8, bitmap: vec![0b101] })
+            Some(Ctrl::Bitmap {
+                first: 8,
+                bitmap: vec![0b101]
+            })
         );
     }
 }

@@ -43,7 +43,11 @@ pub fn run(scenario: NetScenario) -> Result<RunRecord, String> {
 }
 
 /// Run a scenario: relative paths resolve against `base`; pcaps go to `out` if given.
-pub fn run_detailed(scenario: NetScenario, base: &Path, out: Option<&Path>) -> Result<NetRun, String> {
+pub fn run_detailed(
+    scenario: NetScenario,
+    base: &Path,
+    out: Option<&Path>,
+) -> Result<NetRun, String> {
     let p = sim::prepare(scenario, base)?;
     Net::build(p, out)?.run()
 }

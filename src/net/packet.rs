@@ -239,10 +239,15 @@ mod tests {
         assert_eq!(buf.len(), 1074);
         assert_eq!(parse(&buf), Some(h));
         let p = etherparse::SlicedPacket::from_ethernet(&buf).unwrap();
-        let Some(etherparse::NetSlice::Ipv4(ip)) = p.net else { panic!() };
+        let Some(etherparse::NetSlice::Ipv4(ip)) = p.net else {
+            panic!()
+        };
         assert_eq!(ip.header().to_header().ecn.value(), ECN_ECT0);
         assert_eq!(ip.header().to_header().dscp.value(), 3 << 3);
-        assert_eq!(ip.header().to_header().calc_header_checksum(), ip.header().header_checksum());
+        assert_eq!(
+            ip.header().to_header().calc_header_checksum(),
+            ip.header().header_checksum()
+        );
         // A trimmed copy (only the headers left) is recognised as trimmed.
         let t = parse(&buf[..HEADER_BYTES]).unwrap();
         assert!(t.flags & TRIMMED != 0);

@@ -37,7 +37,8 @@ impl FlowRecord {
 
     /// FCT divided by the ideal FCT (≥ 1 up to rounding), if it completed.
     pub fn slowdown(&self) -> Option<f64> {
-        self.fct_ps().map(|f| f as f64 / self.ideal_fct_ps.max(1) as f64)
+        self.fct_ps()
+            .map(|f| f as f64 / self.ideal_fct_ps.max(1) as f64)
     }
 }
 

@@ -88,9 +88,18 @@ mod tests {
 
     #[test]
     fn streams_are_repeatable_and_distinct() {
-        let a: Vec<u64> = (0..4).map(|_| 0).scan(Stream::new(7, "h0"), |s, _| Some(s.next_u64())).collect();
-        let b: Vec<u64> = (0..4).map(|_| 0).scan(Stream::new(7, "h0"), |s, _| Some(s.next_u64())).collect();
-        let c: Vec<u64> = (0..4).map(|_| 0).scan(Stream::new(7, "h1"), |s, _| Some(s.next_u64())).collect();
+        let a: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(Stream::new(7, "h0"), |s, _| Some(s.next_u64()))
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(Stream::new(7, "h0"), |s, _| Some(s.next_u64()))
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(Stream::new(7, "h1"), |s, _| Some(s.next_u64()))
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

@@ -36,9 +36,7 @@ use super::cdf::BUILTIN as CDF_BUILTIN;
 use super::ctrl::{self, Ctrl};
 use super::host::nic_queue_for;
 use super::packet::{self, Header, ACK, DATA, ECN_ECT0, ECN_NOT_ECT, LAST, NACK, PULL};
-use super::records::{
-    DropCount, FlowRecord, HostTotals, PauseEvent, RunRecord, Series,
-};
+use super::records::{DropCount, FlowRecord, HostTotals, PauseEvent, RunRecord, Series};
 use super::scenario::{NetScenario, TopologySource};
 use super::topology::{generate, ChipSpec, End, EntriesSpec, Topology, TopologySpec};
 use super::traffic::{self, FlowSpec, HostInfo, Size, Source};
@@ -62,23 +60,44 @@ pub const STOCK_ECMP_ROUTER: &str = include_str!("../../programs/ecmp_router/ecm
 /// Events of the network.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Ev {
-    Chip { chip: u16, ev: ChipEvent },
+    Chip {
+        chip: u16,
+        ev: ChipEvent,
+    },
     /// A frame's first bit reaches a chip port.
-    ChipRx { chip: u16, port: u16, frame: u32 },
+    ChipRx {
+        chip: u16,
+        port: u16,
+        frame: u32,
+    },
     /// A frame's last bit reaches a host.
-    HostRx { host: u32, frame: u32 },
+    HostRx {
+        host: u32,
+        frame: u32,
+    },
     /// A host's wire is free.
-    HostTx { host: u32 },
+    HostTx {
+        host: u32,
+    },
     /// The next flow of the list starts.
     FlowStart,
     /// A flow's transport timer.
-    FlowTimer { flow: u32 },
+    FlowTimer {
+        flow: u32,
+    },
     /// A paced flow may send again.
-    FlowWake { flow: u32 },
+    FlowWake {
+        flow: u32,
+    },
     /// A host's pull pacer releases a PULL.
-    PullTick { host: u32 },
+    PullTick {
+        host: u32,
+    },
     /// A PFC pause of a host class may have expired.
-    PauseEnd { host: u32, class: u8 },
+    PauseEnd {
+        host: u32,
+        class: u8,
+    },
     /// Take samples.
     Sample,
 }
@@ -90,7 +109,13 @@ struct ChipQ<'a> {
 
 impl Schedule<ChipEvent> for ChipQ<'_> {
     fn at(&mut self, at: Time, ev: ChipEvent) {
-        self.q.at(at, Ev::Chip { chip: self.chip, ev });
+        self.q.at(
+            at,
+            Ev::Chip {
+                chip: self.chip,
+                ev,
+            },
+        );
     }
 }
 
@@ -280,7 +305,8 @@ pub fn build_chip(
 ) -> Result<Chip, String> {
     let mut chip = Chip::with_config(profile, program, config).map_err(|e| e.to_string())?;
     for (i, e) in entries.iter().enumerate() {
-        chip.add_entry(e).map_err(|err| format!("entry {i}: {err}"))?;
+        chip.add_entry(e)
+            .map_err(|err| format!("entry {i}: {err}"))?;
     }
     Ok(chip)
 }
@@ -344,7 +370,8 @@ pub fn prepare(mut s: NetScenario, base: &Path) -> Result<Prepared, String> {
                     g.chip
                 ));
             }
-            generate(g, prof.ports_total() as u16, speeds[0]).map_err(|e| format!("topology: {e}"))?
+            generate(g, prof.ports_total() as u16, speeds[0])
+                .map_err(|e| format!("topology: {e}"))?
         }
     };
     let topo = Topology::resolve(spec).map_err(|e| format!("topology: {e}"))?;
@@ -522,7 +549,10 @@ impl Net {
                                 End::Chip(c, _) => {
                                     let ch = &chips[c];
                                     ch.clock()
-                                        .time_of(ch.ingress_latency_cycles() + ch.egress_latency_cycles())
+                                        .time_of(
+                                            ch.ingress_latency_cycles()
+                                                + ch.egress_latency_cycles(),
+                                        )
                                         .ps()
                                 }
                                 End::Host(_) => 0,
@@ -555,7 +585,8 @@ impl Net {
             });
         }
         // Captures.
-        let mut chip_pcaps: Vec<BTreeMap<u16, PcapOut>> = (0..chips.len()).map(|_| BTreeMap::new()).collect();
+        let mut chip_pcaps: Vec<BTreeMap<u16, PcapOut>> =
+            (0..chips.len()).map(|_| BTreeMap::new()).collect();
         if let Some(dir) = out {
             if !s.pcaps.is_empty() {
                 std::fs::create_dir_all(dir)
@@ -570,7 +601,10 @@ impl Net {
                     hosts[h].pcap = Some(PcapOut::create(&file)?);
                 } else if let Some(c) = topo.spec.chips.iter().position(|c| c.name == pc.node) {
                     if pc.port >= chips[c].port_count() {
-                        return Err(format!("pcaps[{i}]: chip `{}` has no port {}", pc.node, pc.port));
+                        return Err(format!(
+                            "pcaps[{i}]: chip `{}` has no port {}",
+                            pc.node, pc.port
+                        ));
                     }
                     chip_pcaps[c].insert(pc.port, PcapOut::create(&file)?);
                 } else {
@@ -614,7 +648,12 @@ impl Net {
                 }
             }
         }
-        let ip_to_host = topo.host_ips.iter().enumerate().map(|(h, &ip)| (ip, h)).collect();
+        let ip_to_host = topo
+            .host_ips
+            .iter()
+            .enumerate()
+            .map(|(h, &ip)| (ip, h))
+            .collect();
         let nh = hosts.len();
         let nc = chips.len();
         let nsp = sample_ports.len();
@@ -710,7 +749,8 @@ impl Net {
                 let c = chip as usize;
                 let data = &self.pool.bufs[frame as usize];
                 if packet::is_data_frame(data) {
-                    if let Some(h) = packet::ipv4_src(data).and_then(|ip| self.ip_to_host.get(&ip)) {
+                    if let Some(h) = packet::ipv4_src(data).and_then(|ip| self.ip_to_host.get(&ip))
+                    {
                         self.src[*h].chip_in += 1;
                     }
                 }
@@ -732,7 +772,9 @@ impl Net {
                 self.try_send(now, host as usize)?;
             }
             Ev::FlowStart => {
-                while self.next_flow < self.flows.len() && self.flows[self.next_flow].spec.start <= now {
+                while self.next_flow < self.flows.len()
+                    && self.flows[self.next_flow].spec.start <= now
+                {
                     let f = self.next_flow;
                     self.next_flow += 1;
                     let fl = &mut self.flows[f];
@@ -752,7 +794,7 @@ impl Net {
                         s.on_timer(now);
                     }
                 }
-                self.after_sender(now, f)?;
+                self.after_sender_from(now, f, true)?;
             }
             Ev::FlowWake { flow } => {
                 let f = flow as usize;
@@ -791,7 +833,9 @@ impl Net {
     }
 
     fn sample(&mut self, now: Time) {
-        let Some(period) = self.sample_period else { return };
+        let Some(period) = self.sample_period else {
+            return;
+        };
         let mut k = 0;
         let mut pi = 0;
         for (c, ports) in self.topo.chip_ports.iter().enumerate() {
@@ -808,7 +852,11 @@ impl Net {
                 // Bytes (no preamble, FCS or gap) of the frames that *started* in the period,
                 // over the period: quantised by whole frames, so average over periods much
                 // longer than a frame time for a smooth rate.
-                let gbps = if now.ps() == 0 { 0.0 } else { delta as f64 * 8.0 / (period.ps() as f64 / 1000.0) };
+                let gbps = if now.ps() == 0 {
+                    0.0
+                } else {
+                    delta as f64 * 8.0 / (period.ps() as f64 / 1000.0)
+                };
                 push_sample(&mut self.samples[k + 1], now, gbps);
                 k += 2;
                 pi += 1;
@@ -1024,10 +1072,18 @@ impl Net {
     /// After anything touched flow `f`'s sender: arm its timer, wake it when paced, and put
     /// it in its NIC queue if it has a packet ready.
     fn after_sender(&mut self, now: Time, f: usize) -> Result<(), String> {
+        self.after_sender_from(now, f, false)
+    }
+
+    fn after_sender_from(&mut self, now: Time, f: usize, from_timer: bool) -> Result<(), String> {
         let fl = &mut self.flows[f];
-        let Some(s) = fl.sender.as_mut() else { return Ok(()) };
+        let Some(s) = fl.sender.as_mut() else {
+            return Ok(());
+        };
         if let Some(t) = s.timer() {
-            if fl.timer_at.is_none_or(|x| t < x) {
+            // A timer at or before now that the transport did not clear when it ran is not
+            // re-armed (it would fire again at once, for ever).
+            if fl.timer_at.is_none_or(|x| t < x) && (t > now || !from_timer) {
                 fl.timer_at = Some(t);
                 self.queue.at(t.max(now), Ev::FlowTimer { flow: f as u32 });
             }
@@ -1111,7 +1167,9 @@ impl Net {
                     let fu = f as usize;
                     let fl = &mut self.flows[fu];
                     fl.in_ring = false;
-                    let Some(s) = fl.sender.as_mut() else { continue };
+                    let Some(s) = fl.sender.as_mut() else {
+                        continue;
+                    };
                     let seg = match s.poll(now) {
                         Ready::Now => s.next(now),
                         _ => None,
@@ -1126,8 +1184,17 @@ impl Net {
                         src_mac: host.mac,
                         src_ip: host.ip,
                         dst_ip: self.topo.host_ips[fl.spec.dst],
-                        ecn: if s.ecn_capable() { ECN_ECT0 } else { ECN_NOT_ECT },
-                        flags: DATA | if seg.seq + 1 == fl.shape.packets { LAST } else { 0 },
+                        ecn: if s.ecn_capable() {
+                            ECN_ECT0
+                        } else {
+                            ECN_NOT_ECT
+                        },
+                        flags: DATA
+                            | if seg.seq + 1 == fl.shape.packets {
+                                LAST
+                            } else {
+                                0
+                            },
                         class: class as u8,
                         queue: fl.queue,
                         seq: seg.seq,
@@ -1320,7 +1387,11 @@ pub fn ideal_fct(hops: &[Hop], shape: Shape) -> u64 {
     // After the bottleneck the packets are spaced by their slot times at r_b; on an equally
     // fast link the last packet waits for its predecessor's slot to end, so that link adds
     // the predecessor's frame time; on a faster link it goes at once.
-    let before_last = if shape.packets >= 2 { len(shape.packets - 2) } else { last };
+    let before_last = if shape.packets >= 2 {
+        len(shape.packets - 2)
+    } else {
+        last
+    };
     for h in &hops[b + 1..] {
         let l = if h.1 == rb { before_last } else { last };
         t += frame_time(l, h.1).ps();

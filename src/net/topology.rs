@@ -266,7 +266,10 @@ pub fn chip_mac(c: usize, p: u16) -> [u8; 6] {
 }
 
 fn mac_string(m: [u8; 6]) -> String {
-    m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 fn parse_ip(s: &str, what: &str) -> Result<u32, String> {
@@ -542,7 +545,9 @@ impl Topology {
         };
         let mut by16: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
         for h in 0..self.host_ips.len() {
-            by16.entry(self.host_ips[h] & 0xffff_0000).or_default().push(h);
+            by16.entry(self.host_ips[h] & 0xffff_0000)
+                .or_default()
+                .push(h);
         }
         for (p16, hs) in by16 {
             let uniform = |hs: &[usize]| hs.iter().all(|&h| acts[h] == acts[hs[0]]);
@@ -554,7 +559,9 @@ impl Topology {
             }
             let mut by24: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
             for &h in &hs {
-                by24.entry(self.host_ips[h] & 0xffff_ff00).or_default().push(h);
+                by24.entry(self.host_ips[h] & 0xffff_ff00)
+                    .or_default()
+                    .push(h);
             }
             for (p24, hs) in by24 {
                 if uniform(&hs) {
@@ -649,7 +656,11 @@ pub fn generate(g: &Generate, ports: u16, port_gbps: u32) -> Result<TopologySpec
             need("SingleSwitch", hosts as u32)?;
             chip(&mut t, "sw0".into());
             for i in 0..hosts {
-                host(&mut t, format!("h{i}"), [10, 0, (i / 250) as u8, (i % 250 + 1) as u8]);
+                host(
+                    &mut t,
+                    format!("h{i}"),
+                    [10, 0, (i / 250) as u8, (i % 250 + 1) as u8],
+                );
                 link(&mut t, format!("h{i}"), format!("sw0:{i}"));
             }
         }
@@ -677,7 +688,10 @@ pub fn generate(g: &Generate, ports: u16, port_gbps: u32) -> Result<TopologySpec
                 return Err("LeafSpine: every count must be at least 1".into());
             }
             let u = uplinks_per_spine;
-            need("LeafSpine (leaf)", hosts_per_leaf as u32 + spines as u32 * u as u32)?;
+            need(
+                "LeafSpine (leaf)",
+                hosts_per_leaf as u32 + spines as u32 * u as u32,
+            )?;
             need("LeafSpine (spine)", leaves as u32 * u as u32)?;
             for l in 0..leaves {
                 chip(&mut t, format!("leaf{l}"));
@@ -688,13 +702,21 @@ pub fn generate(g: &Generate, ports: u16, port_gbps: u32) -> Result<TopologySpec
             for l in 0..leaves {
                 for j in 0..hosts_per_leaf {
                     let n = format!("h{l}_{j}");
-                    host(&mut t, n.clone(), [10, l as u8, (j / 250) as u8, (j % 250 + 1) as u8]);
+                    host(
+                        &mut t,
+                        n.clone(),
+                        [10, l as u8, (j / 250) as u8, (j % 250 + 1) as u8],
+                    );
                     link(&mut t, n, format!("leaf{l}:{j}"));
                 }
                 for s in 0..spines {
                     for k in 0..u {
                         let lp = hosts_per_leaf + s * u + k;
-                        link(&mut t, format!("leaf{l}:{lp}"), format!("spine{s}:{}", l * u + k));
+                        link(
+                            &mut t,
+                            format!("leaf{l}:{lp}"),
+                            format!("spine{s}:{}", l * u + k),
+                        );
                     }
                 }
             }
@@ -720,7 +742,11 @@ pub fn generate(g: &Generate, ports: u16, port_gbps: u32) -> Result<TopologySpec
                             link(&mut t, n, format!("leaf{l}:{j}"));
                         }
                         for s in 0..h {
-                            link(&mut t, format!("leaf{l}:{}", h + s), format!("spine{s}:{l}"));
+                            link(
+                                &mut t,
+                                format!("leaf{l}:{}", h + s),
+                                format!("spine{s}:{l}"),
+                            );
                         }
                     }
                 }
@@ -744,7 +770,11 @@ pub fn generate(g: &Generate, ports: u16, port_gbps: u32) -> Result<TopologySpec
                                 link(&mut t, n, format!("e{p}_{e}:{j}"));
                             }
                             for a in 0..h {
-                                link(&mut t, format!("e{p}_{e}:{}", h + a), format!("a{p}_{a}:{e}"));
+                                link(
+                                    &mut t,
+                                    format!("e{p}_{e}:{}", h + a),
+                                    format!("a{p}_{a}:{e}"),
+                                );
                             }
                         }
                         for a in 0..h {
@@ -793,7 +823,10 @@ mod tests {
             },
             Routing::Static,
         );
-        assert_eq!((t.spec.chips.len(), t.spec.hosts.len(), t.links.len()), (6, 32, 40));
+        assert_eq!(
+            (t.spec.chips.len(), t.spec.hosts.len(), t.links.len()),
+            (6, 32, 40)
+        );
         assert_eq!(t.oversubscription(), Some(4.0));
         // Same leaf: 2 links; across leaves: 4.
         assert_eq!(t.path(0, 1).unwrap().len(), 2);
@@ -853,8 +886,12 @@ mod tests {
         )
         .unwrap();
         s.links[1].b = "sw0:0".into();
-        assert!(Topology::resolve(s.clone()).unwrap_err().contains("port 0 of `sw0` already"));
+        assert!(Topology::resolve(s.clone())
+            .unwrap_err()
+            .contains("port 0 of `sw0` already"));
         s.links[1].b = "sw9:0".into();
-        assert!(Topology::resolve(s).unwrap_err().contains("no chip named `sw9`"));
+        assert!(Topology::resolve(s)
+            .unwrap_err()
+            .contains("no chip named `sw9`"));
     }
 }

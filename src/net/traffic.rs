@@ -307,7 +307,8 @@ pub fn expand(
         let mut rng = Stream::new(seed, &place);
         let tr = |t: &Option<TransportSpec>| -> Result<TransportSpec, String> {
             let t = t.clone().unwrap_or_else(|| default_transport.clone());
-            t.validate().map_err(|e| format!("{place}: transport: {e}"))?;
+            t.validate()
+                .map_err(|e| format!("{place}: transport: {e}"))?;
             Ok(t)
         };
         let class_ok = |c: u8| {
@@ -317,17 +318,18 @@ pub fn expand(
                 Ok(())
             }
         };
-        let mut push = |src: usize, dst: usize, size: u64, start: Time, class: u8, t: &TransportSpec| {
-            flows.push(FlowSpec {
-                src,
-                dst,
-                size,
-                start,
-                class,
-                transport: t.clone(),
-                source: i,
-            })
-        };
+        let mut push =
+            |src: usize, dst: usize, size: u64, start: Time, class: u8, t: &TransportSpec| {
+                flows.push(FlowSpec {
+                    src,
+                    dst,
+                    size,
+                    start,
+                    class,
+                    transport: t.clone(),
+                    source: i,
+                })
+            };
         let pair = |a: &str, b: &str| -> Result<(usize, usize), String> {
             let (s, d) = (hosts.index(a, &place)?, hosts.index(b, &place)?);
             if s == d {
@@ -342,7 +344,14 @@ pub fn expand(
                 if f.size == 0 {
                     return Err(format!("{place}: size must be at least 1 byte"));
                 }
-                push(a, b, f.size, Time::from_ns(f.start_ns), f.class, &tr(&f.transport)?);
+                push(
+                    a,
+                    b,
+                    f.size,
+                    Time::from_ns(f.start_ns),
+                    f.class,
+                    &tr(&f.transport)?,
+                );
             }
             Source::ConstantRate(c) => {
                 class_ok(c.class)?;
@@ -449,7 +458,11 @@ pub fn expand(
                 for k in 0..c.repeats {
                     let base = c.start_ns + k as u64 * c.period_ns.unwrap_or(0);
                     for &s in &senders {
-                        let j = if c.jitter_ns > 0 { rng.below(c.jitter_ns + 1) } else { 0 };
+                        let j = if c.jitter_ns > 0 {
+                            rng.below(c.jitter_ns + 1)
+                        } else {
+                            0
+                        };
                         push(s, r, c.size, Time::from_ns(base + j), c.class, &t);
                     }
                 }
@@ -469,7 +482,14 @@ pub fn expand(
                     }
                 };
                 for (i, &j) in perm.iter().enumerate() {
-                    push(set[i], set[j], p.size, Time::from_ns(p.start_ns), p.class, &t);
+                    push(
+                        set[i],
+                        set[j],
+                        p.size,
+                        Time::from_ns(p.start_ns),
+                        p.class,
+                        &t,
+                    );
                 }
             }
             Source::AllToAll(p) => {
@@ -520,7 +540,10 @@ mod tests {
     #[test]
     fn poisson_flows_offer_the_target_load() {
         let (names, gbps) = info();
-        let h = HostInfo { names: &names, gbps: &gbps };
+        let h = HostInfo {
+            names: &names,
+            gbps: &gbps,
+        };
         let src = vec![Source::Flows(Flows {
             hosts: None,
             size: Size::Fixed(10_000),
@@ -546,7 +569,10 @@ mod tests {
     #[test]
     fn incast_permutation_and_all_to_all_shapes() {
         let (names, gbps) = info();
-        let h = HostInfo { names: &names, gbps: &gbps };
+        let h = HostInfo {
+            names: &names,
+            gbps: &gbps,
+        };
         let src = vec![
             Source::Incast(Incast {
                 senders: vec!["h1".into(), "h2".into(), "h3".into()],
@@ -559,8 +585,20 @@ mod tests {
                 class: 0,
                 transport: None,
             }),
-            Source::Permutation(Pattern { size: 5, start_ns: 0, hosts: None, class: 0, transport: None }),
-            Source::AllToAll(Pattern { size: 7, start_ns: 0, hosts: None, class: 0, transport: None }),
+            Source::Permutation(Pattern {
+                size: 5,
+                start_ns: 0,
+                hosts: None,
+                class: 0,
+                transport: None,
+            }),
+            Source::AllToAll(Pattern {
+                size: 7,
+                start_ns: 0,
+                hosts: None,
+                class: 0,
+                transport: None,
+            }),
         ];
         let f = expand(&src, &h, &TransportSpec::default(), 1).unwrap();
         assert_eq!(f.iter().filter(|f| f.source == 0).count(), 6);
@@ -575,7 +613,10 @@ mod tests {
     #[test]
     fn on_off_makes_one_paced_flow_per_burst() {
         let (names, gbps) = info();
-        let h = HostInfo { names: &names, gbps: &gbps };
+        let h = HostInfo {
+            names: &names,
+            gbps: &gbps,
+        };
         let src = vec![Source::OnOff(OnOff {
             src: "h0".into(),
             dst: "h1".into(),
@@ -590,6 +631,12 @@ mod tests {
         let f = expand(&src, &h, &TransportSpec::default(), 1).unwrap();
         assert_eq!(f.len(), 2);
         assert_eq!((f[0].size, f[1].start), (1000, Time::from_ns(2000)));
-        assert!(matches!(f[0].transport, TransportSpec::Raw(RawSpec { rate_gbps: Some(_), .. })));
+        assert!(matches!(
+            f[0].transport,
+            TransportSpec::Raw(RawSpec {
+                rate_gbps: Some(_),
+                ..
+            })
+        ));
     }
 }

@@ -7,8 +7,10 @@
 //! the run and one inside it per node, and variables of three kinds:
 //!
 //! - `integer` (32 bits, or 64 if a value needs it) for a series whose values are all
-//!   non-negative whole numbers: queue depth in cells, occupancy counts;
-//! - `real` for any other series (rates, fractional values); non-finite points are skipped;
+//!   non-negative whole numbers and whose unit is a count (no `/`, not a `fraction`): queue
+//!   depth in cells, occupancy counts;
+//! - `real` for any other series (rates such as `Gb/s`, fractions); non-finite points are
+//!   skipped;
 //! - `wire 1` named `port<P>_<kind><class>_paused` for each (node, port, kind, class) of the
 //!   pause events: 1 while paused.
 //!
@@ -113,7 +115,10 @@ pub fn write_vcd<W: Write>(
             Some((n, l)) => (vcd_name(n), vcd_name(l)),
             None => ("global".to_string(), vcd_name(&s.name)),
         };
-        let kind = if s.is_integral() {
+        // A rate (unit with `/`) or a fraction is a real even when its values happen to be
+        // whole, so that every port's series of one kind has the same type.
+        let count_unit = !s.unit.contains('/') && !s.unit.contains("fraction");
+        let kind = if count_unit && s.is_integral() {
             let big = s.points.iter().any(|&(_, v)| v >= u32::MAX as f64);
             Kind::Int(if big { 64 } else { 32 })
         } else {

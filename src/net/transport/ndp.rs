@@ -166,7 +166,11 @@ impl Sender for Ndp {
     }
 
     fn on_timer(&mut self, now: Time) {
-        if self.deadline.is_none_or(|d| d > now) || self.done() {
+        if self.done() {
+            self.deadline = None;
+            return;
+        }
+        if self.deadline.is_none_or(|d| d > now) {
             return;
         }
         self.retx.clear();
@@ -175,7 +179,9 @@ impl Sender for Ndp {
                 self.retx.push_back(s);
             }
         }
-        self.credit = self.credit.max((self.retx.len() as u32).min(self.init_window));
+        self.credit = self
+            .credit
+            .max((self.retx.len() as u32).min(self.init_window));
         self.deadline = Some(now + self.rto);
     }
 
@@ -222,7 +228,14 @@ mod tests {
         n.on_feedback(t, &pull(1));
         n.on_feedback(t, &pull(2));
         let s = drain(&mut n, t);
-        assert_eq!(s[0], Seg { seq: 1, len: 1000, retx: true });
+        assert_eq!(
+            s[0],
+            Seg {
+                seq: 1,
+                len: 1000,
+                retx: true
+            }
+        );
         assert_eq!(s[1].seq, 3);
         assert_eq!(n.nacks, 1);
     }
@@ -234,7 +247,14 @@ mod tests {
         n.on_feedback(Time::from_ns(1), &ack(0, 0, false));
         let d = n.timer().unwrap();
         n.on_timer(d);
-        assert_eq!(drain(&mut n, d), vec![Seg { seq: 1, len: 1000, retx: true }]);
+        assert_eq!(
+            drain(&mut n, d),
+            vec![Seg {
+                seq: 1,
+                len: 1000,
+                retx: true
+            }]
+        );
         n.on_feedback(d, &ack(0, 1, false));
         assert!(n.done());
         assert_eq!(n.timer(), None);

@@ -164,6 +164,9 @@ impl NewReno {
 
 impl Sender for NewReno {
     fn poll(&mut self, _now: Time) -> Ready {
+        if self.retx_pending.is_some_and(|s| s < self.snd_una) {
+            self.retx_pending = None;
+        }
         if self.retx_pending.is_some()
             || (self.snd_nxt < self.shape.packets && (self.flight() as f64) < self.cwnd.floor())
         {
@@ -174,7 +177,9 @@ impl Sender for NewReno {
     }
 
     fn next(&mut self, now: Time) -> Option<Seg> {
-        let seq = if let Some(s) = self.retx_pending.take() {
+        // A pending retransmission that an ACK has since covered is dropped.
+        let pending = self.retx_pending.take().filter(|&s| s >= self.snd_una);
+        let seq = if let Some(s) = pending {
             s
         } else if self.snd_nxt < self.shape.packets && (self.flight() as f64) < self.cwnd.floor() {
             self.snd_nxt += 1;
@@ -258,7 +263,11 @@ impl Sender for NewReno {
     }
 
     fn on_timer(&mut self, now: Time) {
-        if self.deadline.is_none_or(|d| d > now) || self.done() {
+        if self.done() {
+            self.deadline = None;
+            return;
+        }
+        if self.deadline.is_none_or(|d| d > now) {
             return;
         }
         self.timeouts += 1;
@@ -332,7 +341,14 @@ mod tests {
         assert_eq!(r.ssthresh, 5.0);
         assert_eq!(r.cwnd, 8.0);
         let s = drain(&mut r, t);
-        assert_eq!(s[0], Seg { seq: 2, len: 1000, retx: true });
+        assert_eq!(
+            s[0],
+            Seg {
+                seq: 2,
+                len: 1000,
+                retx: true
+            }
+        );
         // A partial ACK (up to the next hole, 5) retransmits 5 at once.
         r.on_feedback(t, &ack(5, 2, false));
         assert!(r.in_recovery());
@@ -358,13 +374,41 @@ mod tests {
         assert_eq!(r.timeouts, 1);
         assert_eq!(r.rto(), Time::from_ns(400_000));
         let s = drain(&mut r, d);
-        assert_eq!(s, vec![Seg { seq: 0, len: 1000, retx: true }]);
+        assert_eq!(
+            s,
+            vec![Seg {
+                seq: 0,
+                len: 1000,
+                retx: true
+            }]
+        );
         assert_eq!(r.timer(), Some(d + Time::from_ns(400_000)));
         // A cumulative ACK covering what the receiver buffered moves far ahead.
         r.on_feedback(d + Time::from_ns(10), &ack(4, 0, false));
         assert_eq!(r.snd_una(), 4);
         // Slow start (cwnd 1 < ssthresh 2) grows by the 4 packets acknowledged.
         assert_eq!(seqs(&drain(&mut r, d)), vec![4, 5, 6, 7, 8]);
+    }
+
+    #[test]
+    fn a_stale_retransmission_is_not_sent_and_a_finished_flow_disarms_its_timer() {
+        let spec = RenoSpec::default();
+        let mut r = NewReno::new(&spec, Shape::new(4000, 1000), None);
+        let t = Time::from_ns(1000);
+        assert_eq!(drain(&mut r, Time::ZERO).len(), 4);
+        r.on_feedback(t, &ack(1, 0, false));
+        for e in [2, 3] {
+            r.on_feedback(t, &ack(1, e, false));
+        }
+        r.on_feedback(t, &ack(1, 3, false));
+        assert!(r.in_recovery());
+        // Everything is acknowledged before the retransmission goes out.
+        r.on_feedback(t, &ack(4, 1, false));
+        assert!(r.done());
+        assert!(drain(&mut r, t).is_empty());
+        assert_eq!(r.timer(), None);
+        r.on_timer(Time::from_ns(10_000_000));
+        assert_eq!(r.timer(), None);
     }
 
     #[test]
