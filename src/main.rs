@@ -29,6 +29,33 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Run a network scenario (chips, hosts, links, traffic): pcaps, CSV/JSON tables,
+    /// a VCD waveform and plots in the output directory.
+    Net {
+        /// The network scenario file.
+        scenario: PathBuf,
+        /// Output directory.
+        #[arg(long, default_value = "out/net")]
+        out: PathBuf,
+    },
+    /// Run a parameter grid over a network scenario, one simulation per point in parallel,
+    /// and merge the results into one table.
+    Sweep {
+        /// The sweep spec: `(base: "scenario.ron", grid: { "load": [0.3, 0.6] })`.
+        spec: PathBuf,
+        /// Output directory (one subdirectory per point, and sweep.csv).
+        #[arg(long, default_value = "out/sweep")]
+        out: PathBuf,
+    },
+    /// Reproduce a traffic-manager figure from its formulas (DT convergence, FB isolation,
+    /// PFC hysteresis...); without a name, list them.
+    TmExperiment {
+        /// The experiment.
+        name: Option<String>,
+        /// Print CSV instead of a table.
+        #[arg(long)]
+        csv: bool,
+    },
     /// List the built-in chip profiles, or show one.
     Chips {
         #[command(subcommand)]
@@ -144,6 +171,44 @@ fn compile(
     Ok(())
 }
 
+fn net(scenario: &Path, out: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(out)
+        .map_err(|e| format!("{}: cannot create directory: {e}", out.display()))?;
+    let record = asic::net::run_file(scenario, out)?;
+    let report = asic::report::write_run(&record, out, &asic::report::ReportOptions::default())?;
+    print!("{}", report.text);
+    println!("\nwrote {} files to {}", report.files.len(), out.display());
+    Ok(())
+}
+
+fn sweep(spec: &Path, out: &Path) -> Result<(), String> {
+    let table = asic::sweep_run::run(spec, out)?;
+    print!("{}", table.to_text());
+    let csv = out.join("sweep.csv");
+    table.write_csv_file(&csv)?;
+    println!("\nwrote {}", csv.display());
+    Ok(())
+}
+
+fn tm_experiment(name: Option<&str>, csv: bool) -> Result<(), String> {
+    let Some(name) = name else {
+        println!("experiments: {}", tm::experiments::NAMES.join(", "));
+        return Ok(());
+    };
+    let table = tm::experiments::run(name).ok_or_else(|| {
+        format!(
+            "no experiment `{name}` (known: {})",
+            tm::experiments::NAMES.join(", ")
+        )
+    })?;
+    if csv {
+        print!("{}", table.to_csv());
+    } else {
+        print!("{table}");
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -156,6 +221,9 @@ fn main() -> ExitCode {
                 println!("\nresults in {}", dir.display());
             }),
         Some(Command::Chips { action }) => chips(action),
+        Some(Command::Net { scenario, out }) => net(&scenario, &out),
+        Some(Command::Sweep { spec, out }) => sweep(&spec, &out),
+        Some(Command::TmExperiment { name, csv }) => tm_experiment(name.as_deref(), csv),
         Some(Command::Compile {
             program,
             chip,

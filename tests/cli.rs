@@ -97,3 +97,60 @@ fn a_compile_error_shows_the_place_and_a_caret() {
         "a caret excerpt: {err}"
     );
 }
+
+#[test]
+fn net_writes_tables_waveform_and_plots() {
+    let out = std::env::temp_dir().join(format!("asic-net-{}", std::process::id()));
+    let scenario = repo("programs/net/incast.ron");
+    let (ok, text, err) = asic(&[
+        "net",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(text.contains("sw0.port0.depth_cells"), "{text}");
+    for f in [
+        "flows.csv",
+        "summary.json",
+        "waveform.vcd",
+        "plots/queue_depth.svg",
+        "plots/queue_depth.png",
+        "sw0-port0.pcap",
+    ] {
+        let len = std::fs::metadata(out.join(f)).map(|m| m.len()).unwrap_or(0);
+        assert!(len > 0, "{f} written and non-empty");
+    }
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn sweep_merges_every_point_into_one_table() {
+    let out = std::env::temp_dir().join(format!("asic-sweep-{}", std::process::id()));
+    let spec = repo("programs/net/sweep-load.ron");
+    let (ok, text, err) = asic(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 5, "header and four points: {csv}");
+    assert!(text.contains("0.5") && text.contains("ok"), "{text}");
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn tm_experiments_run_from_the_cli() {
+    let (ok, list, _) = asic(&["tm-experiment"]);
+    assert!(
+        ok && list.contains("dt-convergence") && list.contains("fb-isolation"),
+        "{list}"
+    );
+    let (ok, table, err) = asic(&["tm-experiment", "dt-convergence", "--csv"]);
+    assert!(ok, "{err}");
+    assert!(table.lines().count() > 3, "{table}");
+    let (ok, _, err) = asic(&["tm-experiment", "nope"]);
+    assert!(!ok && err.contains("known: dt-convergence"), "{err}");
+}

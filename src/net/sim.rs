@@ -286,8 +286,6 @@ pub struct Net {
     unconnected: Vec<u64>,
     pauses: Vec<PauseEvent>,
     samples: Vec<SeriesState>,
-    sample_ports: Vec<(usize, u16)>,
-    last_tx_bytes: Vec<u64>,
     sample_period: Option<Time>,
     stop_at: Option<Time>,
     stop_when_complete: bool,
@@ -615,7 +613,6 @@ impl Net {
         // Sampled series: every connected chip port's depth and transmit rate, each chip's
         // buffer.
         let mut samples = Vec::new();
-        let mut sample_ports = Vec::new();
         if s.sample_period_ns.is_some() {
             for (c, ports) in topo.chip_ports.iter().enumerate() {
                 let n = &topo.spec.chips[c].name;
@@ -628,7 +625,6 @@ impl Net {
                     last: None,
                 });
                 for &p in ports.keys() {
-                    sample_ports.push((c, p));
                     samples.push(SeriesState {
                         series: Series {
                             name: format!("{n}.port{p}.depth_cells"),
@@ -639,8 +635,8 @@ impl Net {
                     });
                     samples.push(SeriesState {
                         series: Series {
-                            name: format!("{n}.port{p}.tx_gbps"),
-                            unit: "Gb/s".into(),
+                            name: format!("{n}.port{p}.tx_bytes"),
+                            unit: "bytes".into(),
                             points: Vec::new(),
                         },
                         last: None,
@@ -656,7 +652,6 @@ impl Net {
             .collect();
         let nh = hosts.len();
         let nc = chips.len();
-        let nsp = sample_ports.len();
         Ok(Net {
             name: s.name.clone(),
             queue: EventQueue::new(),
@@ -675,8 +670,6 @@ impl Net {
             unconnected: vec![0; nc],
             pauses: Vec::new(),
             samples,
-            sample_ports,
-            last_tx_bytes: vec![0; nsp],
             sample_period: s.sample_period_ns.map(Time::from_ns),
             stop_at: s.stop.at_ns.map(Time::from_ns),
             stop_when_complete: s.stop.when_flows_complete,
@@ -833,11 +826,10 @@ impl Net {
     }
 
     fn sample(&mut self, now: Time) {
-        let Some(period) = self.sample_period else {
+        if self.sample_period.is_none() {
             return;
-        };
+        }
         let mut k = 0;
-        let mut pi = 0;
         for (c, ports) in self.topo.chip_ports.iter().enumerate() {
             let tm = self.chips[c].tm();
             let v = tm.used_cells() as f64;
@@ -846,23 +838,14 @@ impl Net {
             for &p in ports.keys() {
                 let d = tm.port_depth_cells(p) as f64;
                 push_sample(&mut self.samples[k], now, d);
+                // Cumulative bytes (no preamble, FCS or gap) of the frames that have started:
+                // the report derives rates over a window much longer than a frame time
+                // (a per-sample rate would be quantised by whole frames).
                 let tx = self.chips[c].port_counters(p).tx_bytes;
-                let delta = tx - self.last_tx_bytes[pi];
-                self.last_tx_bytes[pi] = tx;
-                // Bytes (no preamble, FCS or gap) of the frames that *started* in the period,
-                // over the period: quantised by whole frames, so average over periods much
-                // longer than a frame time for a smooth rate.
-                let gbps = if now.ps() == 0 {
-                    0.0
-                } else {
-                    delta as f64 * 8.0 / (period.ps() as f64 / 1000.0)
-                };
-                push_sample(&mut self.samples[k + 1], now, gbps);
+                push_sample(&mut self.samples[k + 1], now, tx as f64);
                 k += 2;
-                pi += 1;
             }
         }
-        debug_assert_eq!(pi, self.sample_ports.len());
     }
 
     /// A chip's port sent `frame` starting at `start`.
