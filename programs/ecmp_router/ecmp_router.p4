@@ -30,7 +30,8 @@ header ethernet_h {
 header ipv4_h {
     bit<4>      version;
     bit<4>      ihl;
-    bit<8>      diffserv;
+    bit<6>      dscp;
+    bit<2>      ecn;
     bit<16>     total_len;
     bit<16>     identification;
     bit<3>      flags;
@@ -152,7 +153,7 @@ control IngressDeparser(packet_out pkt,
     Checksum() ipv4_checksum;
     apply {
         hdr.ipv4.hdr_checksum = ipv4_checksum.update({
-            hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.total_len,
+            hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn, hdr.ipv4.total_len,
             hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset,
             hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr
         });
@@ -167,23 +168,46 @@ parser EgressParser(packet_in pkt,
                     out metadata_t meta,
                     out egress_intrinsic_metadata_t eg_intr_md) {
     state start {
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
         transition accept;
     }
 }
 
+// ECN as on Tofino: the traffic manager flags a packet whose queue's ECN configuration
+// marks it (enq_congest_stat); the egress program sets CE if the sender is ECN-capable.
 control Egress(inout headers_t hdr,
                inout metadata_t meta,
                in egress_intrinsic_metadata_t eg_intr_md,
                in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
-    apply { }
+    apply {
+        if (hdr.ipv4.isValid() && eg_intr_md.enq_congest_stat != 0 && hdr.ipv4.ecn != 0) {
+            hdr.ipv4.ecn = 3;
+        }
+    }
 }
 
 control EgressDeparser(packet_out pkt,
                        inout headers_t hdr,
                        in metadata_t meta,
                        in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
-    apply { }
+    Checksum() ipv4_checksum;
+    apply {
+        hdr.ipv4.hdr_checksum = ipv4_checksum.update({
+            hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn, hdr.ipv4.total_len,
+            hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset,
+            hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr
+        });
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.ipv4);
+    }
 }
 
 Pipeline(IngressParser(), Ingress(), IngressDeparser(),
