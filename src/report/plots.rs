@@ -537,7 +537,7 @@ pub const MAX_SERIES_PER_PLOT: usize = 12;
 /// Draw the standard plots of a run into `dir`: `slowdown_by_size`, `slowdown_cdf`,
 /// `flow_size_cdf`, and, when the record has such series, `queue_depth` (names containing
 /// `depth`), `buffer_occupancy` (containing `buffer`) and `throughput` (the recorded series in
-/// `Gb/s`, such as the runtime's `<node>.port<P>.tx_gbps`, then the rates of the byte
+/// `Gb/s`, then the rates derived from byte counters such as the runtime's `<node>.port<P>.tx_bytes`,
 /// counters, given). Returns the files written.
 pub fn write_run_plots(
     record: &RunRecord,
