@@ -14,9 +14,51 @@
 //!    lengths it stores. The packet takes the egress pipe's next issue slot.
 //! 5. [`ChipEvent::EgressDone`]: the egress program runs, then the MAC sends the frame as
 //!    soon as the port is free; the frame is handed to the [`Wire`] with its start time.
+//!
+//! # PFC (IEEE 802.1Qbb) in the MACs
+//!
+//! The TM counts every buffered packet against its (ingress port, priority) and raises
+//! [`tm::pfc::PfcEvent`]s when a lossless one crosses XOFF or falls below XON (see
+//! [`tm::pfc`]). The chip drains them after every TM enqueue, dequeue and received pause, and
+//! turns each into a frame ([`crate::pfc_frame`], source MAC [`crate::pfc_frame::port_mac`]):
+//! - **Send.** XOFF: a PFC frame for the priority with `TmConfig::pfc.quanta`, out of the
+//!   ingress port (towards the upstream that sends the paused traffic). XON: one frame with
+//!   quanta 0. A MAC control frame goes before queued data: it starts at `max(now, end of the
+//!   frame the MAC already has on or for the wire)` (`tx_free_at`), ahead of any packet still
+//!   in the TM or the egress pipe; the TM's pacing prediction (`paced_wire_free`) moves by the
+//!   frame's slot so the packets behind it are served that much later. Sent frames go to the
+//!   [`Wire`] like any frame and are counted in [`PortCounters::pfc_xoff_tx`] /
+//!   `pfc_refresh_tx` / `pfc_xon_tx` (not in `tx_packets`).
+//! - **Refresh.** While the TM keeps the (port, priority) in XOFF, the frame is sent again
+//!   every [`tm::pfc::refresh_interval_ps`]`(quanta, port rate)` after the XOFF
+//!   ([`ChipEvent::PfcRefresh`], always strictly later than now); XON stops it. A quanta of 0
+//!   in the configuration sends the XOFF frame (which then means "resume") and never refreshes.
+//! - **Receive.** A frame with EtherType 0x8808 is a MAC control frame: the MAC consumes it
+//!   (it never enters a pipe, is never a drop, and is not in `rx_packets`). Opcode 0x0101
+//!   (PFC) is counted in [`PortCounters::pfc_rx`] and acts when its last bit is in
+//!   ([`ChipEvent::MacControl`] at `rx_end`): per enabled class `c` with time `q`, `q > 0`
+//!   pauses the port's queues of priority `c` until `rx_end + quanta_ps(q, rate)` (a later
+//!   frame restarts the timer), `q = 0` resumes them; the port's scheduler is then served
+//!   again at the first time a packet is eligible. Packets the TM handed out before `rx_end`
+//!   (in the egress pipe or held by the MAC) still leave: the stop takes at most the egress
+//!   pipe latency plus one frame, within the profile's `pause_reaction_quanta`. Every other
+//!   opcode, including 802.3x PAUSE (0x0001), is consumed and counted in
+//!   [`PortCounters::mac_control_other_rx`] without effect: 802.1Qbb makes PFC and PAUSE
+//!   mutually exclusive on a link, and this MAC speaks PFC only.
+//! - **Log.** Pause state changes, sent and received, are in [`Chip::pause_log`] /
+//!   [`Chip::drain_pause_log`] ([`PauseRecord`]).
+//!
+//! Setting up a lossless class: the program puts the packet in a queue (`ig_tm_md.qid`) and
+//! gives it a priority (`ig_tm_md.ingress_cos`, the TM's [`EnqueueRequest::priority`]); the
+//! TM configuration lists the class in `pfc.groups` as `(ports, priority, xoff_cells,
+//! hysteresis_cells, headroom_cells)` and maps queues to the priority whose received pause
+//! frames stop them with `queues[q].pfc_priority` (default: `q mod pfc_levels`). The
+//! priority on the ingress side (what is counted and paused upstream) and the queue's
+//! priority on the egress side (what a received frame stops) should agree end to end.
 
 use crate::kernel::Schedule;
 use crate::mac::{frame_time, slot_time};
+use crate::pfc_frame::{self, ClassTimes, PFC_OPCODE};
 use crate::profile::ChipProfile;
 use pipelines::control::{ControlError, ResolvedControlOp};
 use pipelines::entries::ResolvedEntry;
@@ -24,8 +66,10 @@ use pipelines::pipe::{gress_seed, GressInputs, LoadError, LoadedGress};
 use pipelines::program::{Gress, Program};
 use pipelines::table::TableError;
 use pipelines::time::{Clock, Time};
+use std::collections::VecDeque;
 use std::fmt;
 use tm::config::TmConfig;
+use tm::pfc::{quanta_ps, refresh_interval_ps, PfcEvent};
 use tm::{Dequeued, EnqueueRequest, Refusal, TrafficManager};
 
 /// Events of one chip.
@@ -47,6 +91,29 @@ pub enum ChipEvent {
     Dequeue {
         /// The port.
         port: u16,
+        /// Which scheduling of the port this is (a later one supersedes it).
+        seq: u32,
+    },
+    /// A MAC control frame has been received whole (its last bit is in).
+    MacControl {
+        /// The port.
+        port: u16,
+    },
+    /// Re-send the PFC pause for (port, priority) if the TM still asserts XOFF.
+    PfcRefresh {
+        /// The port the pause frames go out of (the paused traffic's ingress port).
+        port: u16,
+        /// The priority.
+        priority: u8,
+        /// Which XOFF episode the timer belongs to (a stale timer does nothing).
+        epoch: u32,
+    },
+    /// A pause received on a port may have run out (for the pause log).
+    PauseEnd {
+        /// The port.
+        port: u16,
+        /// The priority.
+        priority: u8,
     },
     /// A scheduled control-plane operation takes effect (see [`Chip::schedule_control`]).
     Control {
@@ -152,7 +219,9 @@ pub trait Wire {
     fn transmit(&mut self, port: u16, start: Time, frame: &[u8]);
 }
 
-/// Per-port traffic counters.
+/// Per-port traffic counters. Packet and byte counts are of data frames (the ones that go
+/// through the pipes); MAC control frames, which the MAC makes and consumes, are counted
+/// apart.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PortCounters {
     /// Frames received.
@@ -163,12 +232,59 @@ pub struct PortCounters {
     pub tx_packets: u64,
     /// Bytes transmitted (no FCS).
     pub tx_bytes: u64,
+    /// PFC frames sent when the priority entered XOFF, per priority.
+    pub pfc_xoff_tx: [u64; 8],
+    /// PFC frames re-sent while the priority stayed in XOFF, per priority.
+    pub pfc_refresh_tx: [u64; 8],
+    /// PFC frames with quanta 0 sent when the priority fell below XON, per priority.
+    pub pfc_xon_tx: [u64; 8],
+    /// PFC frames received (consumed by the MAC).
+    pub pfc_rx: u64,
+    /// Other MAC control frames received (802.3x PAUSE, unknown opcodes, PFC frames too
+    /// short to decode): consumed by the MAC without effect.
+    pub mac_control_other_rx: u64,
     /// Drops of packets that arrived on this port.
     pub drops: u64,
     /// Start of the first frame transmitted.
     pub first_tx: Option<Time>,
     /// Start of the last frame transmitted.
     pub last_tx: Option<Time>,
+}
+
+impl PortCounters {
+    /// PFC frames sent on the port (every priority, XOFF, refresh and XON).
+    pub fn pfc_tx(&self) -> u64 {
+        (0..8)
+            .map(|p| self.pfc_xoff_tx[p] + self.pfc_refresh_tx[p] + self.pfc_xon_tx[p])
+            .sum()
+    }
+}
+
+/// Which side of a link a [`PauseRecord`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PauseDirection {
+    /// The chip sent a PFC frame out of the port: it asks its link partner to pause
+    /// (XOFF) or resume (XON). Refreshes are not state changes and are not logged.
+    Sent,
+    /// The chip's own transmission of the priority on the port was paused (a frame with
+    /// quanta > 0 while not paused) or resumed (quanta 0, or the pause ran out).
+    Received,
+}
+
+/// A pause state change of one (port, priority).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PauseRecord {
+    /// Sent: when the frame's first bit leaves. Received: when the pause took effect (the
+    /// frame's last bit in) or ended (quanta 0 received, or the time ran out).
+    pub at: Time,
+    /// The port.
+    pub port: u16,
+    /// The priority.
+    pub priority: u8,
+    /// Paused (true) or resumed (false).
+    pub paused: bool,
+    /// Sent or received.
+    pub direction: PauseDirection,
 }
 
 /// A chip-level error: bad input to the chip, named.
@@ -271,6 +387,19 @@ struct Port {
     /// When the TM may next serve this port (pacing at line rate).
     next_dequeue_at: Time,
     dequeue_pending: bool,
+    /// When the pending `Dequeue` runs.
+    dequeue_at: Time,
+    /// The pending `Dequeue`'s sequence number; events with another are stale.
+    dequeue_seq: u32,
+    /// Per priority: the epoch of the XOFF being refreshed (`None`: not in XOFF).
+    pfc_refresh: [Option<u32>; 8],
+    /// Last XOFF epoch given out on this port.
+    pfc_epoch: u32,
+    /// Per priority: until when received pause frames stop our transmission (`None`: not
+    /// paused), for the pause log.
+    rx_paused_until: [Option<Time>; 8],
+    /// Decoded PFC frames whose last bit has not arrived yet, in order.
+    ctrl_rx: VecDeque<ClassTimes>,
     counters: PortCounters,
 }
 
@@ -296,6 +425,12 @@ pub struct Chip {
     scheduled: Vec<Option<ResolvedControlOp>>,
     /// Scheduled operations that were refused when they ran: (when, what).
     control_failures: Vec<(Time, String)>,
+    /// PFC events taken from the TM, reused.
+    pfc_events: Vec<PfcEvent>,
+    /// The MAC control frame being built, reused.
+    ctrl_frame: Vec<u8>,
+    /// Pause state changes.
+    pause_log: Vec<PauseRecord>,
 }
 
 impl Chip {
@@ -339,6 +474,12 @@ impl Chip {
                         paced_wire_free: Time::ZERO,
                         next_dequeue_at: Time::ZERO,
                         dequeue_pending: false,
+                        dequeue_at: Time::ZERO,
+                        dequeue_seq: 0,
+                        pfc_refresh: [None; 8],
+                        pfc_epoch: 0,
+                        rx_paused_until: [None; 8],
+                        ctrl_rx: VecDeque::new(),
                         counters: PortCounters::default(),
                     });
                 }
@@ -363,6 +504,9 @@ impl Chip {
             egress_latency,
             scheduled: Vec::new(),
             control_failures: Vec::new(),
+            pfc_events: Vec::new(),
+            ctrl_frame: Vec::with_capacity(pfc_frame::PFC_FRAME_LEN),
+            pause_log: Vec::new(),
             profile,
         })
     }
@@ -481,6 +625,17 @@ impl Chip {
         self.packets.live()
     }
 
+    /// Pause state changes recorded since the last [`Self::drain_pause_log`], in the order
+    /// they happened (see [`PauseRecord`] for the times).
+    pub fn pause_log(&self) -> &[PauseRecord] {
+        &self.pause_log
+    }
+
+    /// Take the pause state changes recorded so far.
+    pub fn drain_pause_log(&mut self) -> std::vec::Drain<'_, PauseRecord> {
+        self.pause_log.drain(..)
+    }
+
     /// A frame starts arriving on `port` at `start`. The earliest a port can take the next
     /// frame is when this one and its inter-frame gap have passed; returns that time.
     pub fn receive(
@@ -503,6 +658,24 @@ impl Chip {
             });
         }
         p.rx_free_at = start + slot_time(frame.len(), p.gbps);
+        if let Some(op) = pfc_frame::mac_control_opcode(frame) {
+            // The MAC's own: it never reaches a pipe.
+            match (op == PFC_OPCODE)
+                .then(|| pfc_frame::decode(frame))
+                .flatten()
+            {
+                Some(times) => {
+                    p.counters.pfc_rx += 1;
+                    p.ctrl_rx.push_back(times);
+                    q.at(
+                        start + frame_time(frame.len(), p.gbps),
+                        ChipEvent::MacControl { port },
+                    );
+                }
+                None => p.counters.mac_control_other_rx += 1,
+            }
+            return Ok(p.rx_free_at);
+        }
         p.counters.rx_packets += 1;
         p.counters.rx_bytes += frame.len() as u64;
         let arrive = start + frame_time(frame.len(), p.gbps);
@@ -543,8 +716,41 @@ impl Chip {
                 let done = self.clock.time_of(issue + self.ingress_latency);
                 q.at(done, ChipEvent::IngressDone { pkt, issue });
             }
-            ChipEvent::IngressDone { pkt, issue } => self.ingress_done(now, pkt, issue, q),
-            ChipEvent::Dequeue { port } => self.dequeue(now, port, q),
+            ChipEvent::IngressDone { pkt, issue } => {
+                self.ingress_done(now, pkt, issue, q);
+                self.send_pfc_events(now, q, wire);
+            }
+            ChipEvent::Dequeue { port, seq } => {
+                let p = &self.ports[port as usize];
+                if p.dequeue_pending && p.dequeue_seq == seq {
+                    self.dequeue(now, port, q);
+                    self.send_pfc_events(now, q, wire);
+                }
+            }
+            ChipEvent::MacControl { port } => {
+                self.mac_control(now, port, q);
+                self.send_pfc_events(now, q, wire);
+            }
+            ChipEvent::PfcRefresh {
+                port,
+                priority,
+                epoch,
+            } => self.pfc_refresh(now, port, priority, epoch, q, wire),
+            ChipEvent::PauseEnd { port, priority } => {
+                let p = &mut self.ports[port as usize];
+                if let Some(until) = p.rx_paused_until[priority as usize] {
+                    if until <= now {
+                        p.rx_paused_until[priority as usize] = None;
+                        self.pause_log.push(PauseRecord {
+                            at: until,
+                            port,
+                            priority,
+                            paused: false,
+                            direction: PauseDirection::Received,
+                        });
+                    }
+                }
+            }
             ChipEvent::Control { op } => {
                 let op = self.scheduled[op as usize]
                     .take()
@@ -593,27 +799,221 @@ impl Chip {
             Err(r) => self.drop_packet(h, DropReason::Tm(r)),
             Ok(_) => {
                 slot.egress_port = port;
-                let p = &mut self.ports[port as usize];
-                if !p.dequeue_pending {
-                    p.dequeue_pending = true;
-                    q.at(now.max(p.next_dequeue_at), ChipEvent::Dequeue { port });
+                // Serve the port when pacing allows, unless a service is due by then (one
+                // due later waits for a pause to end, and this packet may not be paused).
+                let p = &self.ports[port as usize];
+                let at = now.max(p.next_dequeue_at);
+                if !(p.dequeue_pending && p.dequeue_at <= at) {
+                    self.schedule_dequeue(port, at, q);
                 }
             }
         }
     }
 
-    fn dequeue(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
+    /// Serve `port` at `at` (superseding a pending service).
+    fn schedule_dequeue(&mut self, port: u16, at: Time, q: &mut impl Schedule<ChipEvent>) {
         let p = &mut self.ports[port as usize];
-        p.dequeue_pending = false;
+        p.dequeue_pending = true;
+        p.dequeue_at = at;
+        p.dequeue_seq = p.dequeue_seq.wrapping_add(1);
+        q.at(
+            at,
+            ChipEvent::Dequeue {
+                port,
+                seq: p.dequeue_seq,
+            },
+        );
+    }
+
+    /// After a pause changed: serve `port` as soon as a packet may go and pacing allows,
+    /// unless a service is already due by then.
+    fn kick_dequeue(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
+        let Some(t) = self.tm.next_eligible_time(port, now.ps()) else {
+            return;
+        };
+        let p = &self.ports[port as usize];
+        let at = Time(t).max(p.next_dequeue_at).max(now);
+        if !(p.dequeue_pending && p.dequeue_at <= at) {
+            self.schedule_dequeue(port, at, q);
+        }
+    }
+
+    /// When the TM should next serve a port whose wire will be free at `wire_free`: so that
+    /// the packet leaves the egress pipe at the last cycle edge before then.
+    fn paced_service(&self, wire_free: Time, now: Time) -> Time {
+        let target_exit = self.clock.cycle_at_or_before(wire_free);
+        self.clock
+            .time_of(target_exit.saturating_sub(self.egress_latency))
+            .max(now)
+    }
+
+    /// A PFC frame received whole on `port` at `now` takes effect.
+    fn mac_control(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
+        let p = &mut self.ports[port as usize];
+        let times = p.ctrl_rx.pop_front().expect("one decoded frame per event");
+        let gbps = p.gbps;
+        let levels = (self.tm.spec().pfc_levels as usize).min(8);
+        for (prio, t) in times.iter().enumerate().take(levels) {
+            let Some(quanta) = *t else { continue };
+            let priority = prio as u8;
+            let p = &mut self.ports[port as usize];
+            let was = p.rx_paused_until[prio];
+            if let Some(until) = was.filter(|&u| u <= now) {
+                // Ran out before this frame (its PauseEnd has not run yet).
+                p.rx_paused_until[prio] = None;
+                self.pause_log.push(PauseRecord {
+                    at: until,
+                    port,
+                    priority,
+                    paused: false,
+                    direction: PauseDirection::Received,
+                });
+            }
+            let paused = p.rx_paused_until[prio].is_some();
+            if quanta > 0 {
+                let until = now + Time(quanta_ps(quanta as u32, gbps));
+                p.rx_paused_until[prio] = Some(until);
+                self.tm.pause(port, priority, until.ps(), now.ps());
+                q.at(until, ChipEvent::PauseEnd { port, priority });
+            } else {
+                p.rx_paused_until[prio] = None;
+                self.tm.resume(port, priority, now.ps());
+            }
+            if paused != (quanta > 0) {
+                self.pause_log.push(PauseRecord {
+                    at: now,
+                    port,
+                    priority,
+                    paused: quanta > 0,
+                    direction: PauseDirection::Received,
+                });
+            }
+        }
+        self.kick_dequeue(now, port, q);
+    }
+
+    /// Turn the TM's PFC events into frames.
+    fn send_pfc_events(
+        &mut self,
+        now: Time,
+        q: &mut impl Schedule<ChipEvent>,
+        wire: &mut impl Wire,
+    ) {
+        let mut events = std::mem::take(&mut self.pfc_events);
+        events.extend(self.tm.drain_pfc_events());
+        for e in events.drain(..) {
+            let (port, priority) = (e.ingress_port, e.priority);
+            let prio = priority as usize;
+            if e.xoff {
+                let quanta = self.tm.config().pfc.quanta;
+                let start = self.send_pfc(now, port, priority, quanta, wire);
+                let p = &mut self.ports[port as usize];
+                p.counters.pfc_xoff_tx[prio] += 1;
+                if quanta > 0 {
+                    p.pfc_epoch = p.pfc_epoch.wrapping_add(1);
+                    p.pfc_refresh[prio] = Some(p.pfc_epoch);
+                    let every = refresh_interval_ps(quanta as u32, p.gbps).max(1);
+                    q.at(
+                        now + Time(every),
+                        ChipEvent::PfcRefresh {
+                            port,
+                            priority,
+                            epoch: p.pfc_epoch,
+                        },
+                    );
+                }
+                self.log_sent(start, port, priority, true);
+            } else {
+                let start = self.send_pfc(now, port, priority, 0, wire);
+                let p = &mut self.ports[port as usize];
+                p.counters.pfc_xon_tx[prio] += 1;
+                p.pfc_refresh[prio] = None;
+                self.log_sent(start, port, priority, false);
+            }
+        }
+        self.pfc_events = events;
+    }
+
+    fn log_sent(&mut self, at: Time, port: u16, priority: u8, paused: bool) {
+        self.pause_log.push(PauseRecord {
+            at,
+            port,
+            priority,
+            paused,
+            direction: PauseDirection::Sent,
+        });
+    }
+
+    fn pfc_refresh(
+        &mut self,
+        now: Time,
+        port: u16,
+        priority: u8,
+        epoch: u32,
+        q: &mut impl Schedule<ChipEvent>,
+        wire: &mut impl Wire,
+    ) {
+        let prio = priority as usize;
+        if self.ports[port as usize].pfc_refresh[prio] != Some(epoch) {
+            return; // XON came, or a later XOFF runs its own timer.
+        }
+        if !self.tm.is_xoff(port, priority) {
+            self.ports[port as usize].pfc_refresh[prio] = None;
+            return;
+        }
+        let quanta = self.tm.config().pfc.quanta;
+        self.send_pfc(now, port, priority, quanta, wire);
+        let p = &mut self.ports[port as usize];
+        p.counters.pfc_refresh_tx[prio] += 1;
+        let every = refresh_interval_ps(quanta as u32, p.gbps).max(1);
+        q.at(
+            now + Time(every),
+            ChipEvent::PfcRefresh {
+                port,
+                priority,
+                epoch,
+            },
+        );
+    }
+
+    /// Send a PFC frame for one priority out of `port`, ahead of every packet the MAC does
+    /// not have yet; returns its start.
+    fn send_pfc(
+        &mut self,
+        now: Time,
+        port: u16,
+        priority: u8,
+        quanta: u16,
+        wire: &mut impl Wire,
+    ) -> Time {
+        let mut times = [None; 8];
+        times[priority as usize] = Some(quanta);
+        pfc_frame::encode(&mut self.ctrl_frame, pfc_frame::port_mac(port), &times);
+        let p = &self.ports[port as usize];
+        let slot = slot_time(self.ctrl_frame.len(), p.gbps);
+        let start = now.max(p.tx_free_at);
+        // The packets the TM has served but the MAC does not have yet go after the frame.
+        let paced = p.paced_wire_free.max(start) + slot;
+        let next = self.paced_service(paced, now);
+        let p = &mut self.ports[port as usize];
+        p.tx_free_at = start + slot;
+        p.paced_wire_free = paced;
+        p.next_dequeue_at = p.next_dequeue_at.max(next);
+        wire.transmit(port, start, &self.ctrl_frame);
+        start
+    }
+
+    fn dequeue(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
+        self.ports[port as usize].dequeue_pending = false;
         let Some(d) = self.tm.dequeue(port, now.ps()) else {
             // Packets may wait in paused queues: come back when a pause expires. A resume
             // (by frame or request) serves the port itself.
             if let Some(t) = self.tm.next_eligible_time(port, now.ps()) {
-                p.dequeue_pending = true;
-                q.at(Time(t).max(now), ChipEvent::Dequeue { port });
+                self.schedule_dequeue(port, Time(t).max(now), q);
             }
             return;
         };
+        let p = &mut self.ports[port as usize];
         let slot = &mut self.packets.slots[d.handle as usize];
         slot.deq = Some(d);
         slot.deq_time = now;
@@ -637,15 +1037,10 @@ impl Chip {
         // free, so a backlogged port sends back to back at exactly line rate.
         let start = done.max(p.paced_wire_free);
         p.paced_wire_free = start + slot_time(d.bytes as usize, p.gbps);
-        let target_exit = self.clock.cycle_at_or_before(p.paced_wire_free);
-        let next = self
-            .clock
-            .time_of(target_exit.saturating_sub(self.egress_latency))
-            .max(now);
-        p.next_dequeue_at = next;
+        let next = self.paced_service(self.ports[port as usize].paced_wire_free, now);
+        self.ports[port as usize].next_dequeue_at = next;
         if self.tm.has_packets(port) {
-            p.dequeue_pending = true;
-            q.at(next, ChipEvent::Dequeue { port });
+            self.schedule_dequeue(port, next, q);
         }
     }
 

@@ -9,4 +9,5 @@ pub mod chip;
 pub mod control_plane;
 pub mod kernel;
 pub mod mac;
+pub mod pfc_frame;
 pub mod profile;

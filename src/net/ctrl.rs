@@ -1,11 +1,10 @@
 //! Link-level control frames a host NIC obeys: 802.1Qbb PFC and the model's per-queue
 //! pause/resume frame for BFC-style control.
 //!
-//! ## PFC (IEEE 802.1Qbb), as parsed
-//! Destination MAC 01:80:C2:00:00:01, EtherType 0x8808 (MAC control), opcode 0x0101, a 16-bit
-//! class-enable vector (bit `c` set: the time for class `c` is valid), then eight 16-bit
-//! pause times, class 0 first. A time is in quanta of 512 bit times at the link's rate; 0
-//! means resume now. A pause takes effect after the frame the NIC is sending (if any).
+//! ## PFC (IEEE 802.1Qbb)
+//! Encoded and decoded by [`asic_model::pfc_frame`] (the layout is documented there; the
+//! chips' MACs use the same code). A time is in quanta of 512 bit times at the link's rate;
+//! 0 means resume now. A pause takes effect after the frame the NIC is sending (if any).
 //!
 //! ## Per-queue pause frame (model-specific)
 //! For BFC-style upstream queue control (Goyal et al., "Backpressure Flow Control", NSDI
@@ -25,12 +24,9 @@
 //! The frame is padded to the 60-byte minimum. Nothing expires: a paused queue stays paused
 //! until a resume or a refresh clears it (BFC refreshes periodically to recover from loss).
 
-/// PFC destination MAC (also used by the per-queue frame).
-pub const PFC_DST: [u8; 6] = [0x01, 0x80, 0xC2, 0x00, 0x00, 0x01];
-/// MAC control EtherType.
-pub const MAC_CONTROL_ETHERTYPE: u16 = 0x8808;
-/// PFC opcode.
-pub const PFC_OPCODE: u16 = 0x0101;
+use asic_model::pfc_frame;
+/// PFC destination MAC (also used by the per-queue frame), MAC control EtherType, PFC opcode.
+pub use asic_model::pfc_frame::{MAC_CONTROL_ETHERTYPE, PFC_DST, PFC_OPCODE};
 /// The per-queue pause frame's EtherType.
 pub const QUEUE_PAUSE_ETHERTYPE: u16 = 0x88B5;
 /// Opcode: pause a queue.
@@ -65,20 +61,7 @@ pub fn parse(f: &[u8]) -> Option<Ctrl> {
     }
     let et = u16::from_be_bytes([f[12], f[13]]);
     match et {
-        MAC_CONTROL_ETHERTYPE => {
-            if f.len() < 34 || u16::from_be_bytes([f[14], f[15]]) != PFC_OPCODE {
-                return None;
-            }
-            let cev = u16::from_be_bytes([f[16], f[17]]);
-            let mut t = [None; 8];
-            for (c, slot) in t.iter_mut().enumerate() {
-                if cev & (1 << c) != 0 {
-                    let o = 18 + 2 * c;
-                    *slot = Some(u16::from_be_bytes([f[o], f[o + 1]]));
-                }
-            }
-            Some(Ctrl::Pfc(t))
-        }
+        MAC_CONTROL_ETHERTYPE => pfc_frame::decode(f).map(Ctrl::Pfc),
         QUEUE_PAUSE_ETHERTYPE => {
             if f.len() < 20 {
                 return None;
@@ -116,17 +99,7 @@ fn padded(mut v: Vec<u8>) -> Vec<u8> {
 
 /// Build a PFC frame from `src` with the given per-class times (`None`: class not enabled).
 pub fn build_pfc(src: [u8; 6], times: [Option<u16>; 8]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(60);
-    v.extend_from_slice(&PFC_DST);
-    v.extend_from_slice(&src);
-    v.extend_from_slice(&MAC_CONTROL_ETHERTYPE.to_be_bytes());
-    v.extend_from_slice(&PFC_OPCODE.to_be_bytes());
-    let cev: u16 = (0..8).filter(|&c| times[c].is_some()).map(|c| 1 << c).sum();
-    v.extend_from_slice(&cev.to_be_bytes());
-    for t in times {
-        v.extend_from_slice(&t.unwrap_or(0).to_be_bytes());
-    }
-    padded(v)
+    pfc_frame::build(src, &times)
 }
 
 /// Build a per-queue pause (`pause`) or resume frame.

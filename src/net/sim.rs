@@ -42,7 +42,7 @@ use super::topology::{generate, ChipSpec, End, EntriesSpec, Topology, TopologySp
 use super::traffic::{self, FlowSpec, HostInfo, Size, Source};
 use super::transport::{Ready, Receiver, Sender, Shape};
 use crate::pcap_io::PcapOut;
-use asic_model::chip::{Chip, ChipConfig, ChipEvent, DropReason, Wire};
+use asic_model::chip::{Chip, ChipConfig, ChipEvent, DropReason, PauseDirection, Wire};
 use asic_model::kernel::{EventQueue, Schedule};
 use asic_model::mac::{frame_time, slot_time};
 use asic_model::profile::{self, ChipProfile};
@@ -734,6 +734,19 @@ impl Net {
                     out: &mut self.outbox,
                 };
                 self.chips[c].handle(now, ev, &mut q, &mut w);
+                // The chip's transmit side paused or resumed by PFC frames it received.
+                for r in self.chips[c].drain_pause_log() {
+                    if r.direction == PauseDirection::Received {
+                        self.pauses.push(PauseEvent {
+                            at_ps: r.at.ps(),
+                            node: self.topo.spec.chips[c].name.clone(),
+                            port: r.port,
+                            kind: "pfc".into(),
+                            class: r.priority as u16,
+                            paused: r.paused,
+                        });
+                    }
+                }
                 while let Some((port, start, frame)) = self.outbox.pop() {
                     self.chip_tx(c, port, start, frame)?;
                 }

@@ -436,6 +436,12 @@ impl TmConfig {
             });
         }
 
+        if !self.pfc.groups.is_empty() && self.pfc.quanta == 0 {
+            return err(
+                "pfc.quanta",
+                "0 would make every pause frame a resume; lossless groups need a pause time",
+            );
+        }
         let mut pgs = vec![PgParams::default(); ports * levels];
         for (i, g) in self.pfc.groups.iter().enumerate() {
             let f = |x: &str| format!("pfc.groups[{i}].{x}");

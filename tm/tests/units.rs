@@ -351,6 +351,22 @@ fn config_errors_name_the_field() {
         ),
         (
             TmConfig {
+                pfc: PfcConfig {
+                    quanta: 0,
+                    groups: vec![PfcGroup {
+                        ports: vec![],
+                        priority: 2,
+                        xoff_cells: 20,
+                        hysteresis_cells: 4,
+                        headroom_cells: 1,
+                    }],
+                },
+                ..TmConfig::default()
+            },
+            "pfc.quanta",
+        ),
+        (
+            TmConfig {
                 scheduler: SchedulerConfig::Drr { quanta: vec![1, 0] },
                 ..TmConfig::default()
             },
