@@ -422,13 +422,10 @@ pub fn expand(
                 for ph in per_host.iter_mut() {
                     ph.2 += gaps(ph.1, &mut rng);
                 }
-                loop {
-                    let Some(k) = (0..per_host.len())
-                        .filter(|&k| per_host[k].2 < f.stop_ns as f64)
-                        .min_by(|&a, &b| per_host[a].2.total_cmp(&per_host[b].2))
-                    else {
-                        break;
-                    };
+                while let Some(k) = (0..per_host.len())
+                    .filter(|&k| per_host[k].2 < f.stop_ns as f64)
+                    .min_by(|&a, &b| per_host[a].2.total_cmp(&per_host[b].2))
+                {
                     if f.max_flows.is_some_and(|m| n >= m) {
                         break;
                     }
