@@ -11,7 +11,7 @@
 //! estimation, no backoff), NAK-triggered recovery (RoCE NICs send a NAK on a sequence gap;
 //! here only the timer recovers), selective repeat.
 
-use super::{Ready, Seg, Sender, Shape};
+use super::{check_count, check_us, Ready, Seg, Sender, Shape};
 use crate::net::packet::{Header, ACK};
 use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
@@ -38,13 +38,8 @@ impl Default for GbnSpec {
 impl GbnSpec {
     /// Check parameters.
     pub fn validate(&self) -> Result<(), String> {
-        if self.window_packets == 0 {
-            return Err("window_packets: must be greater than 0".into());
-        }
-        if self.rto_us.is_nan() || self.rto_us <= 0.0 {
-            return Err("rto_us: must be positive".into());
-        }
-        Ok(())
+        check_count("window_packets", self.window_packets)?;
+        check_us("rto_us", self.rto_us)
     }
 }
 

@@ -24,6 +24,22 @@ use super::packet::{Header, ACK, ECE, ECN_CE, NACK, TRIMMED};
 use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
 
+/// A parameter check: a count must be greater than 0 (the error names the field).
+pub(crate) fn check_count(name: &str, v: u32) -> Result<(), String> {
+    if v == 0 {
+        return Err(format!("{name}: must be greater than 0"));
+    }
+    Ok(())
+}
+
+/// A parameter check: a duration in µs must be a positive number (the error names the field).
+pub(crate) fn check_us(name: &str, v: f64) -> Result<(), String> {
+    if v.is_nan() || v <= 0.0 {
+        return Err(format!("{name}: must be positive"));
+    }
+    Ok(())
+}
+
 /// A packet a sender wants to send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Seg {

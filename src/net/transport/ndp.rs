@@ -20,7 +20,7 @@
 //! path the switch program picks); return-to-sender; the first-RTT "don't blast the whole
 //! window into an incast" refinements; connection setup.
 
-use super::{Ready, Seg, Sender, Shape};
+use super::{check_count, check_us, Ready, Seg, Sender, Shape};
 use crate::net::packet::{Header, ACK, NACK, PULL};
 use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
@@ -48,13 +48,8 @@ impl Default for NdpSpec {
 impl NdpSpec {
     /// Check parameters.
     pub fn validate(&self) -> Result<(), String> {
-        if self.init_window_packets == 0 {
-            return Err("init_window_packets: must be greater than 0".into());
-        }
-        if self.rto_us.is_nan() || self.rto_us <= 0.0 {
-            return Err("rto_us: must be positive".into());
-        }
-        Ok(())
+        check_count("init_window_packets", self.init_window_packets)?;
+        check_us("rto_us", self.rto_us)
     }
 }
 

@@ -17,7 +17,7 @@
 //! RFC 6582 "bugfix" heuristics beyond the `recover` check.
 
 use super::dctcp::DctcpState;
-use super::{Ready, Seg, Sender, Shape};
+use super::{check_count, check_us, Ready, Seg, Sender, Shape};
 use crate::net::packet::{Header, ACK, ECE};
 use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
@@ -50,19 +50,10 @@ impl Default for RenoSpec {
 impl RenoSpec {
     /// Check parameters.
     pub fn validate(&self) -> Result<(), String> {
-        if self.init_cwnd == 0 {
-            return Err("init_cwnd: must be greater than 0".into());
-        }
-        for (n, v) in [
-            ("min_rto_us", self.min_rto_us),
-            ("initial_rto_us", self.initial_rto_us),
-            ("max_rto_us", self.max_rto_us),
-        ] {
-            if v.is_nan() || v <= 0.0 {
-                return Err(format!("{n}: must be positive"));
-            }
-        }
-        Ok(())
+        check_count("init_cwnd", self.init_cwnd)?;
+        check_us("min_rto_us", self.min_rto_us)?;
+        check_us("initial_rto_us", self.initial_rto_us)?;
+        check_us("max_rto_us", self.max_rto_us)
     }
 }
 
