@@ -248,6 +248,8 @@ pub struct Bench {
     delayed: Vec<u64>,
     capture: Capture,
     events: u64,
+    /// Whether the chip's packet generator has been started.
+    started: bool,
 }
 
 impl Bench {
@@ -286,6 +288,7 @@ impl Bench {
             delayed: vec![0; ports],
             capture: Capture::default(),
             events: 0,
+            started: false,
         })
     }
 
@@ -352,6 +355,10 @@ impl Bench {
 
     /// Run until every frame has entered and the chip is empty.
     pub fn run(&mut self) -> Result<RunReport, String> {
+        if !self.started {
+            self.started = true;
+            self.chip.start(&mut self.queue);
+        }
         for (i, (_, f)) in self.feeds.iter().enumerate() {
             if let Some(t) = f.next_time() {
                 self.queue.at(t, Ev::Feed(i));

@@ -92,6 +92,7 @@ pub fn run_scenario(sf: &ScenarioFile, out: Option<&Path>) -> Result<(RunReport,
     let config = ChipConfig {
         tm: s.tm.clone(),
         seed: s.seed,
+        ..ChipConfig::default()
     };
     let mut bench = Bench::with_config(chip, &compiled.program, config, &ops)
         .map_err(|e| format!("{}: {e}", sf.path.display()))?;

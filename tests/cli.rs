@@ -110,6 +110,9 @@ fn net_writes_tables_waveform_and_plots() {
     ]);
     assert!(ok, "{err}");
     assert!(text.contains("sw0.port0.depth_cells"), "{text}");
+    // Per-queue depth, for the queue that held packets only.
+    assert!(text.contains("sw0.port0.q0.depth_cells"), "{text}");
+    assert!(!text.contains("sw0.port0.q1.depth_cells"), "{text}");
     for f in [
         "flows.csv",
         "summary.json",

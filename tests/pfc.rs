@@ -37,8 +37,17 @@ fn bench(profile: &ChipProfile, tm: TmConfig) -> Bench {
         .into_iter()
         .map(ResolvedControlOp::AddEntry)
         .collect();
-    let mut b =
-        Bench::with_config(profile.clone(), &program, ChipConfig { tm, seed: 1 }, &ops).unwrap();
+    let mut b = Bench::with_config(
+        profile.clone(),
+        &program,
+        ChipConfig {
+            tm,
+            seed: 1,
+            ..ChipConfig::default()
+        },
+        &ops,
+    )
+    .unwrap();
     b.keep_departures();
     b
 }

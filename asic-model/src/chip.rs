@@ -15,6 +15,56 @@
 //! 5. [`ChipEvent::EgressDone`]: the egress program runs, then the MAC sends the frame as
 //!    soon as the port is free; the frame is handed to the [`Wire`] with its start time.
 //!
+//! # Plumbing: recirculation, deflect-on-drop, mirroring, multicast, packet generator, AFC
+//!
+//! - **Port ids.** Front-panel ports are `0..F`; recirculation ports follow, pipe `p`'s
+//!   `r`-th is `F + p·R + r` (`R = profile.recirculation.ports_per_pipe`,
+//!   [`Chip::recirc_port`]); then one packet-generator port per pipe, `F + pipes·R + p`
+//!   ([`Chip::pktgen_port`]), a source of ingress packets only (sending to it is
+//!   `InvalidEgressPort`). Every port except the generator's has TM queues; the TM is built
+//!   with all of them. [`Chip::port_count`] is `F`; only front-panel ports receive frames.
+//! - **Recirculation.** A recirculation port is served by the TM and paced like a MAC at the
+//!   profile's recirculation speed, with the same Ethernet framing overhead (preamble,
+//!   64-byte minimum, inter-frame gap: the real port is a MAC in loopback; an assumption for
+//!   an internal port). What it "transmits" does not go to the [`Wire`]: the frame's first
+//!   bit is back at the same pipe's ingress `recirculation.latency_cycles` after it started,
+//!   it arrives whole one frame time later and takes an ingress issue slot like any arrival,
+//!   with `ingress_port` = the recirculation port. `ig_tm_md.recirculate` sends the packet
+//!   to its ingress pipe's first recirculation port (overriding the unicast port).
+//! - **Deflect-on-drop.** When the TM refuses a packet whose program set `deflect_on_drop`
+//!   and [`ChipConfig::dod`] is set, the whole packet is offered to the DoD port (default:
+//!   the first recirculation port of its ingress pipe) and queue; admission applies again and
+//!   a second refusal is [`DropReason::DeflectRefused`]. Egress sees `deflection_flag` = 1.
+//!   Without `dod` the packet is dropped with the TM's reason.
+//! - **Mirroring.** After the ingress deparser (and after the egress deparser), a non-zero
+//!   `mirror_session` copies the deparsed packet, truncated to the session's
+//!   `truncate_bytes` and to `mtu_trunc_len` if non-zero (the smaller), and enqueues the copy
+//!   to the session's port and queue as a packet of its own (own cells, own bandwidth,
+//!   through that port's egress pipe like any packet). An unknown session makes no copy
+//!   ([`PlumbingCounters::mirror_unknown_session`]). Session ids are `1..plumbing.mirror_sessions`.
+//! - **Multicast.** A non-zero `mcast_grp_a` replicates the packet to every member of the
+//!   group (besides the unicast port, if set): one TM enqueue per copy, each charged its own
+//!   cells (the real chip stores a multicast packet once; this model charges per copy), with
+//!   the member's replication id as `egress_rid`. An unknown group drops the packet
+//!   ([`DropReason::UnknownMcastGroup`]).
+//! - **Packet generator.** [`PktGenApp`]s fire at exactly `start + k·period` (and at each
+//!   one-shot time); the template enters the pipe's ingress at once (no MAC serialization)
+//!   through the pipe's generator port, taking an issue slot. [`Chip::start`] schedules them.
+//! - **Advanced flow control.** A non-zero `adv_flow_ctl` from either gress is qfc(1) |
+//!   pipe(2) | mac(4) | pad(3) | qid(7) | credit(15); with qfc set, port
+//!   `pipe · ports_per_pipe + mac`, queue `qid` is paused (credit 0) or resumed (credit ≠ 0)
+//!   in the TM `plumbing.afc_latency_cycles` after the gress's exit ([`ChipEvent::AfcApply`]).
+//!   Packets the TM served before that still leave.
+//! - **Egress FIFO.** Per port, packets the TM has served that have not started on the wire
+//!   (in the egress pipe or waiting for the MAC) are at most `plumbing.egress_fifo_packets`;
+//!   the TM does not serve a port whose FIFO is full (just-in-time pacing stays; this bounds it).
+//! - **Conservation.** Front-panel packets in + [`PlumbingCounters::created`] (generated,
+//!   mirror and multicast copies) = front-panel packets out + drops.
+//!
+//! Not yet here: the ghost thread's queue-depth reads at ingress (the TM's
+//! `export::DepthExport` is not wired to programs), and the network runtime does not start
+//! packet generators.
+//!
 //! # PFC (IEEE 802.1Qbb) in the MACs
 //!
 //! The TM counts every buffered packet against its (ingress port, priority) and raises
@@ -127,6 +177,29 @@ pub enum ChipEvent {
         /// The cycle it was issued into the egress pipe.
         issue: u64,
     },
+    /// An advanced-flow-control request reaches the TM: pause or resume a queue.
+    AfcApply {
+        /// The port.
+        port: u16,
+        /// The queue.
+        queue: u16,
+        /// Pause (true) or resume (false).
+        paused: bool,
+    },
+    /// A packet-generator application's periodic timer fires for the `n`-th time.
+    PktGenTick {
+        /// Index into `ChipConfig::pktgen`.
+        app: u16,
+        /// Which firing (0-based): it is due at `start + n · period`.
+        n: u64,
+    },
+    /// A packet-generator application's one-shot trigger number `i` fires.
+    PktGenShot {
+        /// Index into `ChipConfig::pktgen`.
+        app: u16,
+        /// Index into the application's `at_ns`.
+        i: u32,
+    },
 }
 
 /// Why a packet was dropped. Every packet that enters the chip is either transmitted or
@@ -147,16 +220,23 @@ pub enum DropReason {
     EgressParserError,
     /// The egress program set `drop_ctl`.
     EgressProgramDrop,
+    /// The ingress program asked for a multicast group the configuration does not have.
+    UnknownMcastGroup,
+    /// The TM refused the packet, the program asked for deflection, and the TM refused it
+    /// at the deflect-on-drop port too.
+    DeflectRefused,
 }
 
 /// Reasons that are the chip's own (not the TM's), in report order.
-const CHIP_REASONS: [DropReason; 6] = [
+const CHIP_REASONS: [DropReason; 8] = [
     DropReason::IngressParserError,
     DropReason::IngressProgramDrop,
     DropReason::NoEgressPort,
     DropReason::InvalidEgressPort,
     DropReason::EgressParserError,
     DropReason::EgressProgramDrop,
+    DropReason::UnknownMcastGroup,
+    DropReason::DeflectRefused,
 ];
 
 /// Number of distinct reasons.
@@ -200,6 +280,8 @@ impl DropReason {
             DropReason::Tm(r) => r.name(),
             DropReason::EgressParserError => "egress_parser_error",
             DropReason::EgressProgramDrop => "egress_program_drop",
+            DropReason::UnknownMcastGroup => "unknown_mcast_group",
+            DropReason::DeflectRefused => "deflect_refused",
         }
     }
 }
@@ -211,6 +293,94 @@ pub struct ChipConfig {
     pub tm: TmConfig,
     /// Seed of every random source on the chip (per-gress random externs, RED marking).
     pub seed: u64,
+    /// Where a packet the TM refuses goes when the program asked for deflection
+    /// (`deflect_on_drop`); `None`: such packets are dropped like any other.
+    pub dod: Option<DodConfig>,
+    /// Mirror sessions.
+    pub mirror_sessions: Vec<MirrorSession>,
+    /// Multicast groups of the packet replication engine.
+    pub mcast_groups: Vec<McastGroup>,
+    /// Packet-generator applications.
+    pub pktgen: Vec<PktGenApp>,
+}
+
+/// The deflect-on-drop destination, the same for every pipe.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DodConfig {
+    /// The port (`None`: the first recirculation port of the packet's ingress pipe).
+    pub port: Option<u16>,
+    /// The queue on that port.
+    pub queue: u16,
+}
+
+/// A mirror session: where copies go and how long they may be.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MirrorSession {
+    /// Session id, `1..profile.plumbing.mirror_sessions`.
+    pub id: u16,
+    /// Destination port (front-panel or recirculation).
+    pub port: u16,
+    /// Destination queue.
+    pub queue: u16,
+    /// Truncate copies to this many bytes (`None`: whole packet).
+    pub truncate_bytes: Option<u16>,
+}
+
+/// A multicast group: one copy per member.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McastGroup {
+    /// Group id (non-zero).
+    pub id: u16,
+    /// Members: (port, replication id seen at egress as `egress_rid`).
+    pub members: Vec<(u16, u16)>,
+}
+
+/// A packet-generator application: a template sent into a pipe's ingress periodically
+/// and/or at given times.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PktGenApp {
+    /// The pipe whose ingress the packets enter (through its packet-generator port).
+    pub pipe: u16,
+    /// The packet (no FCS).
+    pub template: Vec<u8>,
+    /// Periodic: one packet every `period_ns`, from `start_ns`.
+    pub period_ns: Option<u64>,
+    /// When the periodic timer starts (ns).
+    pub start_ns: u64,
+    /// How many periodic packets (`None`: without end; a bench run then never drains).
+    pub count: Option<u64>,
+    /// One-shot triggers (ns).
+    pub at_ns: Vec<u64>,
+}
+
+/// Counters of the chip's plumbing. Conservation: front-panel packets in + `created()` =
+/// front-panel packets out + drops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlumbingCounters {
+    /// Packets sent out of a recirculation port back into ingress.
+    pub recirculated: u64,
+    /// Packets the TM refused and the chip deflected to the deflect-on-drop port (and the
+    /// TM accepted there).
+    pub deflected: u64,
+    /// Mirror copies made (ingress and egress).
+    pub mirror_copies: u64,
+    /// Mirror requests naming a session the configuration does not have (no copy).
+    pub mirror_unknown_session: u64,
+    /// Multicast copies made beyond the original (a group of `n` members adds `n − 1`).
+    pub mcast_copies: u64,
+    /// Packets made by the packet generator.
+    pub generated: u64,
+    /// Advanced-flow-control requests accepted (each reaches the TM after the latency).
+    pub afc_requests: u64,
+    /// Advanced-flow-control requests ignored: `qfc` bit clear, or no such port or queue.
+    pub afc_invalid: u64,
+}
+
+impl PlumbingCounters {
+    /// Packets that came into being inside the chip.
+    pub fn created(&self) -> u64 {
+        self.mirror_copies + self.mcast_copies + self.generated
+    }
 }
 
 /// Where transmitted frames go.
@@ -305,6 +475,8 @@ pub enum ChipError {
         /// Ports the chip has.
         ports: u16,
     },
+    /// The plumbing configuration does not fit the chip (names what is wrong).
+    Config(String),
     /// A frame would start before the previous one on the same port has finished.
     PortBusy {
         /// The port.
@@ -323,6 +495,7 @@ impl fmt::Display for ChipError {
             ChipError::Table(e) => e.fmt(f),
             ChipError::Control(e) => e.fmt(f),
             ChipError::TmConfig(e) => e.fmt(f),
+            ChipError::Config(e) => write!(f, "chip configuration: {e}"),
             ChipError::NoSuchPort { port, ports } => {
                 write!(f, "port {port} does not exist (the chip has ports 0 to {})", ports - 1)
             }
@@ -336,6 +509,102 @@ impl fmt::Display for ChipError {
 
 impl std::error::Error for ChipError {}
 
+type MirrorTable = Vec<Option<MirrorSession>>;
+type McastTable = std::collections::HashMap<u16, Vec<(u16, u16)>>;
+
+/// Check the plumbing configuration against the chip; index sessions and groups by id.
+fn check_plumbing(
+    profile: &ChipProfile,
+    config: &ChipConfig,
+    front: u16,
+    ports: &[Port],
+) -> Result<(MirrorTable, McastTable), ChipError> {
+    let bad = |s: String| Err(ChipError::Config(s));
+    let is_dest = |p: u16| {
+        ports
+            .get(p as usize)
+            .is_some_and(|p| p.kind != PortKind::PktGen)
+    };
+    let qpp = profile.tm.queues_per_port;
+    let max = profile.plumbing.mirror_sessions;
+    let mut mirror: MirrorTable = vec![None; max as usize];
+    for s in &config.mirror_sessions {
+        if s.id == 0 || s.id >= max {
+            return bad(format!(
+                "mirror session {}: ids are 1 to {} on this chip",
+                s.id,
+                max.saturating_sub(1)
+            ));
+        }
+        if !is_dest(s.port) || s.queue >= qpp {
+            return bad(format!(
+                "mirror session {}: no port {} queue {} to send copies to",
+                s.id, s.port, s.queue
+            ));
+        }
+        if mirror[s.id as usize].replace(*s).is_some() {
+            return bad(format!("mirror session {} is configured twice", s.id));
+        }
+    }
+    let mut mcast = McastTable::new();
+    for g in &config.mcast_groups {
+        if g.id == 0 {
+            return bad("multicast group 0 means \"no group\"".into());
+        }
+        if g.members.is_empty() {
+            return bad(format!("multicast group {} has no members", g.id));
+        }
+        if let Some(&(p, _)) = g.members.iter().find(|(p, _)| !is_dest(*p)) {
+            return bad(format!("multicast group {}: no port {p}", g.id));
+        }
+        if mcast.insert(g.id, g.members.clone()).is_some() {
+            return bad(format!("multicast group {} is configured twice", g.id));
+        }
+    }
+    if let Some(d) = &config.dod {
+        match d.port {
+            Some(p) if !is_dest(p) => return bad(format!("deflect-on-drop: no port {p}")),
+            None if profile.recirculation.ports_per_pipe == 0 => {
+                return bad(
+                    "deflect-on-drop: no port given and the chip has no recirculation port".into(),
+                )
+            }
+            _ => {}
+        }
+        if d.queue >= qpp {
+            return bad(format!("deflect-on-drop: no queue {}", d.queue));
+        }
+    }
+    if config.pktgen.len() > profile.plumbing.pktgen_apps as usize {
+        return bad(format!(
+            "{} packet-generator applications; the chip has {}",
+            config.pktgen.len(),
+            profile.plumbing.pktgen_apps
+        ));
+    }
+    for (i, a) in config.pktgen.iter().enumerate() {
+        if a.pipe >= profile.pipes {
+            return bad(format!("packet generator {i}: no pipe {}", a.pipe));
+        }
+        if a.period_ns == Some(0) {
+            return bad(format!(
+                "packet generator {i}: the period must be greater than 0"
+            ));
+        }
+        if a.template.is_empty() {
+            return bad(format!("packet generator {i}: empty template"));
+        }
+    }
+    if !config.pktgen.is_empty() && ports.len() > crate::profile::MAX_PORTS as usize {
+        return bad(format!(
+            "the packet-generator ports would need ids up to {}; port ids are 9 bits",
+            ports.len() - 1
+        ));
+    }
+    let _ = front;
+    Ok((mirror, mcast))
+}
+
 /// A packet inside the chip.
 #[derive(Debug, Default)]
 struct Packet {
@@ -346,6 +615,10 @@ struct Packet {
     /// What the TM said when the packet left it (queue, depths, enqueue time, ECN).
     deq: Option<Dequeued>,
     deq_time: Time,
+    /// Replication id (multicast copies; 0 otherwise).
+    rid: u16,
+    /// Deflected by deflect-on-drop.
+    deflected: bool,
 }
 
 /// Packet storage that reuses its buffers, so the steady state allocates nothing.
@@ -358,7 +631,13 @@ struct PacketStore {
 impl PacketStore {
     fn alloc(&mut self) -> u32 {
         match self.free.pop() {
-            Some(h) => h,
+            Some(h) => {
+                let p = &mut self.slots[h as usize];
+                p.deq = None;
+                p.rid = 0;
+                p.deflected = false;
+                h
+            }
             None => {
                 self.slots.push(Packet::default());
                 (self.slots.len() - 1) as u32
@@ -376,9 +655,29 @@ impl PacketStore {
     }
 }
 
+/// What a port is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PortKind {
+    /// A front-panel port with a MAC on the wire.
+    Front,
+    /// A recirculation port: what it transmits comes back into its pipe's ingress.
+    Recirc,
+    /// A packet-generator port: a source of ingress packets only.
+    PktGen,
+}
+
 struct Port {
+    kind: PortKind,
     gbps: u32,
     pipe: u16,
+    /// Packets the TM has served that are in the egress pipe.
+    in_pipe: u32,
+    /// Start times of packets out of the egress pipe that may not have started on the wire
+    /// (in order; entries at or before now are gone).
+    fifo_starts: VecDeque<Time>,
+    /// The TM skipped a service because the egress FIFO was full of packets still in the
+    /// egress pipe: serve the port when one leaves it.
+    fifo_blocked: bool,
     rx_free_at: Time,
     tx_free_at: Time,
     /// When the wire will be free after the packets the TM has already served, as the TM
@@ -408,6 +707,8 @@ struct Pipe {
     egress: LoadedGress,
     ingress_next_issue: u64,
     egress_next_issue: u64,
+    /// Packets issued into the ingress pipe (front-panel, recirculated, generated).
+    ingress_issued: u64,
 }
 
 /// One modelled chip running one program.
@@ -431,6 +732,27 @@ pub struct Chip {
     ctrl_frame: Vec<u8>,
     /// Pause state changes.
     pause_log: Vec<PauseRecord>,
+    /// Front-panel ports (ids `0..front`).
+    front: u16,
+    /// First recirculation port id (`front`); pipe `p`'s `r`-th is `front + p·R + r`.
+    recirc_per_pipe: u16,
+    /// First packet-generator port id; pipe `p`'s is `pktgen_base + p`.
+    pktgen_base: u16,
+    /// Recirculation loopback latency.
+    recirc_latency: Time,
+    /// Advanced-flow-control latency.
+    afc_latency: Time,
+    /// Egress FIFO depth per port (packets).
+    egress_fifo: u32,
+    dod: Option<DodConfig>,
+    /// Mirror sessions by id.
+    mirror: MirrorTable,
+    /// Multicast groups by id.
+    mcast: McastTable,
+    pktgen: Vec<PktGenApp>,
+    /// Destinations of the packet being enqueued (port, queue, rid), reused.
+    dests: Vec<(u16, u16, u16)>,
+    plumbing: PlumbingCounters,
 }
 
 impl Chip {
@@ -458,34 +780,71 @@ impl Chip {
                 egress: load(Gress::Egress, program.egress.clone()).map_err(ChipError::Load)?,
                 ingress_next_issue: 0,
                 egress_next_issue: 0,
+                ingress_issued: 0,
             });
         }
         let ingress_latency = pipes[0].ingress.timing().total() as u64;
         let egress_latency = pipes[0].egress.timing().total() as u64;
         let mut ports = Vec::new();
+        let fifo = profile.plumbing.egress_fifo_packets;
+        let port = |kind, gbps, pipe| Port {
+            kind,
+            gbps,
+            pipe,
+            in_pipe: 0,
+            fifo_starts: VecDeque::with_capacity(fifo.min(4096) as usize),
+            fifo_blocked: false,
+            rx_free_at: Time::ZERO,
+            tx_free_at: Time::ZERO,
+            paced_wire_free: Time::ZERO,
+            next_dequeue_at: Time::ZERO,
+            dequeue_pending: false,
+            dequeue_at: Time::ZERO,
+            dequeue_seq: 0,
+            pfc_refresh: [None; 8],
+            pfc_epoch: 0,
+            rx_paused_until: [None; 8],
+            ctrl_rx: VecDeque::new(),
+            counters: PortCounters::default(),
+        };
         for pipe in 0..profile.pipes {
             for g in &profile.ports_per_pipe {
                 for _ in 0..g.count {
-                    ports.push(Port {
-                        gbps: g.speed_gbps,
-                        pipe,
-                        rx_free_at: Time::ZERO,
-                        tx_free_at: Time::ZERO,
-                        paced_wire_free: Time::ZERO,
-                        next_dequeue_at: Time::ZERO,
-                        dequeue_pending: false,
-                        dequeue_at: Time::ZERO,
-                        dequeue_seq: 0,
-                        pfc_refresh: [None; 8],
-                        pfc_epoch: 0,
-                        rx_paused_until: [None; 8],
-                        ctrl_rx: VecDeque::new(),
-                        counters: PortCounters::default(),
-                    });
+                    ports.push(port(PortKind::Front, g.speed_gbps, pipe));
                 }
             }
         }
+        let front = ports.len() as u16;
+        let rec = &profile.recirculation;
+        for pipe in 0..profile.pipes {
+            for _ in 0..rec.ports_per_pipe {
+                ports.push(port(PortKind::Recirc, rec.speed_gbps, pipe));
+            }
+        }
+        let pktgen_base = ports.len() as u16;
+        for pipe in 0..profile.pipes {
+            // Generated packets never cross a MAC; the speed is not used.
+            ports.push(port(PortKind::PktGen, 0, pipe));
+        }
+        let (mirror, mcast) = check_plumbing(&profile, &config, front, &ports)?;
+        let clock_ = Clock::new(profile.clock_hz);
+        // A duration of `n` cycles.
+        let cycles = |n: u32| clock_.time_of(n as u64);
+        let recirc_latency = cycles(profile.recirculation.latency_cycles);
+        let afc_latency = cycles(profile.plumbing.afc_latency_cycles);
         Ok(Chip {
+            front,
+            recirc_per_pipe: profile.recirculation.ports_per_pipe,
+            pktgen_base,
+            recirc_latency,
+            afc_latency,
+            egress_fifo: profile.plumbing.egress_fifo_packets,
+            dod: config.dod,
+            mirror,
+            mcast,
+            pktgen: config.pktgen.clone(),
+            dests: Vec::new(),
+            plumbing: PlumbingCounters::default(),
             clock: Clock::new(profile.clock_hz),
             tm: TrafficManager::new(
                 profile.tm.clone(),
@@ -521,14 +880,63 @@ impl Chip {
         self.clock
     }
 
-    /// Number of front-panel ports.
+    /// Number of front-panel ports (ids `0..port_count()`; recirculation and
+    /// packet-generator ports follow).
     pub fn port_count(&self) -> u16 {
-        self.ports.len() as u16
+        self.front
     }
 
-    /// Line rate of a port in Gb/s.
+    /// Line rate of a front-panel port in Gb/s.
     pub fn port_gbps(&self, port: u16) -> Option<u32> {
-        self.ports.get(port as usize).map(|p| p.gbps)
+        (port < self.front).then(|| self.ports[port as usize].gbps)
+    }
+
+    /// The id of recirculation port `r` of `pipe`: `front + pipe · R + r`.
+    pub fn recirc_port(&self, pipe: u16, r: u16) -> Option<u16> {
+        (pipe < self.profile.pipes && r < self.recirc_per_pipe)
+            .then(|| self.front + pipe * self.recirc_per_pipe + r)
+    }
+
+    /// The id of `pipe`'s packet-generator port (the ingress port of generated packets):
+    /// after every recirculation port, `front + pipes · R + pipe`.
+    pub fn pktgen_port(&self, pipe: u16) -> Option<u16> {
+        (pipe < self.profile.pipes).then(|| self.pktgen_base + pipe)
+    }
+
+    /// Packets issued into `pipe`'s ingress pipe so far (each took one issue slot).
+    pub fn ingress_issued(&self, pipe: u16) -> u64 {
+        self.pipes
+            .get(pipe as usize)
+            .map_or(0, |p| p.ingress_issued)
+    }
+
+    /// Counters of recirculation, deflection, mirroring, multicast, the packet generator
+    /// and advanced flow control.
+    pub fn plumbing_counters(&self) -> &PlumbingCounters {
+        &self.plumbing
+    }
+
+    /// Schedule the packet generator's first packets. Call once, before running the kernel
+    /// (the bench does).
+    pub fn start(&mut self, q: &mut impl Schedule<ChipEvent>) {
+        for (a, app) in self.pktgen.iter().enumerate() {
+            let app_id = a as u16;
+            if app.period_ns.is_some() && app.count != Some(0) {
+                q.at(
+                    Time::from_ns(app.start_ns),
+                    ChipEvent::PktGenTick { app: app_id, n: 0 },
+                );
+            }
+            for (i, &at) in app.at_ns.iter().enumerate() {
+                q.at(
+                    Time::from_ns(at),
+                    ChipEvent::PktGenShot {
+                        app: app_id,
+                        i: i as u32,
+                    },
+                );
+            }
+        }
     }
 
     /// Cycles a packet spends in the ingress pipe.
@@ -646,10 +1054,10 @@ impl Chip {
         q: &mut impl Schedule<ChipEvent>,
     ) -> Result<Time, ChipError> {
         let ports = self.port_count();
-        let p = self
-            .ports
-            .get_mut(port as usize)
-            .ok_or(ChipError::NoSuchPort { port, ports })?;
+        if port >= ports {
+            return Err(ChipError::NoSuchPort { port, ports });
+        }
+        let p = &mut self.ports[port as usize];
         if start < p.rx_free_at {
             return Err(ChipError::PortBusy {
                 port,
@@ -705,17 +1113,7 @@ impl Chip {
         wire: &mut impl Wire,
     ) {
         match ev {
-            ChipEvent::Arrive { pkt } => {
-                let port = self.packets.slots[pkt as usize].ingress_port;
-                let pipe = &mut self.pipes[self.ports[port as usize].pipe as usize];
-                let issue = self
-                    .clock
-                    .cycle_at_or_after(now)
-                    .max(pipe.ingress_next_issue);
-                pipe.ingress_next_issue = issue + 1;
-                let done = self.clock.time_of(issue + self.ingress_latency);
-                q.at(done, ChipEvent::IngressDone { pkt, issue });
-            }
+            ChipEvent::Arrive { pkt } => self.issue_ingress(now, pkt, q),
             ChipEvent::IngressDone { pkt, issue } => {
                 self.ingress_done(now, pkt, issue, q);
                 self.send_pfc_events(now, q, wire);
@@ -759,8 +1157,132 @@ impl Chip {
                     self.control_failures.push((now, e.to_string()));
                 }
             }
-            ChipEvent::EgressDone { pkt, issue } => self.egress_done(now, pkt, issue, wire),
+            ChipEvent::EgressDone { pkt, issue } => {
+                self.egress_done(now, pkt, issue, q, wire);
+                self.send_pfc_events(now, q, wire);
+            }
+            ChipEvent::AfcApply {
+                port,
+                queue,
+                paused,
+            } => {
+                self.tm.set_queue_paused(port, queue, paused, now.ps());
+                if !paused {
+                    self.kick_dequeue(now, port, q);
+                }
+            }
+            ChipEvent::PktGenTick { app, n } => {
+                let a = &self.pktgen[app as usize];
+                let (start, period) = (a.start_ns, a.period_ns.expect("a periodic app"));
+                if a.count.is_none_or(|c| n + 1 < c) {
+                    let next = Time::from_ns(start + (n + 1) * period);
+                    q.at(next, ChipEvent::PktGenTick { app, n: n + 1 });
+                }
+                self.generate(now, app, q);
+            }
+            ChipEvent::PktGenShot { app, .. } => self.generate(now, app, q),
         }
+    }
+
+    /// The packet takes its pipe's next ingress issue slot.
+    fn issue_ingress(&mut self, now: Time, pkt: u32, q: &mut impl Schedule<ChipEvent>) {
+        let port = self.packets.slots[pkt as usize].ingress_port;
+        let pipe = &mut self.pipes[self.ports[port as usize].pipe as usize];
+        let issue = self
+            .clock
+            .cycle_at_or_after(now)
+            .max(pipe.ingress_next_issue);
+        pipe.ingress_next_issue = issue + 1;
+        pipe.ingress_issued += 1;
+        let done = self.clock.time_of(issue + self.ingress_latency);
+        q.at(done, ChipEvent::IngressDone { pkt, issue });
+    }
+
+    /// A packet-generator application makes its packet: it enters the pipe's ingress at
+    /// once (no MAC), through the pipe's packet-generator port.
+    fn generate(&mut self, now: Time, app: u16, q: &mut impl Schedule<ChipEvent>) {
+        let a = &self.pktgen[app as usize];
+        let port = self.pktgen_base + a.pipe;
+        let h = self.packets.alloc();
+        let pkt = &mut self.packets.slots[h as usize];
+        pkt.data.extend_from_slice(&a.template);
+        pkt.ingress_port = port;
+        pkt.rx_start = now;
+        self.plumbing.generated += 1;
+        let c = &mut self.ports[port as usize].counters;
+        c.rx_packets += 1;
+        c.rx_bytes += a.template.len() as u64;
+        self.issue_ingress(now, h, q);
+    }
+
+    /// A copy of packet `src`'s current bytes (at most `max_len`), with its ingress port and
+    /// arrival time.
+    fn copy_packet(&mut self, src: u32, max_len: usize) -> u32 {
+        let c = self.packets.alloc();
+        let data = std::mem::take(&mut self.packets.slots[src as usize].data);
+        let s = &self.packets.slots[src as usize];
+        let (ingress_port, rx_start) = (s.ingress_port, s.rx_start);
+        let copy = &mut self.packets.slots[c as usize];
+        copy.data
+            .extend_from_slice(&data[..data.len().min(max_len)]);
+        copy.ingress_port = ingress_port;
+        copy.rx_start = rx_start;
+        self.packets.slots[src as usize].data = data;
+        c
+    }
+
+    /// Mirror packet `h` (as it is now) to `session`: a truncated copy enqueued to the
+    /// session's port and queue as a packet of its own.
+    fn mirror(
+        &mut self,
+        now: Time,
+        h: u32,
+        session: u16,
+        trunc: u16,
+        q: &mut impl Schedule<ChipEvent>,
+    ) {
+        let Some(s) = self.mirror.get(session as usize).copied().flatten() else {
+            self.plumbing.mirror_unknown_session += 1;
+            return;
+        };
+        let mut max = s.truncate_bytes.map_or(usize::MAX, |b| b as usize);
+        if trunc != 0 {
+            max = max.min(trunc as usize);
+        }
+        let c = self.copy_packet(h, max);
+        self.plumbing.mirror_copies += 1;
+        self.enqueue_to(now, c, s.port, s.queue, 0, 0, false, q);
+    }
+
+    /// A gress asked for advanced flow control: `adv_flow_ctl` is qfc(1) | pipe(2) | mac(4)
+    /// | pad(3) | qid(7) | credit(15), most significant bit first. The request is valid when
+    /// `qfc` is set; (pipe, mac) is port `pipe · ports_per_pipe + mac`; credit 0 pauses the
+    /// queue, any other credit resumes it. The TM sees it after the profile's latency.
+    fn afc_request(&mut self, now: Time, v: u32, q: &mut impl Schedule<ChipEvent>) {
+        let qfc = v >> 31;
+        let pipe = (v >> 29) & 0x3;
+        let mac = (v >> 25) & 0xf;
+        let queue = ((v >> 15) & 0x7f) as u16;
+        let credit = v & 0x7fff;
+        let per_pipe = self.profile.ports_per_pipe_count();
+        let port = pipe * per_pipe + mac;
+        if qfc == 0
+            || pipe >= self.profile.pipes as u32
+            || mac >= per_pipe
+            || queue >= self.tm.spec().queues_per_port
+        {
+            self.plumbing.afc_invalid += 1;
+            return;
+        }
+        self.plumbing.afc_requests += 1;
+        q.at(
+            now + self.afc_latency,
+            ChipEvent::AfcApply {
+                port: port as u16,
+                queue,
+                paused: credit == 0,
+            },
+        );
     }
 
     fn ingress_done(&mut self, now: Time, h: u32, issue: u64, q: &mut impl Schedule<ChipEvent>) {
@@ -772,41 +1294,127 @@ impl Chip {
             ..GressInputs::default()
         };
         let pipe = self.ports[slot.ingress_port as usize].pipe as usize;
+        if self.ports[slot.ingress_port as usize].kind == PortKind::Recirc {
+            self.ports[slot.ingress_port as usize].counters.rx_packets += 1;
+            self.ports[slot.ingress_port as usize].counters.rx_bytes += slot.data.len() as u64;
+        }
         let out = match self.pipes[pipe].ingress.process(&mut slot.data, &inputs) {
             Ok(o) => o,
             Err(_) => return self.drop_packet(h, DropReason::IngressParserError),
         };
+        let r = out.requests;
+        if r.adv_flow_ctl != 0 {
+            self.afc_request(now, r.adv_flow_ctl, q);
+        }
         if out.drop_ctl != 0 {
             return self.drop_packet(h, DropReason::IngressProgramDrop);
         }
-        let Some(port) = out.ucast_egress_port else {
-            return self.drop_packet(h, DropReason::NoEgressPort);
-        };
-        if port as usize >= self.ports.len() {
-            return self.drop_packet(h, DropReason::InvalidEgressPort);
+        if r.mirror_session != 0 {
+            self.mirror(now, h, r.mirror_session, r.mirror_truncate_bytes, q);
         }
-        let request = EnqueueRequest {
+        // Destinations: the unicast port (or this pipe's first recirculation port), then
+        // the multicast group's members.
+        let mut dests = std::mem::take(&mut self.dests);
+        dests.clear();
+        let mut reason = None;
+        if r.recirculate && self.recirc_per_pipe > 0 {
+            dests.push((
+                self.front + pipe as u16 * self.recirc_per_pipe,
+                out.queue,
+                0,
+            ));
+        } else if let Some(port) = out.ucast_egress_port {
+            match self.ports.get(port as usize) {
+                Some(p) if p.kind != PortKind::PktGen => dests.push((port, out.queue, 0)),
+                _ => reason = Some(DropReason::InvalidEgressPort),
+            }
+        }
+        if r.mcast_group != 0 && reason.is_none() {
+            match self.mcast.get(&r.mcast_group) {
+                Some(members) => dests.extend(members.iter().map(|&(p, rid)| (p, out.queue, rid))),
+                None => reason = Some(DropReason::UnknownMcastGroup),
+            }
+        }
+        if dests.is_empty() && reason.is_none() {
+            reason = Some(DropReason::NoEgressPort);
+        }
+        if let Some(reason) = reason {
+            self.dests = dests;
+            return self.drop_packet(h, reason);
+        }
+        // Every copy but the last is a new packet; the last is the original.
+        let n = dests.len();
+        self.plumbing.mcast_copies += n as u64 - 1;
+        for (i, &(port, queue, rid)) in dests.iter().enumerate() {
+            let c = if i + 1 == n {
+                h
+            } else {
+                self.copy_packet(h, usize::MAX)
+            };
+            self.enqueue_to(
+                now,
+                c,
+                port,
+                queue,
+                rid,
+                r.ingress_cos,
+                r.deflect_on_drop,
+                q,
+            );
+        }
+        self.dests = dests;
+    }
+
+    /// Offer packet `h` to the TM for (`port`, `queue`); a refusal deflects it to the
+    /// deflect-on-drop port when `deflect` and the chip has one, or drops it.
+    #[allow(clippy::too_many_arguments)]
+    fn enqueue_to(
+        &mut self,
+        now: Time,
+        h: u32,
+        port: u16,
+        queue: u16,
+        rid: u16,
+        cos: u8,
+        deflect: bool,
+        q: &mut impl Schedule<ChipEvent>,
+    ) {
+        let slot = &mut self.packets.slots[h as usize];
+        let mut request = EnqueueRequest {
             port,
-            queue: out.queue,
+            queue,
             ingress_port: slot.ingress_port,
-            priority: out.requests.ingress_cos,
+            priority: cos,
             class: None,
             bytes: slot.data.len() as u32,
             handle: h,
             now_ps: now.ps(),
         };
-        match self.tm.enqueue(request) {
-            Err(r) => self.drop_packet(h, DropReason::Tm(r)),
-            Ok(_) => {
-                slot.egress_port = port;
-                // Serve the port when pacing allows, unless a service is due by then (one
-                // due later waits for a pause to end, and this packet may not be paused).
-                let p = &self.ports[port as usize];
-                let at = now.max(p.next_dequeue_at);
-                if !(p.dequeue_pending && p.dequeue_at <= at) {
-                    self.schedule_dequeue(port, at, q);
-                }
+        let mut port = port;
+        if let Err(refusal) = self.tm.enqueue(request) {
+            let dod = self.dod.filter(|_| deflect);
+            let Some(d) = dod else {
+                return self.drop_packet(h, DropReason::Tm(refusal));
+            };
+            let pipe = self.ports[slot.ingress_port as usize].pipe;
+            port = d.port.unwrap_or(self.front + pipe * self.recirc_per_pipe);
+            request.port = port;
+            request.queue = d.queue;
+            if self.tm.enqueue(request).is_err() {
+                return self.drop_packet(h, DropReason::DeflectRefused);
             }
+            self.plumbing.deflected += 1;
+            self.packets.slots[h as usize].deflected = true;
+        }
+        let slot = &mut self.packets.slots[h as usize];
+        slot.egress_port = port;
+        slot.rid = rid;
+        // Serve the port when pacing allows, unless a service is due by then (one due later
+        // waits for a pause to end, and this packet may not be paused).
+        let p = &self.ports[port as usize];
+        let at = now.max(p.next_dequeue_at);
+        if !(p.dequeue_pending && p.dequeue_at <= at) {
+            self.schedule_dequeue(port, at, q);
         }
     }
 
@@ -1004,7 +1612,19 @@ impl Chip {
     }
 
     fn dequeue(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
-        self.ports[port as usize].dequeue_pending = false;
+        let p = &mut self.ports[port as usize];
+        p.dequeue_pending = false;
+        // The egress FIFO: packets served but not started on the wire.
+        while p.fifo_starts.front().is_some_and(|&s| s <= now) {
+            p.fifo_starts.pop_front();
+        }
+        if p.in_pipe + p.fifo_starts.len() as u32 >= self.egress_fifo {
+            match p.fifo_starts.front() {
+                Some(&s) => self.schedule_dequeue(port, s, q),
+                None => p.fifo_blocked = true,
+            }
+            return;
+        }
         let Some(d) = self.tm.dequeue(port, now.ps()) else {
             // Packets may wait in paused queues: come back when a pause expires. A resume
             // (by frame or request) serves the port itself.
@@ -1014,6 +1634,7 @@ impl Chip {
             return;
         };
         let p = &mut self.ports[port as usize];
+        p.in_pipe += 1;
         let slot = &mut self.packets.slots[d.handle as usize];
         slot.deq = Some(d);
         slot.deq_time = now;
@@ -1044,7 +1665,28 @@ impl Chip {
         }
     }
 
-    fn egress_done(&mut self, now: Time, h: u32, issue: u64, wire: &mut impl Wire) {
+    /// A packet served from the TM's `port` left the egress pipe, or was dropped there:
+    /// the egress FIFO has room again if it was full of packets in the pipe.
+    fn left_egress_pipe(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
+        let p = &mut self.ports[port as usize];
+        p.in_pipe -= 1;
+        if p.fifo_blocked {
+            p.fifo_blocked = false;
+            let at = now.max(p.next_dequeue_at);
+            if self.tm.has_packets(port) && !(p.dequeue_pending && p.dequeue_at <= at) {
+                self.schedule_dequeue(port, at, q);
+            }
+        }
+    }
+
+    fn egress_done(
+        &mut self,
+        now: Time,
+        h: u32,
+        issue: u64,
+        q: &mut impl Schedule<ChipEvent>,
+        wire: &mut impl Wire,
+    ) {
         let slot = &mut self.packets.slots[h as usize];
         let port = slot.egress_port;
         let d = slot.deq.take().expect("a packet in egress has left the TM");
@@ -1059,26 +1701,61 @@ impl Chip {
             enq_depth_pkts: d.enq_depth_pkts,
             deq_depth_pkts: d.deq_depth_pkts,
             enq_congest_stat: d.ecn_mark as u8,
-            replication_id: 0,
+            replication_id: slot.rid,
             queue_delay_ns: (slot.deq_time - Time(d.enq_time_ps)).ns(),
+            deflected: slot.deflected,
         };
         let pipe = self.ports[port as usize].pipe as usize;
-        let out = match self.pipes[pipe].egress.process(&mut slot.data, &inputs) {
+        let result = self.pipes[pipe].egress.process(&mut slot.data, &inputs);
+        let len = slot.data.len();
+        let out = match result {
             Ok(o) => o,
-            Err(_) => return self.drop_packet(h, DropReason::EgressParserError),
+            Err(_) => {
+                self.left_egress_pipe(now, port, q);
+                return self.drop_packet(h, DropReason::EgressParserError);
+            }
         };
+        let r = out.requests;
+        if r.adv_flow_ctl != 0 {
+            self.afc_request(now, r.adv_flow_ctl, q);
+        }
         if out.drop_ctl != 0 {
+            self.left_egress_pipe(now, port, q);
             return self.drop_packet(h, DropReason::EgressProgramDrop);
+        }
+        if r.mirror_session != 0 {
+            self.mirror(now, h, r.mirror_session, r.mirror_truncate_bytes, q);
         }
         let p = &mut self.ports[port as usize];
         let start = now.max(p.tx_free_at);
-        p.tx_free_at = start + slot_time(slot.data.len(), p.gbps);
+        p.tx_free_at = start + slot_time(len, p.gbps);
+        if start > now {
+            p.fifo_starts.push_back(start);
+        }
         let c = &mut p.counters;
         c.tx_packets += 1;
-        c.tx_bytes += slot.data.len() as u64;
+        c.tx_bytes += len as u64;
         c.first_tx.get_or_insert(start);
         c.last_tx = Some(start);
-        wire.transmit(port, start, &slot.data);
+        let kind = p.kind;
+        let gbps = p.gbps;
+        self.left_egress_pipe(now, port, q);
+        if kind == PortKind::Recirc {
+            // The loopback: the frame comes back into this pipe's ingress through the same
+            // port, its first bit `latency` after it left, whole one frame time later.
+            self.plumbing.recirculated += 1;
+            let slot = &mut self.packets.slots[h as usize];
+            slot.ingress_port = port;
+            slot.rx_start = start + self.recirc_latency;
+            slot.rid = 0;
+            slot.deflected = false;
+            q.at(
+                slot.rx_start + frame_time(len, gbps),
+                ChipEvent::Arrive { pkt: h },
+            );
+            return;
+        }
+        wire.transmit(port, start, &self.packets.slots[h as usize].data);
         self.packets.release(h);
     }
 }

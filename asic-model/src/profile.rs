@@ -158,6 +158,8 @@ pub struct ChipProfile {
     pub tm: TmSpec,
     /// Recirculation ports of each pipe.
     pub recirculation: RecirculationSpec,
+    /// Mirror sessions, packet generator, advanced flow control and the egress FIFO.
+    pub plumbing: PlumbingSpec,
 }
 
 /// Ports of one speed.
@@ -178,6 +180,26 @@ pub struct RecirculationSpec {
     pub ports_per_pipe: u16,
     /// Bandwidth of each recirculation port in Gb/s.
     pub speed_gbps: u32,
+    /// Cycles from the end of a frame's serialization on a recirculation port until its
+    /// first bit is back at the same pipe's ingress (the loopback; the pipes' own latency is
+    /// modelled apart).
+    pub latency_cycles: u32,
+}
+
+/// The chip's plumbing beyond ports and pipes (see `chip.rs`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlumbingSpec {
+    /// Mirror sessions: valid session ids are `1..mirror_sessions` (0 means "no mirror").
+    pub mirror_sessions: u16,
+    /// Packet-generator applications (timers and triggers) of the whole chip.
+    pub pktgen_apps: u16,
+    /// Cycles from a gress's advanced-flow-control request (`adv_flow_ctl`) until the TM's
+    /// queue-pause state changes.
+    pub afc_latency_cycles: u32,
+    /// Per port: packets the TM has served that have not started on the wire (in the egress
+    /// pipe or the MAC's FIFO). The TM does not serve a port whose FIFO is full.
+    pub egress_fifo_packets: u32,
 }
 
 impl ChipProfile {
@@ -266,6 +288,10 @@ impl ChipProfile {
         if r.ports_per_pipe > 0 {
             nonzero(r.speed_gbps as u64, "recirculation.speed_gbps")?;
         }
+        nonzero(
+            self.plumbing.egress_fifo_packets as u64,
+            "plumbing.egress_fifo_packets",
+        )?;
         let all = front + self.pipes as u64 * r.ports_per_pipe as u64;
         if all > MAX_PORTS as u64 {
             return Err(bad(

@@ -87,6 +87,7 @@ pub const INTRINSIC_TYPES: &[IntrinsicType] = &[
             ("deq_timedelta", 32, Intrinsic::QueueDelay),
             ("enq_congest_stat", 2, Intrinsic::EnqCongestStat),
             ("egress_rid", 16, Intrinsic::ReplicationId),
+            ("deflection_flag", 1, Intrinsic::Deflected),
         ],
     },
     IntrinsicType {

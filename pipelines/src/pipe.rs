@@ -211,6 +211,8 @@ pub struct GressInputs {
     pub replication_id: u16,
     /// Time spent queued (ns; egress only).
     pub queue_delay_ns: u64,
+    /// The TM deflected the packet (deflect-on-drop; egress only).
+    pub deflected: bool,
 }
 
 /// What the gress asks of the chip.
@@ -413,6 +415,7 @@ impl LoadedGress {
             (Intrinsic::QueueDelay, inp.queue_delay_ns as u128),
             (Intrinsic::EnqCongestStat, inp.enq_congest_stat as u128),
             (Intrinsic::ReplicationId, inp.replication_id as u128),
+            (Intrinsic::Deflected, inp.deflected as u128),
         ] {
             put(phv, b[which as usize], value);
         }

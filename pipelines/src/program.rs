@@ -167,11 +167,14 @@ pub enum Intrinsic {
     EnqCongestStat,
     /// In (egress): the replication id of a multicast copy (0 for unicast).
     ReplicationId,
+    /// In (egress): 1 when the TM deflected the packet (deflect-on-drop) to this port
+    /// instead of dropping it (TNA's `eg_intr_md.deflection_flag`).
+    Deflected,
 }
 
 impl Intrinsic {
     /// Number of intrinsics (for tables indexed by `Intrinsic as usize`).
-    pub const COUNT: usize = Intrinsic::ReplicationId as usize + 1;
+    pub const COUNT: usize = Intrinsic::Deflected as usize + 1;
 }
 
 impl Intrinsic {

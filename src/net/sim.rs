@@ -42,6 +42,7 @@ use super::topology::{generate, ChipSpec, End, EntriesSpec, Topology, TopologySp
 use super::traffic::{self, FlowSpec, HostInfo, Size, Source};
 use super::transport::{Ready, Receiver, Sender, Shape};
 use crate::pcap_io::PcapOut;
+use crate::report::progress::SimProgress;
 use asic_model::chip::{Chip, ChipConfig, ChipEvent, DropReason, PauseDirection, Wire};
 use asic_model::kernel::{EventQueue, Schedule};
 use asic_model::mac::{frame_time, slot_time};
@@ -286,6 +287,11 @@ pub struct Net {
     unconnected: Vec<u64>,
     pauses: Vec<PauseEvent>,
     samples: Vec<SeriesState>,
+    /// Per-queue depth series `(chip, port, queue)`, created when a queue first holds cells
+    /// (a port may have 128 queues; most stay empty).
+    queue_samples: BTreeMap<(usize, u16, u16), SeriesState>,
+    /// When the previous sample was taken (a new queue series starts at 0 from there).
+    last_sample: Time,
     sample_period: Option<Time>,
     stop_at: Option<Time>,
     stop_when_complete: bool,
@@ -452,6 +458,7 @@ impl Net {
             let config = ChipConfig {
                 tm: spec.tm.clone().unwrap_or_default(),
                 seed: super::rng::Stream::new(s.seed, &format!("chip:{}", spec.name)).next_u64(),
+                ..ChipConfig::default()
             };
             chips.push(build_chip(prof.clone(), prog, config, &entries).map_err(place)?);
         }
@@ -670,6 +677,8 @@ impl Net {
             unconnected: vec![0; nc],
             pauses: Vec::new(),
             samples,
+            queue_samples: BTreeMap::new(),
+            last_sample: Time::ZERO,
             sample_period: s.sample_period_ns.map(Time::from_ns),
             stop_at: s.stop.at_ns.map(Time::from_ns),
             stop_when_complete: s.stop.when_flows_complete,
@@ -698,6 +707,12 @@ impl Net {
             self.queue.at(Time::ZERO, Ev::Sample);
         }
         let mut end = Time::ZERO;
+        // The bar's total: the stop time, else when the last flow starts (a lower bound).
+        let total = self
+            .stop_at
+            .or_else(|| self.flows.last().map(|f| f.spec.start))
+            .map_or(1, Time::ps);
+        let mut bar = SimProgress::new(&self.name);
         while let Some(t) = self.queue.peek_time() {
             if self.stop_at.is_some_and(|s| t > s) {
                 end = self.stop_at.expect("checked");
@@ -706,6 +721,9 @@ impl Net {
             let (now, ev) = self.queue.pop().expect("peeked");
             end = now;
             self.events += 1;
+            if self.events % 4096 == 0 {
+                bar.tick(now.ps(), total);
+            }
             self.handle(now, ev)?;
             if self.stop_when_complete
                 && self.next_flow == self.flows.len()
@@ -715,6 +733,7 @@ impl Net {
                 break;
             }
         }
+        bar.finish();
         if self.sample_period.is_some() {
             self.sample(end);
         }
@@ -857,8 +876,30 @@ impl Net {
                 let tx = self.chips[c].port_counters(p).tx_bytes;
                 push_sample(&mut self.samples[k + 1], now, tx as f64);
                 k += 2;
+                for q in 0..tm.spec().queues_per_port {
+                    let cells = tm.depth(p, q).0 as f64;
+                    let key = (c, p, q);
+                    if cells == 0.0 && !self.queue_samples.contains_key(&key) {
+                        continue;
+                    }
+                    let prev = self.last_sample;
+                    let node = &self.topo.spec.chips[c].name;
+                    let s = self
+                        .queue_samples
+                        .entry(key)
+                        .or_insert_with(|| SeriesState {
+                            series: Series {
+                                name: format!("{node}.port{p}.q{q}.depth_cells"),
+                                unit: "cells".into(),
+                                points: vec![(prev.ps(), 0.0)],
+                            },
+                            last: Some(0.0),
+                        });
+                    push_sample(s, now, cells);
+                }
             }
         }
+        self.last_sample = now;
     }
 
     /// A chip's port sent `frame` starting at `start`.
@@ -1326,7 +1367,12 @@ impl Net {
                 }
             })
             .collect();
-        let series = self.samples.into_iter().map(|s| s.series).collect();
+        let series = self
+            .samples
+            .into_iter()
+            .chain(self.queue_samples.into_values())
+            .map(|s| s.series)
+            .collect();
         let peak_buffer_cells = self
             .chips
             .iter()
