@@ -61,9 +61,17 @@
 //! - **Conservation.** Front-panel packets in + [`PlumbingCounters::created`] (generated,
 //!   mirror and multicast copies) = front-panel packets out + drops.
 //!
-//! Not yet here: the ghost thread's queue-depth reads at ingress (the TM's
-//! `export::DepthExport` is not wired to programs), and the network runtime does not start
-//! packet generators.
+//! - **Published queue depths (ghost thread).** When the ingress program reads queue depths
+//!   (`ExternCall::QueueDepth`), the chip keeps a [`tm::export::DepthExport`]: the TM's
+//!   snapshot of every depth at each `k · depth_export_period_ps`, in force at every ingress
+//!   pipe from `depth_export_delay_ps` later. A read sees the snapshot in force when the
+//!   packet is in the reading table's stage (the gress runs later, at its exit). Depths change
+//!   only at TM enqueues and dequeues, so the chip captures the state just before each of
+//!   them, when a snapshot instant has passed since the previous one: no periodic event, and
+//!   an idle chip costs nothing (with no change since, a read is the TM as it is; with none
+//!   ever, 0). Reads take no issue slot and no stage unit.
+//!
+//! Not yet here: the network runtime does not start packet generators.
 //!
 //! # PFC (IEEE 802.1Qbb) in the MACs
 //!
@@ -112,6 +120,7 @@ use crate::pfc_frame::{self, ClassTimes, PFC_OPCODE};
 use crate::profile::ChipProfile;
 use pipelines::control::{ControlError, ResolvedControlOp};
 use pipelines::entries::ResolvedEntry;
+use pipelines::mau::DepthView;
 use pipelines::pipe::{gress_seed, GressInputs, LoadError, LoadedGress};
 use pipelines::program::{Gress, Program};
 use pipelines::table::TableError;
@@ -119,6 +128,7 @@ use pipelines::time::{Clock, Time};
 use std::collections::VecDeque;
 use std::fmt;
 use tm::config::TmConfig;
+use tm::export::DepthExport;
 use tm::pfc::{quanta_ps, refresh_interval_ps, PfcEvent};
 use tm::{Dequeued, EnqueueRequest, Refusal, TrafficManager};
 
@@ -753,6 +763,21 @@ pub struct Chip {
     /// Destinations of the packet being enqueued (port, queue, rid), reused.
     dests: Vec<(u16, u16, u16)>,
     plumbing: PlumbingCounters,
+    /// The queue depths published to ingress, when the ingress program reads them.
+    depths: Option<DepthExport>,
+}
+
+/// What an ingress pipe sees of the published queue depths.
+struct PublishedDepths<'a> {
+    export: Option<&'a DepthExport>,
+    tm: &'a TrafficManager,
+}
+
+impl DepthView for PublishedDepths<'_> {
+    fn depth_cells(&self, port: u16, queue: u16, at: Time) -> u32 {
+        self.export
+            .map_or(0, |e| e.read(self.tm, port, queue, at.ps()))
+    }
 }
 
 impl Chip {
@@ -832,7 +857,14 @@ impl Chip {
         let cycles = |n: u32| clock_.time_of(n as u64);
         let recirc_latency = cycles(profile.recirculation.latency_cycles);
         let afc_latency = cycles(profile.plumbing.afc_latency_cycles);
+        // Reads are of the time a packet is in a stage, at most the ingress latency before
+        // the gress runs (one cycle of margin for rounding).
+        let depths = program.ingress.control.reads_queue_depths().then(|| {
+            let window = clock_.time_of(ingress_latency + 1).ps();
+            DepthExport::new(&profile.tm, window)
+        });
         Ok(Chip {
+            depths,
             front,
             recirc_per_pipe: profile.recirculation.ports_per_pipe,
             pktgen_base,
@@ -1026,6 +1058,19 @@ impl Chip {
     /// The traffic manager (for depth and occupancy readings).
     pub fn tm(&self) -> &TrafficManager {
         &self.tm
+    }
+
+    /// The queue depths published to ingress (`None`: the ingress program reads none).
+    pub fn depth_export(&self) -> Option<&DepthExport> {
+        self.depths.as_ref()
+    }
+
+    /// The TM's depths may change at `now`: let the depth export capture what snapshots
+    /// saw of them before.
+    fn before_tm_change(&mut self, now: Time) {
+        if let Some(d) = &mut self.depths {
+            d.before_change(&self.tm, now.ps());
+        }
     }
 
     /// Packets inside the chip (in a pipe, queued, or waiting for the MAC).
@@ -1298,7 +1343,12 @@ impl Chip {
             self.ports[slot.ingress_port as usize].counters.rx_packets += 1;
             self.ports[slot.ingress_port as usize].counters.rx_bytes += slot.data.len() as u64;
         }
-        let out = match self.pipes[pipe].ingress.process(&mut slot.data, &inputs) {
+        let depths = PublishedDepths {
+            export: self.depths.as_ref(),
+            tm: &self.tm,
+        };
+        let ingress = &mut self.pipes[pipe].ingress;
+        let out = match ingress.process_with_depths(&mut slot.data, &inputs, &depths) {
             Ok(o) => o,
             Err(_) => return self.drop_packet(h, DropReason::IngressParserError),
         };
@@ -1379,6 +1429,7 @@ impl Chip {
         deflect: bool,
         q: &mut impl Schedule<ChipEvent>,
     ) {
+        self.before_tm_change(now);
         let slot = &mut self.packets.slots[h as usize];
         let mut request = EnqueueRequest {
             port,
@@ -1625,6 +1676,7 @@ impl Chip {
             }
             return;
         }
+        self.before_tm_change(now);
         let Some(d) = self.tm.dequeue(port, now.ps()) else {
             // Packets may wait in paused queues: come back when a pause expires. A resume
             // (by frame or request) serves the port itself.

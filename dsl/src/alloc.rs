@@ -225,7 +225,7 @@ fn table_externs(t: &Table, c: &ControlProgram) -> TableExterns {
                     x.hashes.insert(*hash);
                     None
                 }
-                ExternCall::Random { .. } => None,
+                ExternCall::Random { .. } | ExternCall::QueueDepth { .. } => None,
             };
             if let Some(ExternIndex::Hash(h)) = index {
                 x.hashes.insert(*h);

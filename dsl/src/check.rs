@@ -247,10 +247,7 @@ impl<'a> Env<'a> {
                 return Err(err(
                     ErrorKind::Unsupported,
                     id.span,
-                    format!(
-                        "`{}` ({what}) is not supported yet (chip plumbing)",
-                        id.name
-                    ),
+                    format!("`{}` ({what}) is not supported", id.name),
                 ));
             }
         }

@@ -1,6 +1,6 @@
 //! Lowering of a match-action control: its actions, tables and apply block, and the externs
-//! (registers and `RegisterAction`s, meters, counters, hashes, random numbers) its actions
-//! drive.
+//! (registers and `RegisterAction`s, meters, counters, hashes, random numbers, published queue
+//! depths) its actions drive.
 //!
 //! The apply block becomes a graph of tables and gateways built back to front: each
 //! statement is lowered knowing the node that follows it, so both branches of an `if` (and
@@ -69,6 +69,7 @@ enum Extern {
     Random {
         width: u16,
     },
+    QueueDepth,
 }
 
 impl Extern {
@@ -81,6 +82,7 @@ impl Extern {
             Extern::DirectCounter(_) => tna::DIRECT_COUNTER,
             Extern::Hash { .. } => tna::HASH,
             Extern::Random { .. } => tna::RANDOM,
+            Extern::QueueDepth => tna::QUEUE_DEPTH,
         }
     }
 }
@@ -173,11 +175,19 @@ pub(crate) fn extern_access(
             Some(*dst),
         ),
         ExternCall::Random { dst } => (Vec::new(), Some(*dst)),
+        ExternCall::QueueDepth { port, queue, dst } => (
+            operand_field(*port)
+                .into_iter()
+                .chain(operand_field(*queue))
+                .collect(),
+            Some(*dst),
+        ),
     }
 }
 
 pub(crate) struct ControlLowering<'e, 'a, 'l> {
     scope: Scope<'e, 'a>,
+    gress: Gress,
     decl: &'a ast::ControlDecl,
     layout: &'l mut LayoutBuilder,
     spec: &'l PipeSpec,
@@ -281,6 +291,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         }
         let mut cl = ControlLowering {
             scope,
+            gress: blocks.gress,
             decl,
             layout,
             spec,
@@ -531,6 +542,28 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 Extern::Random {
                     width: type_width(env, &i.type_args[0])?,
                 }
+            }
+            tna::QUEUE_DEPTH => {
+                if self.gress != Gress::Ingress {
+                    return Err(err(
+                        ErrorKind::Unsupported,
+                        i.type_name.span,
+                        format!(
+                            "`{tname}` is only available in ingress: the TM publishes queue \
+                             depths to the ingress pipes (egress has `eg_intr_md.enq_qdepth` \
+                             and `deq_qdepth`)"
+                        ),
+                    ));
+                }
+                if !i.type_args.is_empty() {
+                    return Err(err(
+                        ErrorKind::Type,
+                        i.type_name.span,
+                        "write `QueueDepth()`: the depth is bit<19>, like `enq_qdepth`",
+                    ));
+                }
+                nargs(0..=0, "no arguments")?;
+                Extern::QueueDepth
             }
             "DirectMeter" => {
                 return Err(err(
@@ -917,6 +950,16 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     dst: self.layout.field(env, &dst),
                 }
             }
+            (Extern::QueueDepth, "read", [port, qid]) => {
+                want(19)?;
+                let port = scope.value_of_width(port, 9)?;
+                let qid = scope.value_of_width(qid, 7)?;
+                ExternCall::QueueDepth {
+                    port: self.layout.operand(env, &port),
+                    queue: self.layout.operand(env, &qid),
+                    dst: self.layout.field(env, &dst),
+                }
+            }
             _ => {
                 return Err(Self::bad_method(
                     n,
@@ -927,6 +970,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                         Extern::Meter { .. } => "`colour = m.execute(index)`",
                         Extern::Hash { .. } => "`dst = h.get({fields})`",
                         Extern::Random { .. } => "`dst = r.get()`",
+                        Extern::QueueDepth => "`depth = qd.read(port, qid)`",
                         Extern::Counter { .. } => "`c.count(index);`",
                         Extern::DirectCounter(_) => "the table property `counters = dc;`",
                         Extern::Register { .. } => "the target of a RegisterAction",
@@ -976,6 +1020,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                         Extern::Meter { .. } => "`colour = m.execute(index)` (assign the colour)",
                         Extern::Hash { .. } => "`dst = h.get({fields})` (assign the hash)",
                         Extern::Random { .. } => "`dst = r.get()` (assign the number)",
+                        Extern::QueueDepth => "`depth = qd.read(port, qid)` (assign the depth)",
                         Extern::Register { .. } => "the target of a RegisterAction",
                     },
                 ))
@@ -998,7 +1043,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             ExternCall::Meter { meter, .. } => Some(Res::Meter(*meter)),
             ExternCall::Count { counter, .. } => Some(Res::Counter(*counter)),
             ExternCall::Hash { hash, .. } => Some(Res::Hash(*hash)),
-            ExternCall::Random { .. } => None,
+            ExternCall::Random { .. } | ExternCall::QueueDepth { .. } => None,
         }
     }
 
@@ -1119,7 +1164,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                         mark_index(index, &mut hashes);
                     }
                     ExternCall::Hash { hash, .. } => hashes[*hash as usize] = true,
-                    ExternCall::Random { .. } => {}
+                    ExternCall::Random { .. } | ExternCall::QueueDepth { .. } => {}
                 }
             }
         }
@@ -1179,7 +1224,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                         map_index(index);
                     }
                     ExternCall::Hash { hash, .. } => *hash = hm[*hash as usize],
-                    ExternCall::Random { .. } => {}
+                    ExternCall::Random { .. } | ExternCall::QueueDepth { .. } => {}
                 }
             }
         }

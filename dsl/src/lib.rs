@@ -38,7 +38,10 @@
 //!   `counters = dc;`, `Hash<W>(HashAlgorithm_t.IDENTITY|CRC8|CRC16|CRC32[, seed])` (the
 //!   optional second argument is the CRC's initial value, a model extension: TNA has no seed
 //!   argument; CRC16 is CRC-16/ARC and CRC32 is CRC-32/ISO-HDLC as in TNA, CRC8 is
-//!   CRC-8/SMBUS), `Random<W>()`, and `Checksum()` in deparsers.
+//!   CRC-8/SMBUS), `Random<W>()`, `QueueDepth()` in ingress (a model extension standing for
+//!   Tofino2's ghost thread: `depth = qd.read(port, qid)` with a bit<9> port and a bit<7> qid
+//!   gives the bit<19> depth in cells the TM last published to ingress; TNA's
+//!   `ghost_intrinsic_metadata_t` block is rejected), and `Checksum()` in deparsers.
 //! - Intrinsic metadata: see [`tna::INTRINSIC_TYPES`] (TNA names, plus model-specific fields
 //!   documented there).
 //!

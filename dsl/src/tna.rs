@@ -131,11 +131,12 @@ pub fn is_writable(i: Intrinsic) -> bool {
     )
 }
 
-/// Types of TNA that name features this model does not have yet; using one is an error that
-/// names the feature.
+/// Types of TNA that name features this model does not have; using one is an error that
+/// names the feature and what to use instead.
 pub const NOT_YET: &[(&str, &str)] = &[(
     "ghost_intrinsic_metadata_t",
-    "the ghost thread's queue-depth read at ingress",
+    "the ghost thread as a program block; read the published queue depths at ingress with \
+     `QueueDepth() qd;` and `qd.read(port, qid)`",
 )];
 
 /// The intrinsic type called `name`.
@@ -163,6 +164,10 @@ pub const DIRECT_COUNTER: &str = "DirectCounter";
 pub const HASH: &str = "Hash";
 /// `Random<W>()`.
 pub const RANDOM: &str = "Random";
+/// `QueueDepth()`, ingress only (a model-specific extern, not in TNA): `qd.read(port, qid)`
+/// is the bit<19> depth in cells of that queue as the TM last published it to ingress
+/// (Tofino2's ghost thread, which TNA exposes as a `ghost` control block instead).
+pub const QUEUE_DEPTH: &str = "QueueDepth";
 /// The pipeline package: six blocks.
 pub const PIPELINE: &str = "Pipeline";
 /// The top-level package: one pipeline.

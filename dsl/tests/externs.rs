@@ -474,3 +474,90 @@ fn largest_program_compile_time() {
         src.lines().count()
     );
 }
+
+/// A program whose ingress reads a published queue depth with `apply_body`.
+fn queue_depth_program(decl: &str, apply_body: &str) -> String {
+    format!(
+        r#"
+header eth_h {{ bit<48> dst; bit<48> src; bit<16> ether_type; }}
+struct headers_t {{ eth_h eth; }}
+struct meta_t {{ bit<19> depth; bit<16> narrow; bit<9> port; }}
+parser IP(packet_in pkt, out headers_t hdr, out meta_t meta,
+          out ingress_intrinsic_metadata_t ig_intr_md) {{
+    state start {{ pkt.extract(hdr.eth); transition accept; }}
+}}
+control Ing(inout headers_t hdr, inout meta_t meta,
+            in ingress_intrinsic_metadata_t ig_intr_md,
+            in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{
+    {decl}
+    apply {{ ig_tm_md.ucast_egress_port = 1; {apply_body} }}
+}}
+control ID(packet_out pkt, inout headers_t hdr, in meta_t meta,
+           in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {{
+    apply {{ pkt.emit(hdr.eth); }}
+}}
+parser EP(packet_in pkt, out headers_t hdr, out meta_t meta,
+          out egress_intrinsic_metadata_t eg_intr_md) {{
+    state start {{ transition accept; }}
+}}
+control Eg(inout headers_t hdr, inout meta_t meta, in egress_intrinsic_metadata_t eg_intr_md,
+           in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+           inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {{
+    apply {{ }}
+}}
+control ED(packet_out pkt, inout headers_t hdr, in meta_t meta,
+           in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {{
+    apply {{ }}
+}}
+Pipeline(IP(), Ing(), ID(), EP(), Eg(), ED()) pipe;
+Switch(pipe) main;
+"#
+    )
+}
+
+#[test]
+fn queue_depth_lowers_to_a_published_depth_read_in_ingress() {
+    let src = queue_depth_program(
+        "QueueDepth() qd;",
+        "meta.depth = qd.read(ig_intr_md.ingress_port, 3);",
+    );
+    let c = ok(&src, "tofino2-like");
+    let ig = &c.program.ingress;
+    let reads: Vec<&ExternCall> = ig.control.actions.iter().flat_map(|a| &a.externs).collect();
+    assert_eq!(
+        reads,
+        vec![&ExternCall::QueueDepth {
+            port: Operand::Field(field(ig, "ig_intr_md.ingress_port")),
+            queue: Operand::Const(3),
+            dst: field(ig, "meta.depth"),
+        }]
+    );
+    assert!(ig.control.reads_queue_depths());
+    assert!(!c.program.egress.control.reads_queue_depths());
+    pipelines::verify::verify(&c.program, &profile("tofino2-like")).unwrap();
+
+    // The depth is bit<19>; the port bit<9>, the queue bit<7>.
+    let bad = |decl: &str, body: &str| {
+        compile(
+            &queue_depth_program(decl, body),
+            "t.p4",
+            &profile("teaching"),
+        )
+        .unwrap_err()
+    };
+    let e = bad(
+        "QueueDepth() qd;",
+        "meta.narrow = qd.read(ig_intr_md.ingress_port, 3);",
+    );
+    assert_eq!(e.kind, ErrorKind::Type, "{}", e.message);
+    let e = bad("QueueDepth() qd;", "meta.depth = qd.read(meta.narrow, 3);");
+    assert_eq!(e.kind, ErrorKind::Type, "{}", e.message);
+    let e = bad("QueueDepth() qd;", "meta.depth = qd.read(meta.port, 200);");
+    assert_eq!(e.kind, ErrorKind::Type, "{}", e.message);
+    let e = bad("QueueDepth<bit<19>>() qd;", "");
+    assert!(e.message.contains("write `QueueDepth()`"), "{}", e.message);
+    let e = bad("QueueDepth() qd;", "qd.read(meta.port, 1);");
+    assert!(e.message.contains("assign the depth"), "{}", e.message);
+}

@@ -11,7 +11,8 @@
 //! number generator) read the PHV as it was before the action too, and their outputs are
 //! written together with the operations' results. Their state lives in [`ExternState`];
 //! what they need to know about the packet (its length, and when it is in each stage, for
-//! meters) comes in a [`PacketCtx`].
+//! meters and queue-depth reads) comes in a [`PacketCtx`], with the chip's read-only
+//! [`DepthView`] of the queue depths the TM publishes to ingress.
 
 use crate::counter::CounterBank;
 use crate::hash::HashEngine;
@@ -43,8 +44,29 @@ pub struct ExternState {
     pub rng: ChaCha8Rng,
 }
 
+/// The queue depths the traffic manager publishes to ingress (Tofino2's ghost thread), as
+/// [`ExternCall::QueueDepth`] reads them. The chip implements it; the gress only reads.
+pub trait DepthView {
+    /// Depth in cells of `queue` of egress port `port` in the copy in force at time `at`:
+    /// the snapshot taken at the last multiple of the export period at or before
+    /// `at − delay` (0 before the first one is visible, and for a port or queue the chip
+    /// does not have). `at` may be in the recent past (a gress runs at its exit cycle).
+    fn depth_cells(&self, port: u16, queue: u16, at: Time) -> u32;
+}
+
+/// No published depths: every read is 0. For egress (which never reads them) and for a
+/// gress run outside a chip.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoDepths;
+
+impl DepthView for NoDepths {
+    fn depth_cells(&self, _port: u16, _queue: u16, _at: Time) -> u32 {
+        0
+    }
+}
+
 /// What the externs need to know about the packet being processed.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct PacketCtx<'a> {
     /// Packet length in bytes as stored (no FCS): what byte counters and meters count.
     pub bytes: u32,
@@ -54,10 +76,24 @@ pub struct PacketCtx<'a> {
     pub clock: Clock,
     /// Cycles from issue to the entry of each stage.
     pub stage_entry: &'a [u32],
+    /// The queue depths published to ingress.
+    pub depths: &'a dyn DepthView,
+}
+
+impl std::fmt::Debug for PacketCtx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PacketCtx")
+            .field("bytes", &self.bytes)
+            .field("issue_cycle", &self.issue_cycle)
+            .field("clock", &self.clock)
+            .field("stage_entry", &self.stage_entry)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PacketCtx<'_> {
-    /// When the packet enters stage `s`: the time a stage's meter sees it.
+    /// When the packet enters stage `s`: the time a stage's meter (or queue-depth read)
+    /// sees it.
     #[inline]
     pub fn stage_time(&self, s: u16) -> Time {
         let off = self.stage_entry.get(s as usize).copied().unwrap_or(0);
@@ -127,9 +163,11 @@ fn extern_index(
     (v % size.max(1) as u128) as usize
 }
 
-/// Run one action with its action data, and the externs it drives.
+/// Run one action with its action data, and the externs it drives, for a table in `stage`.
+#[allow(clippy::too_many_arguments)]
 pub fn run_action(
     action: &Action,
+    stage: u16,
     args: &[u128],
     control: &ControlProgram,
     layout: &PhvLayout,
@@ -195,6 +233,16 @@ pub fn run_action(
                     lo
                 };
                 results.push((dst, v, u128::MAX));
+            }
+            ExternCall::QueueDepth { port, queue, dst } => {
+                // Runtime values beyond the id widths read 0, like ports the chip lacks.
+                let id = |o| u16::try_from(operand(o, args, layout, phv)).ok();
+                let d = match (id(port), id(queue)) {
+                    (Some(p), Some(q)) => pkt.depths.depth_cells(p, q, pkt.stage_time(stage)),
+                    _ => 0,
+                };
+                let max = mask(layout.fields[dst as usize].width as u32);
+                results.push((dst, (d as u128).min(max), u128::MAX));
             }
         }
     }
@@ -270,6 +318,7 @@ pub fn run_control(
                 let call = found.map_or(&table.default_action, |(c, _)| c);
                 run_action(
                     &control.actions[call.action as usize],
+                    table.stage,
                     &call.args,
                     control,
                     layout,

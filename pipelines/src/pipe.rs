@@ -18,7 +18,7 @@ use crate::control::{ControlError, ResolvedControlOp};
 use crate::counter::{CounterBank, Counts};
 use crate::deparser::deparse;
 use crate::hash::HashEngine;
-use crate::mau::{run_control, ControlStats, ExternState, PacketCtx};
+use crate::mau::{run_control, ControlStats, DepthView, ExternState, NoDepths, PacketCtx};
 use crate::meter::{MeterBank, MeterConfig, MeterReading};
 use crate::parser::{parse, ParseError};
 use crate::phv::Phv;
@@ -386,10 +386,25 @@ impl LoadedGress {
     /// the deparsed packet. A parser failure is `Err` if the program drops such packets
     /// (the chip counts it); if the program continues, the control runs on what was
     /// extracted, the rest of the packet is payload, and `parser_error` says why.
+    ///
+    /// Queue-depth reads see nothing (0): use [`LoadedGress::process_with_depths`] to give
+    /// the gress the chip's published depths.
     pub fn process(
         &mut self,
         data: &mut Vec<u8>,
         inp: &GressInputs,
+    ) -> Result<GressOutputs, ParseError> {
+        self.process_with_depths(data, inp, &NoDepths)
+    }
+
+    /// [`LoadedGress::process`], with `depths` answering the program's queue-depth reads
+    /// ([`crate::program::ExternCall::QueueDepth`]) at the time the packet is in the
+    /// reading table's stage.
+    pub fn process_with_depths(
+        &mut self,
+        data: &mut Vec<u8>,
+        inp: &GressInputs,
+        depths: &dyn DepthView,
     ) -> Result<GressOutputs, ParseError> {
         let layout = &self.prog.phv;
         let phv = &mut self.phv;
@@ -437,6 +452,7 @@ impl LoadedGress {
             issue_cycle: inp.issue_cycle,
             clock: self.clock,
             stage_entry: &self.stage_entry,
+            depths,
         };
         let stats = run_control(
             &self.prog.control,

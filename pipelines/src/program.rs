@@ -384,6 +384,18 @@ pub struct ControlProgram {
     pub hashes: Vec<HashUnit>,
 }
 
+impl ControlProgram {
+    /// Whether any action reads the queue depths the TM publishes to ingress
+    /// ([`ExternCall::QueueDepth`]): the chip keeps the published copies only then.
+    pub fn reads_queue_depths(&self) -> bool {
+        self.actions.iter().any(|a| {
+            a.externs
+                .iter()
+                .any(|x| matches!(x, ExternCall::QueueDepth { .. }))
+        })
+    }
+}
+
 /// A node of the control flow: a table or a gateway.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Node {
@@ -925,6 +937,27 @@ pub enum ExternCall {
     /// Write a pseudo-random number (from the pipe's seeded generator) to a field.
     Random {
         /// Destination (its width is the number's width).
+        dst: FieldId,
+    },
+    /// Read the depth in cells of queue `queue` of egress port `port` as last published to
+    /// this pipe's ingress by the TM's periodic depth export (Tofino2's ghost thread), at
+    /// the time the packet is in the stage of the table whose action makes the call: the
+    /// snapshot the TM took at the last multiple of the profile's `depth_export_period_ps`
+    /// at or before `stage time − depth_export_delay_ps` (0 before the first one is
+    /// visible). Ingress only (the verifier refuses it in egress).
+    ///
+    /// A port or queue the chip does not have reads 0 (they are runtime values, so the
+    /// verifier cannot refuse them). A depth wider than `dst` saturates at its maximum.
+    ///
+    /// No stage resource is counted: the published depths arrive on a dedicated bus beside
+    /// the PHV, not through a stage's ALUs or memories (an assumption: Tofino2 programs keep
+    /// the ghost thread's copies in registers, which this model does not make them spend).
+    QueueDepth {
+        /// Egress port (an operand of the action's PHV or data).
+        port: Operand,
+        /// Queue within the port.
+        queue: Operand,
+        /// Destination.
         dst: FieldId,
     },
 }

@@ -11,7 +11,9 @@
 //! be read-modified-written once per pass, so only one table may touch it (and an action
 //! only once); a stateful-ALU program must fit the profile's stateful ALU (the error names
 //! the limit: `salu.conditions`, `salu.updates`, `salu.outputs`, `salu.max_width_bits`); and
-//! each stage's stateful, meter and statistics ALUs and hash bits are counted.
+//! each stage's stateful, meter and statistics ALUs and hash bits are counted. A queue-depth
+//! read is refused outside ingress (the TM publishes depths to ingress only); its operands
+//! are checked like an operation's, and it takes no stage unit.
 
 use crate::hash::HashEngine;
 use crate::program::{
@@ -316,6 +318,18 @@ fn verify_control(
                 ),
                 ExternCall::Hash { hash, dst } => ((hash as usize) < c.hashes.len(), Some(dst)),
                 ExternCall::Random { dst } => (true, Some(dst)),
+                ExternCall::QueueDepth { port, queue, dst } => {
+                    if cx.gress != "ingress" {
+                        return cx.err(
+                            &place,
+                            "reads a queue depth; the TM publishes queue depths to ingress only",
+                        );
+                    }
+                    (
+                        operand_ok(port, a.params.len()) && operand_ok(queue, a.params.len()),
+                        Some(dst),
+                    )
+                }
             };
             if !ok || dst.is_some_and(|d| d as usize >= nf) {
                 return cx.err(&place, format!("bad extern call {call:?}"));
@@ -669,7 +683,8 @@ fn verify_extern_placement(
                         let h = &c.hashes[hash as usize];
                         ("hash unit", &h.name, h.stage)
                     }
-                    ExternCall::Random { .. } => continue,
+                    // Not a stage unit: the published depths come on their own bus.
+                    ExternCall::Random { .. } | ExternCall::QueueDepth { .. } => continue,
                 };
                 if stage != t.stage {
                     return cx.err(

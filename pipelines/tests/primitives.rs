@@ -14,6 +14,7 @@ use pipelines::meter::{MeterConfig, GREEN, RED, YELLOW};
 use pipelines::parser::{ParseError, PARSER_ERROR_PARTIAL_HDR, PARSER_ERROR_TIMEOUT_HW};
 use pipelines::program::*;
 use pipelines::table::TableError;
+use pipelines::time::Time;
 
 fn get(g: &pipelines::pipe::LoadedGress, f: FieldId) -> u128 {
     g.phv().get(&g.program().phv.fields[f as usize])
@@ -719,6 +720,65 @@ fn random_numbers_are_seeded_and_repeatable() {
     assert_ne!(a1, run(2), "another seed, other numbers");
     assert!(a1.iter().all(|&v| v < 4096), "numbers fit the 12-bit field");
     assert!(a1.iter().any(|&v| v >= 2048), "and use its top bit");
+}
+
+/// Answers every read with `value` and records what it was asked.
+struct Depths {
+    value: u32,
+    asked: std::cell::RefCell<Vec<(u16, u16, Time)>>,
+}
+
+impl pipelines::mau::DepthView for Depths {
+    fn depth_cells(&self, port: u16, queue: u16, at: Time) -> u32 {
+        self.asked.borrow_mut().push((port, queue, at));
+        self.value
+    }
+}
+
+#[test]
+fn queue_depth_reads_ask_at_the_stage_time_and_saturate() {
+    let (mut b, h) = Builder::router(3);
+    let d = b.field("meta.depth", 12);
+    let big = b.field("meta.big", 8);
+    let a = b.action_x(
+        "rd",
+        &[],
+        vec![],
+        vec![
+            ExternCall::QueueDepth {
+                port: Operand::Field(h.ttl),
+                queue: Operand::Const(3),
+                dst: d,
+            },
+            // A port beyond the 16-bit ids reads 0 without asking.
+            ExternCall::QueueDepth {
+                port: Operand::Const(1 << 16),
+                queue: Operand::Const(0),
+                dst: big,
+            },
+        ],
+    );
+    let t = b.table("rd", 2, &[], &[a], a, vec![], 1);
+    b.chain(&[Node::Table(t)]);
+    let mut g = b.load();
+    let view = Depths {
+        value: 5_000, // more than 12 bits hold
+        asked: Default::default(),
+    };
+    g.process_with_depths(&mut ipv4_frame([1, 1, 1, 1], 9), &at(100, 0), &view)
+        .unwrap();
+    let entry = g.timing().stage_entry(2) as u64;
+    assert!(entry > g.timing().stage_entry(0) as u64);
+    assert_eq!(
+        *view.asked.borrow(),
+        vec![(9, 3, clock().time_of(100 + entry))]
+    );
+    assert_eq!(get(&g, d), 4095, "saturated at the field's width");
+    assert_eq!(get(&g, big), 0);
+    // Without a view (`process`), every read is 0.
+    g.process(&mut ipv4_frame([1, 1, 1, 1], 9), &at(101, 0))
+        .unwrap();
+    assert_eq!(get(&g, d), 0);
 }
 
 // ---------------------------------------------------------------------------------------

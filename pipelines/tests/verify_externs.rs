@@ -257,3 +257,25 @@ fn parser_state_count_is_limited_by_the_profile() {
     assert_eq!(e.place, "ingress.parser");
     assert!(e.reason.contains("(parser.max_states)"));
 }
+
+#[test]
+fn queue_depth_reads_are_ingress_only_with_operands_in_range() {
+    let (mut b, h) = Builder::router(1);
+    let d = b.field("meta.depth", 19);
+    let read = |port| ExternCall::QueueDepth {
+        port,
+        queue: Operand::Const(0),
+        dst: d,
+    };
+    let a = b.action_x("rd", &[], vec![], vec![read(Operand::Field(h.ttl))]);
+    let t = b.table("rd", 0, &[], &[a], a, vec![], 1);
+    b.chain(&[Node::Table(t)]);
+    verify_gress("ingress", &b.g, &spec()).expect("ingress may read depths");
+    let e = verify_gress("egress", &b.g, &spec()).unwrap_err();
+    assert!(e.reason.contains("to ingress only"), "{e}");
+    assert!(LoadedGress::load(Gress::Egress, b.g.clone(), &spec(), clock(), 0).is_err());
+    b.g.control.actions[a as usize].externs = vec![read(Operand::Field(999))];
+    assert!(err(&b).reason.contains("bad extern call"), "{}", err(&b));
+    b.g.control.actions[a as usize].externs = vec![read(Operand::Param(0))];
+    assert!(err(&b).reason.contains("bad extern call"), "{}", err(&b));
+}

@@ -1,10 +1,29 @@
 //! The periodic copy of all queue depths that ingress programs read (Tofino2's "ghost thread";
 //! on Tofino-1 the FB paper builds the same with pktgen SYNC packets).
 //!
-//! The chip owns a [`DepthExport`]: it takes a snapshot of the TM at every multiple of the
-//! profile's `depth_export_period_ps` and makes it visible `depth_export_delay_ps` later. An
-//! ingress program reading a depth at time `t` sees the newest snapshot published at or before
-//! `t`. Buffers are recycled: no allocation after the first few periods.
+//! The TM takes a snapshot of every queue depth (cells) at each multiple `k·P` of the
+//! profile's `depth_export_period_ps` `P`; it becomes visible to every ingress pipe
+//! `depth_export_delay_ps` `D` later and stays in force until the next one does. A read "at
+//! time `t`" therefore sees snapshot `k = ⌊(t − D) / P⌋`, or 0 everywhere when `t < D`. A
+//! snapshot at `k·P` is the TM as it was just before any change at that instant (the state
+//! after every change at earlier times).
+//!
+//! # Change-driven capture: no periodic event
+//!
+//! Queue depths change only when the chip enqueues or dequeues, so the chip calls
+//! [`DepthExport::before_change`] just before each of those, and nothing else: between two
+//! changes the TM is constant, so every snapshot instant in between sees the same state, and
+//! it is captured (one copy, however many periods passed) at the next change, if a snapshot
+//! instant separates the two. A read whose snapshot instant is after the last change reads
+//! the TM itself. An idle chip (or one whose program never reads depths) costs nothing: no
+//! events, no copies; with nothing ever captured, every read is 0, the depth of an empty TM.
+//!
+//! # Reading the recent past
+//!
+//! A gress runs at its exit cycle, later than the stage that reads ([`DepthExport::read`]
+//! takes the stage's time), so the export keeps the captures that a read up to `window_ps`
+//! in the past may still need: at most `(window + D) / P + 2` of them, in recycled buffers
+//! (no allocation once the ring has reached its size).
 
 use crate::spec::TmSpec;
 use crate::TrafficManager;
@@ -15,78 +34,107 @@ use std::collections::VecDeque;
 pub struct DepthExport {
     period_ps: u64,
     delay_ps: u64,
-    next_snapshot_ps: u64,
-    in_flight: VecDeque<(u64, Vec<u32>)>,
-    visible: Vec<u32>,
-    visible_since_ps: Option<u64>,
+    window_ps: u64,
+    /// The time of the last change to the TM's depths (its state since then is not captured).
+    last_change_ps: Option<u64>,
+    /// Captures in snapshot order: `(k, depths)` holds for snapshots `k` up to the next
+    /// entry's (exclusive).
+    ring: VecDeque<(u64, Vec<u32>)>,
     spare: Vec<Vec<u32>>,
+    /// Reads of snapshots older than this may have been pruned (a debug check).
+    horizon_k: u64,
+    captures: u64,
     qpp: usize,
 }
 
 impl DepthExport {
-    /// An export with the spec's period and delay for `ports` ports; nothing visible yet
-    /// (reads return 0).
-    pub fn new(spec: &TmSpec, ports: usize) -> DepthExport {
+    /// An export with `spec`'s period and delay whose reads may be up to `window_ps` in the
+    /// past (the chip passes its ingress pipe latency). Nothing is captured yet.
+    pub fn new(spec: &TmSpec, window_ps: u64) -> DepthExport {
         DepthExport {
             period_ps: spec.depth_export_period_ps.max(1),
             delay_ps: spec.depth_export_delay_ps,
-            next_snapshot_ps: 0,
-            in_flight: VecDeque::new(),
-            visible: vec![0; ports * spec.queues_per_port as usize],
-            visible_since_ps: None,
+            window_ps,
+            last_change_ps: None,
+            ring: VecDeque::new(),
             spare: Vec::new(),
+            horizon_k: 0,
+            captures: 0,
             qpp: spec.queues_per_port as usize,
         }
     }
 
-    /// When the chip must next call [`DepthExport::advance`]: the next snapshot or publication.
-    pub fn next_event_ps(&self) -> u64 {
-        match self.in_flight.front() {
-            Some(&(t, _)) => t.min(self.next_snapshot_ps),
-            None => self.next_snapshot_ps,
-        }
+    /// The snapshot in force at `t_ps`, if one is visible yet.
+    pub fn snapshot_index(&self, t_ps: u64) -> Option<u64> {
+        t_ps.checked_sub(self.delay_ps).map(|t| t / self.period_ps)
     }
 
-    /// Bring the export up to `now`: take the snapshot due at or before `now` (from the TM as
-    /// it is now: call this before changing the TM at `now`), publish those whose delay has
-    /// passed.
-    pub fn advance(&mut self, tm: &TrafficManager, now_ps: u64) {
-        while self.next_snapshot_ps <= now_ps {
-            let mut buf = self.spare.pop().unwrap_or_default();
-            tm.snapshot_into(&mut buf);
-            self.in_flight
-                .push_back((self.next_snapshot_ps + self.delay_ps, buf));
-            // A chip that slept through several periods gets one snapshot (the TM has not
-            // changed in between, or it would have called us).
-            let periods = (now_ps - self.next_snapshot_ps) / self.period_ps + 1;
-            self.next_snapshot_ps += periods * self.period_ps;
-        }
-        while let Some(&(t, _)) = self.in_flight.front() {
-            if t > now_ps {
-                break;
+    /// When snapshot `k` is taken, ps.
+    pub fn snapshot_time_ps(&self, k: u64) -> u64 {
+        k * self.period_ps
+    }
+
+    /// Call just before the TM's depths may change at `now_ps` (an enqueue or a dequeue):
+    /// captures the state since the previous change if a snapshot instant saw it.
+    pub fn before_change(&mut self, tm: &TrafficManager, now_ps: u64) {
+        if let Some(m) = self.last_change_ps {
+            let k = m / self.period_ps + 1; // first snapshot after the change at m
+            if k * self.period_ps <= now_ps {
+                let mut buf = self.spare.pop().unwrap_or_default();
+                tm.snapshot_into(&mut buf);
+                self.ring.push_back((k, buf));
+                self.captures += 1;
+                // Captures no read can reach any more go back to the spare list; the newest
+                // at or before the horizon stays (it is in force there).
+                let horizon =
+                    now_ps.saturating_sub(self.window_ps + self.delay_ps) / self.period_ps;
+                while self.ring.len() >= 2 && self.ring[1].0 <= horizon {
+                    let (_, buf) = self.ring.pop_front().expect("two entries");
+                    self.spare.push(buf);
+                }
+                self.horizon_k = self.horizon_k.max(horizon);
             }
-            let (t, buf) = self.in_flight.pop_front().expect("front exists");
-            let old = std::mem::replace(&mut self.visible, buf);
-            self.spare.push(old);
-            self.visible_since_ps = Some(t);
         }
+        self.last_change_ps = Some(now_ps);
     }
 
-    /// The depth of `queue` on `port` that ingress sees, cells.
-    pub fn read(&self, port: u16, queue: u16) -> u32 {
-        self.visible
-            .get(port as usize * self.qpp + queue as usize)
+    /// The depth of `queue` on `port` (cells) that ingress sees at `at_ps`: snapshot
+    /// `⌊(at − D) / P⌋`, or 0 before the first is visible and for a port or queue the TM
+    /// does not have. `at_ps` may be up to `window_ps` before the latest change; `tm` is the
+    /// TM as it is now.
+    pub fn read(&self, tm: &TrafficManager, port: u16, queue: u16, at_ps: u64) -> u32 {
+        let Some(k) = self.snapshot_index(at_ps) else {
+            return 0;
+        };
+        if queue as usize >= self.qpp {
+            return 0;
+        }
+        match self.last_change_ps {
+            None => return 0,
+            // Nothing has changed since before snapshot k: it is the TM as it is.
+            Some(m) if k * self.period_ps > m => return tm.depth(port, queue).0,
+            Some(_) => {}
+        }
+        debug_assert!(
+            k >= self.horizon_k,
+            "a depth read at {at_ps} ps is further in the past than the export keeps"
+        );
+        self.ring
+            .iter()
+            .rev()
+            .find(|e| e.0 <= k)
+            .and_then(|e| e.1.get(port as usize * self.qpp + queue as usize))
             .copied()
             .unwrap_or(0)
     }
 
-    /// All visible depths.
-    pub fn visible(&self) -> &[u32] {
-        &self.visible
+    /// Copies of the TM taken so far (each at a change that followed a snapshot instant).
+    pub fn captures(&self) -> u64 {
+        self.captures
     }
 
-    /// When the visible copy was published (`None`: nothing yet).
-    pub fn visible_since_ps(&self) -> Option<u64> {
-        self.visible_since_ps
+    /// Captures kept for reads of the recent past.
+    pub fn kept(&self) -> usize {
+        self.ring.len()
     }
 }

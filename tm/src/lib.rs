@@ -59,7 +59,8 @@
 //!   [`TrafficManager::next_eligible_time`] is `Some(t)`, serve again at `t` (a pause expires).
 //! - A PFC frame received on port `p`: [`TrafficManager::pause`] (quanta > 0) or
 //!   [`TrafficManager::resume`] (quanta 0), then re-check `next_eligible_time`.
-//! - Depth export to ingress: a [`export::DepthExport`] advanced at its `next_event_ps`.
+//! - Depth export to ingress: [`export::DepthExport::before_change`] just before every
+//!   enqueue and dequeue; ingress reads with [`export::DepthExport::read`].
 //!
 //! Crates used, and why: `serde` (the TM's dimensions are part of the RON chip profile; its
 //! configuration is RON too), `rand_chacha` (seeded, portable RED marking).

@@ -227,22 +227,80 @@ fn depth_export_is_periodic_and_delayed() {
     spec.depth_export_period_ps = 1_000;
     spec.depth_export_delay_ps = 300;
     let mut tm = TrafficManager::new(spec.clone(), TmConfig::default(), 2).unwrap();
-    let mut ex = DepthExport::new(&spec, 2);
-    ex.advance(&tm, 0); // snapshot at 0 (empty), visible at 300
-    tm.enqueue(req(1, 1, 800, 1)).unwrap(); // 10 cells at t = 0+
-    ex.advance(&tm, 299);
-    assert_eq!(ex.read(1, 1), 0);
-    assert_eq!(ex.next_event_ps(), 300);
-    ex.advance(&tm, 300);
-    assert_eq!(ex.read(1, 1), 0); // the t = 0 copy, taken before the enqueue
-    ex.advance(&tm, 1_000); // snapshot at 1000
-    assert_eq!(ex.read(1, 1), 0);
-    ex.advance(&tm, 1_300);
-    assert_eq!(ex.read(1, 1), 10);
-    assert_eq!(ex.visible_since_ps(), Some(1_300));
+    let mut ex = DepthExport::new(&spec, 500);
+    assert_eq!(ex.read(&tm, 1, 1, 5_000), 0); // nothing ever changed: an empty TM
+    ex.before_change(&tm, 0);
+    tm.enqueue(req(1, 1, 800, 1)).unwrap(); // 10 cells at t = 0
+    assert_eq!(ex.read(&tm, 1, 1, 299), 0); // no snapshot visible yet
+    assert_eq!(ex.read(&tm, 1, 1, 300), 0); // snapshot 0: before the change at 0
+    assert_eq!(ex.read(&tm, 1, 1, 1_299), 0);
+    assert_eq!(ex.read(&tm, 1, 1, 1_300), 10); // snapshot 1 (1000 ps), visible at 1300
+    assert_eq!(ex.read(&tm, 1, 0, 1_300), 0);
+    assert_eq!(ex.read(&tm, 5, 0, 1_300), 0); // no such port
+    assert_eq!(ex.read(&tm, 1, 7, 1_300), 0); // no such queue
+    assert_eq!(ex.captures(), 0); // nothing copied: the TM itself answers
+                                  // A dequeue at 2500: the state since 0 was seen by snapshots 1 and 2, so it is copied
+                                  // once; reads of the recent past still see it.
+    ex.before_change(&tm, 2_500);
+    tm.dequeue(1, 2_500).unwrap();
+    assert_eq!(ex.captures(), 1);
+    assert_eq!(ex.read(&tm, 1, 1, 2_700), 10); // snapshot 2 (2000 ps)
+    assert_eq!(ex.read(&tm, 1, 1, 3_299), 10);
+    assert_eq!(ex.read(&tm, 1, 1, 3_300), 0); // snapshot 3: after the dequeue
+                                              // Changes inside one period that no snapshot saw are never copied.
+    for h in 0..5u32 {
+        ex.before_change(&tm, 3_100 + 100 * h as u64);
+        tm.enqueue(req(0, 0, 80, 10 + h)).unwrap();
+    }
+    assert_eq!(ex.captures(), 2); // the empty state since 2500, seen by snapshot 3
+    assert_eq!(ex.read(&tm, 0, 0, 4_299), 0);
+    assert_eq!(ex.read(&tm, 0, 0, 4_300), 5);
     let mut buf = Vec::new();
     tm.snapshot_into(&mut buf);
-    assert_eq!(buf, vec![0, 0, 0, 10]);
+    assert_eq!(buf, vec![5, 0, 0, 0]);
+}
+
+#[test]
+fn depth_export_keeps_a_bounded_ring_and_reads_the_past_exactly() {
+    let mut spec = TmSpec::small(100_000, 80, 1);
+    spec.depth_export_period_ps = 1_000;
+    spec.depth_export_delay_ps = 2_500;
+    let window = 4_000;
+    let mut tm = TrafficManager::new(spec.clone(), TmConfig::default(), 1).unwrap();
+    let mut ex = DepthExport::new(&spec, window);
+    // The true depth after every change: (time, depth).
+    let mut history: Vec<(u64, u32)> = vec![(0, 0)];
+    let mut h = 0;
+    for step in 0..2_000u64 {
+        // Changes every 370 ps: some periods see none, some several.
+        let now = 370 * step;
+        ex.before_change(&tm, now);
+        if step % 3 == 2 {
+            tm.dequeue(0, now);
+        } else {
+            h += 1;
+            tm.enqueue(req(0, 0, 80, h)).unwrap();
+        }
+        history.push((now, tm.depth(0, 0).0));
+        assert!(ex.kept() <= ((window + 2_500) / 1_000 + 2) as usize);
+        // Every read the window allows: the depth after the last change strictly before
+        // the snapshot instant.
+        for back in (0..=window).step_by(97) {
+            let at = now.saturating_sub(back);
+            let want = match at.checked_sub(2_500) {
+                None => 0,
+                Some(t) => {
+                    let s = t / 1_000 * 1_000;
+                    history.iter().rev().find(|e| e.0 < s).map_or(0, |e| e.1)
+                }
+            };
+            assert_eq!(
+                ex.read(&tm, 0, 0, at),
+                want,
+                "read at {at} after the change at {now}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -1,4 +1,4 @@
-// error: 14:16: `ghost_intrinsic_metadata_t` (the ghost thread's queue-depth read at ingress) is not supported yet (chip plumbing)
+// error: 14:16: `ghost_intrinsic_metadata_t` (the ghost thread as a program block; read the published queue depths at ingress with `QueueDepth() qd;` and `qd.read(port, qid)`) is not supported
 header eth_h { bit<48> dst; bit<48> src; bit<16> ether_type; }
 struct headers_t { eth_h eth; }
 struct meta_t { bit<8> a; bit<16> b; bit<32> c; }
