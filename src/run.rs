@@ -3,7 +3,6 @@
 use crate::bench::{Bench, RunReport};
 use crate::pcap_io::read_pcap;
 use crate::scenario::{ScenarioFile, Source};
-use asic_model::chip::ChipConfig;
 use asic_model::profile::{self, ChipProfile};
 use pipelines::control::{resolve_op, ControlOp, ResolvedControlOp};
 use pipelines::entries::{parse_control_file, parse_entries, resolve, ResolvedEntry};
@@ -89,12 +88,7 @@ pub fn run_scenario(sf: &ScenarioFile, out: Option<&Path>) -> Result<(RunReport,
         Some(e) => load_control(&sf.resolve(e), &compiled.program)?,
         None => Vec::new(),
     };
-    let config = ChipConfig {
-        tm: s.tm.clone(),
-        seed: s.seed,
-        ..ChipConfig::default()
-    };
-    let mut bench = Bench::with_config(chip, &compiled.program, config, &ops)
+    let mut bench = Bench::with_config(chip, &compiled.program, s.config.clone(), &ops)
         .map_err(|e| format!("{}: {e}", sf.path.display()))?;
     for (i, c) in s.control.iter().enumerate() {
         let op = resolve_op(&compiled.program, &c.op).map_err(|e| {

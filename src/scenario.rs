@@ -11,14 +11,18 @@
 //!         (port: 1, source: Generator((count: 100, size: 64, packet: Udp((dst_ip: "10.0.2.1"))))),
 //!     ],
 //!     output: "out/l3router",
+//!     // Optional: the operator's chip configuration and scheduled control-plane operations.
+//!     config: (seed: 7, tm: (admission: DynamicThreshold),
+//!              mirror_sessions: [(id: 1, port: 3, queue: 0, truncate_bytes: Some(64))]),
+//!     control: [(at_ns: 5000, op: WriteRegister((register: "counts", index: 0, value: 0)))],
 //! )
 //! ```
 
 use crate::errors::{position_of, Located};
+use asic_model::chip::ChipConfig;
 use pipelines::control::ControlOp;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use tm::config::TmConfig;
 
 /// A scenario as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -36,20 +40,15 @@ pub struct Scenario {
     /// Output directory (relative to the current directory).
     #[serde(default = "default_output")]
     pub output: String,
-    /// Seed of every random source (random externs, RED marking, generators).
-    #[serde(default = "default_seed")]
-    pub seed: u64,
-    /// Traffic-manager configuration (admission, α per class, schedulers, PFC, ECN); the
-    /// defaults if absent.
+    /// The operator's configuration of the chip: `seed`, `tm` (admission, α per class,
+    /// schedulers, PFC, ECN), `dod`, `mirror_sessions`, `mcast_groups`, `pktgen`; defaults
+    /// for anything absent, e.g. `config: (seed: 7, tm: (admission: FlexibleBuffer),
+    /// mirror_sessions: [(id: 1, port: 3, queue: 0, truncate_bytes: Some(64))])`.
     #[serde(default)]
-    pub tm: TmConfig,
+    pub config: ChipConfig,
     /// Control-plane operations at scheduled times.
     #[serde(default)]
     pub control: Vec<ScheduledOp>,
-}
-
-fn default_seed() -> u64 {
-    1
 }
 
 /// A control-plane operation at a time.

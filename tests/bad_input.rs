@@ -123,3 +123,46 @@ fn the_cli_prints_one_line_and_fails() {
         .unwrap();
     assert!(!out.status.success());
 }
+
+#[test]
+fn a_scenario_configures_the_chip_and_a_bad_config_is_located() {
+    // The TM's static per-queue limit, from the scenario: drops carry that reason.
+    let cfg = "    config: (seed: 3, tm: (admission: Static, default_queue: (static_limit_cells: Some(4)))),\n    inputs:";
+    let dir = scratch(
+        "cfg",
+        &GOOD.replace("    inputs:", cfg).replace(
+            "inputs: [ (port: 1, source: Pcap(\"in1.pcap\")) ]",
+            "inputs: [ (port: 0, source: Generator((count: 100, size: 200, packet: Udp(())))),\
+                   (port: 2, source: Generator((count: 100, size: 200, packet: Udp(())))) ]",
+        ),
+    );
+    let sf = ScenarioFile::load(&dir.join("scenario.ron")).unwrap();
+    let (report, _) = run_scenario(&sf, Some(&dir.join("out"))).unwrap();
+    assert!(
+        report
+            .drops
+            .iter()
+            .any(|(r, n)| r == "tm_queue_static_limit" && *n > 0),
+        "{}",
+        report.render_text()
+    );
+    assert!(
+        report.peak_buffer_cells <= 4 + 3,
+        "{}",
+        report.peak_buffer_cells
+    );
+
+    // A misspelt field inside the chip configuration is named with its position.
+    let dir = scratch(
+        "cfgbad",
+        &GOOD.replace(
+            "    inputs:",
+            "    config: (mirror_sesions: []),\n    inputs:",
+        ),
+    );
+    let err = run(&dir);
+    assert!(
+        err.contains("scenario.ron:5:14: ") && err.contains("mirror_sesions"),
+        "{err}"
+    );
+}

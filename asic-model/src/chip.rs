@@ -125,6 +125,7 @@ use pipelines::pipe::{gress_seed, GressInputs, LoadError, LoadedGress};
 use pipelines::program::{Gress, Program};
 use pipelines::table::TableError;
 use pipelines::time::{Clock, Time};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::fmt;
 use tm::config::TmConfig;
@@ -297,7 +298,8 @@ impl DropReason {
 }
 
 /// The operator's configuration of a chip (the profile holds what the silicon is).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ChipConfig {
     /// Traffic-manager configuration: admission, α per class, schedulers, PFC, ECN.
     pub tm: TmConfig,
@@ -315,7 +317,8 @@ pub struct ChipConfig {
 }
 
 /// The deflect-on-drop destination, the same for every pipe.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct DodConfig {
     /// The port (`None`: the first recirculation port of the packet's ingress pipe).
     pub port: Option<u16>,
@@ -324,7 +327,8 @@ pub struct DodConfig {
 }
 
 /// A mirror session: where copies go and how long they may be.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct MirrorSession {
     /// Session id, `1..profile.plumbing.mirror_sessions`.
     pub id: u16,
@@ -337,7 +341,8 @@ pub struct MirrorSession {
 }
 
 /// A multicast group: one copy per member.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct McastGroup {
     /// Group id (non-zero).
     pub id: u16,
@@ -347,7 +352,8 @@ pub struct McastGroup {
 
 /// A packet-generator application: a template sent into a pipe's ingress periodically
 /// and/or at given times.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct PktGenApp {
     /// The pipe whose ingress the packets enter (through its packet-generator port).
     pub pipe: u16,
