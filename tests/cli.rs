@@ -113,6 +113,12 @@ fn net_writes_tables_waveform_and_plots() {
     // Per-queue depth, for the queue that held packets only.
     assert!(text.contains("sw0.port0.q0.depth_cells"), "{text}");
     assert!(!text.contains("sw0.port0.q1.depth_cells"), "{text}");
+    // Pipeline occupancy and recirculation load are recorded (and so reach the waveform).
+    let vcd = std::fs::read_to_string(out.join("waveform.vcd")).unwrap();
+    assert!(
+        vcd.contains("pipe0_ingress_occupancy") && vcd.contains("recirculated"),
+        "VCD signals"
+    );
     for f in [
         "flows.csv",
         "summary.json",

@@ -725,6 +725,10 @@ struct Pipe {
     egress_next_issue: u64,
     /// Packets issued into the ingress pipe (front-panel, recirculated, generated).
     ingress_issued: u64,
+    /// Packets in the ingress pipe now (issued, not yet out of the deparser).
+    in_ingress: u32,
+    /// Packets in the egress pipe now.
+    in_egress: u32,
 }
 
 /// One modelled chip running one program.
@@ -812,6 +816,8 @@ impl Chip {
                 ingress_next_issue: 0,
                 egress_next_issue: 0,
                 ingress_issued: 0,
+                in_ingress: 0,
+                in_egress: 0,
             });
         }
         let ingress_latency = pipes[0].ingress.timing().total() as u64;
@@ -939,6 +945,13 @@ impl Chip {
     /// after every recirculation port, `front + pipes · R + pipe`.
     pub fn pktgen_port(&self, pipe: u16) -> Option<u16> {
         (pipe < self.profile.pipes).then(|| self.pktgen_base + pipe)
+    }
+
+    /// Packets in `pipe`'s ingress and egress pipes now (issued, not yet out of the deparser).
+    pub fn pipe_occupancy(&self, pipe: u16) -> (u32, u32) {
+        self.pipes
+            .get(pipe as usize)
+            .map_or((0, 0), |p| (p.in_ingress, p.in_egress))
     }
 
     /// Packets issued into `pipe`'s ingress pipe so far (each took one issue slot).
@@ -1166,6 +1179,8 @@ impl Chip {
         match ev {
             ChipEvent::Arrive { pkt } => self.issue_ingress(now, pkt, q),
             ChipEvent::IngressDone { pkt, issue } => {
+                let port = self.packets.slots[pkt as usize].ingress_port;
+                self.pipes[self.ports[port as usize].pipe as usize].in_ingress -= 1;
                 self.ingress_done(now, pkt, issue, q);
                 self.send_pfc_events(now, q, wire);
             }
@@ -1209,6 +1224,8 @@ impl Chip {
                 }
             }
             ChipEvent::EgressDone { pkt, issue } => {
+                let port = self.packets.slots[pkt as usize].egress_port;
+                self.pipes[self.ports[port as usize].pipe as usize].in_egress -= 1;
                 self.egress_done(now, pkt, issue, q, wire);
                 self.send_pfc_events(now, q, wire);
             }
@@ -1245,6 +1262,7 @@ impl Chip {
             .max(pipe.ingress_next_issue);
         pipe.ingress_next_issue = issue + 1;
         pipe.ingress_issued += 1;
+        pipe.in_ingress += 1;
         let done = self.clock.time_of(issue + self.ingress_latency);
         q.at(done, ChipEvent::IngressDone { pkt, issue });
     }
@@ -1702,6 +1720,7 @@ impl Chip {
             .cycle_at_or_after(now)
             .max(pipe.egress_next_issue);
         pipe.egress_next_issue = issue + 1;
+        pipe.in_egress += 1;
         let done = self.clock.time_of(issue + self.egress_latency);
         q.at(
             done,

@@ -631,6 +631,23 @@ impl Net {
                     },
                     last: None,
                 });
+                // Pipeline occupancy (packets between issue and deparser exit) per pipe and
+                // gress, and the recirculation load (packets sent back into ingress so far).
+                let mut counter = |name: String, unit: &str| {
+                    samples.push(SeriesState {
+                        series: Series {
+                            name,
+                            unit: unit.into(),
+                            points: Vec::new(),
+                        },
+                        last: None,
+                    })
+                };
+                for pipe in 0..chips[c].profile().pipes {
+                    counter(format!("{n}.pipe{pipe}.ingress_occupancy"), "packets");
+                    counter(format!("{n}.pipe{pipe}.egress_occupancy"), "packets");
+                }
+                counter(format!("{n}.recirculated"), "packets");
                 for &p in ports.keys() {
                     samples.push(SeriesState {
                         series: Series {
@@ -863,9 +880,19 @@ impl Net {
         }
         let mut k = 0;
         for (c, ports) in self.topo.chip_ports.iter().enumerate() {
-            let tm = self.chips[c].tm();
+            let chip = &self.chips[c];
+            let tm = chip.tm();
             let v = tm.used_cells() as f64;
             push_sample(&mut self.samples[k], now, v);
+            k += 1;
+            for pipe in 0..chip.profile().pipes {
+                let (ig, eg) = chip.pipe_occupancy(pipe);
+                push_sample(&mut self.samples[k], now, ig as f64);
+                push_sample(&mut self.samples[k + 1], now, eg as f64);
+                k += 2;
+            }
+            let recirculated = chip.plumbing_counters().recirculated as f64;
+            push_sample(&mut self.samples[k], now, recirculated);
             k += 1;
             for &p in ports.keys() {
                 let d = tm.port_depth_cells(p) as f64;
