@@ -154,6 +154,8 @@ pub struct RunReport {
     pub end_ps: u64,
     /// Events processed.
     pub events: u64,
+    /// Packets whose parse failed but which the program continued with (ingress, egress).
+    pub parser_errors_continued: [u64; 2],
 }
 
 impl RunReport {
@@ -234,6 +236,10 @@ impl RunReport {
             for (r, n) in &self.drops {
                 s += &format!("  {r:<24} {n}\n");
             }
+        }
+        let [ig, eg] = self.parser_errors_continued;
+        if ig + eg > 0 {
+            s += &format!("parser errors continued by the program: ingress {ig}, egress {eg}\n");
         }
         s
     }
@@ -433,6 +439,7 @@ impl Bench {
             peak_buffer_cells: self.chip.tm().peak_cells(),
             end_ps: self.queue.now().ps(),
             events: self.events,
+            parser_errors_continued: self.chip.parser_errors_continued(),
         }
     }
 }

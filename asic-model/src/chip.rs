@@ -746,6 +746,8 @@ pub struct Chip {
     scheduled: Vec<Option<ResolvedControlOp>>,
     /// Scheduled operations that were refused when they ran: (when, what).
     control_failures: Vec<(Time, String)>,
+    /// Parse failures the program chose to continue with (ingress, egress).
+    parser_errors_continued: [u64; 2],
     /// PFC events taken from the TM, reused.
     pfc_events: Vec<PfcEvent>,
     /// The MAC control frame being built, reused.
@@ -907,6 +909,7 @@ impl Chip {
             egress_latency,
             scheduled: Vec::new(),
             control_failures: Vec::new(),
+            parser_errors_continued: [0; 2],
             pfc_events: Vec::new(),
             ctrl_frame: Vec::with_capacity(pfc_frame::PFC_FRAME_LEN),
             pause_log: Vec::new(),
@@ -945,6 +948,12 @@ impl Chip {
     /// after every recirculation port, `front + pipes · R + pipe`.
     pub fn pktgen_port(&self, pipe: u16) -> Option<u16> {
         (pipe < self.profile.pipes).then(|| self.pktgen_base + pipe)
+    }
+
+    /// Packets whose parse failed but which went on because the program reads `parser_err`
+    /// (ingress, egress). Those whose parse failed under the drop policy are drops.
+    pub fn parser_errors_continued(&self) -> [u64; 2] {
+        self.parser_errors_continued
     }
 
     /// Packets in `pipe`'s ingress and egress pipes now (issued, not yet out of the deparser).
@@ -1376,6 +1385,7 @@ impl Chip {
             Ok(o) => o,
             Err(_) => return self.drop_packet(h, DropReason::IngressParserError),
         };
+        self.parser_errors_continued[0] += (out.parser_error != 0) as u64;
         let r = out.requests;
         if r.adv_flow_ctl != 0 {
             self.afc_request(now, r.adv_flow_ctl, q);
@@ -1792,6 +1802,7 @@ impl Chip {
                 return self.drop_packet(h, DropReason::EgressParserError);
             }
         };
+        self.parser_errors_continued[1] += (out.parser_error != 0) as u64;
         let r = out.requests;
         if r.adv_flow_ctl != 0 {
             self.afc_request(now, r.adv_flow_ctl, q);
