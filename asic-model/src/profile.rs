@@ -186,7 +186,7 @@ pub struct RecirculationSpec {
     pub latency_cycles: u32,
 }
 
-/// The chip's plumbing beyond ports and pipes (see `chip.rs`).
+/// The chip's plumbing beyond ports and pipes (see `chip/mod.rs`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlumbingSpec {

@@ -15,7 +15,23 @@
 //! 5. [`ChipEvent::EgressDone`]: the egress program runs, then the MAC sends the frame as
 //!    soon as the port is free; the frame is handed to the [`Wire`] with its start time.
 //!
+//! # Files
+//!
+//! This file holds the core: [`Chip`], [`ChipEvent`], [`ChipConfig`] and its configuration
+//! structs, [`DropReason`], [`ChipError`], [`Wire`], [`PortCounters`], the packet store, the
+//! constructor, event dispatch ([`Chip::handle`]) and the life of a packet above. The rest
+//! is in child modules, by concept:
+//! - `plumbing.rs`: recirculation ports, deflect-on-drop, mirror sessions, multicast groups,
+//!   mirror and multicast copies, [`PlumbingCounters`];
+//! - `pktgen.rs`: the packet generator;
+//! - `afc.rs`: advanced flow control requests and the egress FIFO bound;
+//! - `depth.rs`: the published queue depths (ghost thread) ingress reads;
+//! - `pfc.rs`: PFC frames sent from TM events, refresh timers, received MAC control frames,
+//!   the pause log ([`PauseRecord`]).
+//!
 //! # Plumbing: recirculation, deflect-on-drop, mirroring, multicast, packet generator, AFC
+//!
+//! Code: `plumbing.rs`, `pktgen.rs`, `afc.rs`, `depth.rs`.
 //!
 //! - **Port ids.** Front-panel ports are `0..F`; recirculation ports follow, pipe `p`'s
 //!   `r`-th is `F + p·R + r` (`R = profile.recirculation.ports_per_pipe`,
@@ -75,6 +91,8 @@
 //!
 //! # PFC (IEEE 802.1Qbb) in the MACs
 //!
+//! Code: `pfc.rs`.
+//!
 //! The TM counts every buffered packet against its (ingress port, priority) and raises
 //! [`tm::pfc::PfcEvent`]s when a lossless one crosses XOFF or falls below XON (see
 //! [`tm::pfc`]). The chip drains them after every TM enqueue, dequeue and received pause, and
@@ -114,13 +132,24 @@
 //! priority on the ingress side (what is counted and paused upstream) and the queue's
 //! priority on the egress side (what a received frame stops) should agree end to end.
 
+mod afc;
+mod depth;
+mod pfc;
+mod pktgen;
+mod plumbing;
+
+pub use pfc::{PauseDirection, PauseRecord};
+pub use plumbing::PlumbingCounters;
+
+use depth::PublishedDepths;
+use plumbing::{check_plumbing, McastTable, MirrorTable};
+
 use crate::kernel::Schedule;
 use crate::mac::{frame_time, slot_time};
 use crate::pfc_frame::{self, ClassTimes, PFC_OPCODE};
 use crate::profile::ChipProfile;
 use pipelines::control::{ControlError, ResolvedControlOp};
 use pipelines::entries::ResolvedEntry;
-use pipelines::mau::DepthView;
 use pipelines::pipe::{gress_seed, GressInputs, LoadError, LoadedGress};
 use pipelines::program::{Gress, Program};
 use pipelines::table::TableError;
@@ -130,7 +159,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use tm::config::TmConfig;
 use tm::export::DepthExport;
-use tm::pfc::{quanta_ps, refresh_interval_ps, PfcEvent};
+use tm::pfc::PfcEvent;
 use tm::{Dequeued, EnqueueRequest, Refusal, TrafficManager};
 
 /// Events of one chip.
@@ -369,36 +398,6 @@ pub struct PktGenApp {
     pub at_ns: Vec<u64>,
 }
 
-/// Counters of the chip's plumbing. Conservation: front-panel packets in + `created()` =
-/// front-panel packets out + drops.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PlumbingCounters {
-    /// Packets sent out of a recirculation port back into ingress.
-    pub recirculated: u64,
-    /// Packets the TM refused and the chip deflected to the deflect-on-drop port (and the
-    /// TM accepted there).
-    pub deflected: u64,
-    /// Mirror copies made (ingress and egress).
-    pub mirror_copies: u64,
-    /// Mirror requests naming a session the configuration does not have (no copy).
-    pub mirror_unknown_session: u64,
-    /// Multicast copies made beyond the original (a group of `n` members adds `n − 1`).
-    pub mcast_copies: u64,
-    /// Packets made by the packet generator.
-    pub generated: u64,
-    /// Advanced-flow-control requests accepted (each reaches the TM after the latency).
-    pub afc_requests: u64,
-    /// Advanced-flow-control requests ignored: `qfc` bit clear, or no such port or queue.
-    pub afc_invalid: u64,
-}
-
-impl PlumbingCounters {
-    /// Packets that came into being inside the chip.
-    pub fn created(&self) -> u64 {
-        self.mirror_copies + self.mcast_copies + self.generated
-    }
-}
-
 /// Where transmitted frames go.
 pub trait Wire {
     /// `frame` (no FCS) starts leaving `port` at `start`.
@@ -444,33 +443,6 @@ impl PortCounters {
             .map(|p| self.pfc_xoff_tx[p] + self.pfc_refresh_tx[p] + self.pfc_xon_tx[p])
             .sum()
     }
-}
-
-/// Which side of a link a [`PauseRecord`] is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PauseDirection {
-    /// The chip sent a PFC frame out of the port: it asks its link partner to pause
-    /// (XOFF) or resume (XON). Refreshes are not state changes and are not logged.
-    Sent,
-    /// The chip's own transmission of the priority on the port was paused (a frame with
-    /// quanta > 0 while not paused) or resumed (quanta 0, or the pause ran out).
-    Received,
-}
-
-/// A pause state change of one (port, priority).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PauseRecord {
-    /// Sent: when the frame's first bit leaves. Received: when the pause took effect (the
-    /// frame's last bit in) or ended (quanta 0 received, or the time ran out).
-    pub at: Time,
-    /// The port.
-    pub port: u16,
-    /// The priority.
-    pub priority: u8,
-    /// Paused (true) or resumed (false).
-    pub paused: bool,
-    /// Sent or received.
-    pub direction: PauseDirection,
 }
 
 /// A chip-level error: bad input to the chip, named.
@@ -524,102 +496,6 @@ impl fmt::Display for ChipError {
 }
 
 impl std::error::Error for ChipError {}
-
-type MirrorTable = Vec<Option<MirrorSession>>;
-type McastTable = std::collections::HashMap<u16, Vec<(u16, u16)>>;
-
-/// Check the plumbing configuration against the chip; index sessions and groups by id.
-fn check_plumbing(
-    profile: &ChipProfile,
-    config: &ChipConfig,
-    front: u16,
-    ports: &[Port],
-) -> Result<(MirrorTable, McastTable), ChipError> {
-    let bad = |s: String| Err(ChipError::Config(s));
-    let is_dest = |p: u16| {
-        ports
-            .get(p as usize)
-            .is_some_and(|p| p.kind != PortKind::PktGen)
-    };
-    let qpp = profile.tm.queues_per_port;
-    let max = profile.plumbing.mirror_sessions;
-    let mut mirror: MirrorTable = vec![None; max as usize];
-    for s in &config.mirror_sessions {
-        if s.id == 0 || s.id >= max {
-            return bad(format!(
-                "mirror session {}: ids are 1 to {} on this chip",
-                s.id,
-                max.saturating_sub(1)
-            ));
-        }
-        if !is_dest(s.port) || s.queue >= qpp {
-            return bad(format!(
-                "mirror session {}: no port {} queue {} to send copies to",
-                s.id, s.port, s.queue
-            ));
-        }
-        if mirror[s.id as usize].replace(*s).is_some() {
-            return bad(format!("mirror session {} is configured twice", s.id));
-        }
-    }
-    let mut mcast = McastTable::new();
-    for g in &config.mcast_groups {
-        if g.id == 0 {
-            return bad("multicast group 0 means \"no group\"".into());
-        }
-        if g.members.is_empty() {
-            return bad(format!("multicast group {} has no members", g.id));
-        }
-        if let Some(&(p, _)) = g.members.iter().find(|(p, _)| !is_dest(*p)) {
-            return bad(format!("multicast group {}: no port {p}", g.id));
-        }
-        if mcast.insert(g.id, g.members.clone()).is_some() {
-            return bad(format!("multicast group {} is configured twice", g.id));
-        }
-    }
-    if let Some(d) = &config.dod {
-        match d.port {
-            Some(p) if !is_dest(p) => return bad(format!("deflect-on-drop: no port {p}")),
-            None if profile.recirculation.ports_per_pipe == 0 => {
-                return bad(
-                    "deflect-on-drop: no port given and the chip has no recirculation port".into(),
-                )
-            }
-            _ => {}
-        }
-        if d.queue >= qpp {
-            return bad(format!("deflect-on-drop: no queue {}", d.queue));
-        }
-    }
-    if config.pktgen.len() > profile.plumbing.pktgen_apps as usize {
-        return bad(format!(
-            "{} packet-generator applications; the chip has {}",
-            config.pktgen.len(),
-            profile.plumbing.pktgen_apps
-        ));
-    }
-    for (i, a) in config.pktgen.iter().enumerate() {
-        if a.pipe >= profile.pipes {
-            return bad(format!("packet generator {i}: no pipe {}", a.pipe));
-        }
-        if a.period_ns == Some(0) {
-            return bad(format!(
-                "packet generator {i}: the period must be greater than 0"
-            ));
-        }
-        if a.template.is_empty() {
-            return bad(format!("packet generator {i}: empty template"));
-        }
-    }
-    if !config.pktgen.is_empty() && ports.len() > crate::profile::MAX_PORTS as usize {
-        return bad(format!(
-            "the packet-generator ports would need ids up to {}; port ids are 9 bits",
-            ports.len() - 1
-        ));
-    }
-    let _ = front;
-    Ok((mirror, mcast))
-}
 
 /// A packet inside the chip.
 #[derive(Debug, Default)]
@@ -779,19 +655,6 @@ pub struct Chip {
     depths: Option<DepthExport>,
 }
 
-/// What an ingress pipe sees of the published queue depths.
-struct PublishedDepths<'a> {
-    export: Option<&'a DepthExport>,
-    tm: &'a TrafficManager,
-}
-
-impl DepthView for PublishedDepths<'_> {
-    fn depth_cells(&self, port: u16, queue: u16, at: Time) -> u32 {
-        self.export
-            .map_or(0, |e| e.read(self.tm, port, queue, at.ps()))
-    }
-}
-
 impl Chip {
     /// Load `program` on every pipe of a chip built to `profile`, with the default
     /// configuration.
@@ -938,12 +801,6 @@ impl Chip {
         (port < self.front).then(|| self.ports[port as usize].gbps)
     }
 
-    /// The id of recirculation port `r` of `pipe`: `front + pipe · R + r`.
-    pub fn recirc_port(&self, pipe: u16, r: u16) -> Option<u16> {
-        (pipe < self.profile.pipes && r < self.recirc_per_pipe)
-            .then(|| self.front + pipe * self.recirc_per_pipe + r)
-    }
-
     /// The id of `pipe`'s packet-generator port (the ingress port of generated packets):
     /// after every recirculation port, `front + pipes · R + pipe`.
     pub fn pktgen_port(&self, pipe: u16) -> Option<u16> {
@@ -968,35 +825,6 @@ impl Chip {
         self.pipes
             .get(pipe as usize)
             .map_or(0, |p| p.ingress_issued)
-    }
-
-    /// Counters of recirculation, deflection, mirroring, multicast, the packet generator
-    /// and advanced flow control.
-    pub fn plumbing_counters(&self) -> &PlumbingCounters {
-        &self.plumbing
-    }
-
-    /// Schedule the packet generator's first packets. Call once, before running the kernel
-    /// (the bench does).
-    pub fn start(&mut self, q: &mut impl Schedule<ChipEvent>) {
-        for (a, app) in self.pktgen.iter().enumerate() {
-            let app_id = a as u16;
-            if app.period_ns.is_some() && app.count != Some(0) {
-                q.at(
-                    Time::from_ns(app.start_ns),
-                    ChipEvent::PktGenTick { app: app_id, n: 0 },
-                );
-            }
-            for (i, &at) in app.at_ns.iter().enumerate() {
-                q.at(
-                    Time::from_ns(at),
-                    ChipEvent::PktGenShot {
-                        app: app_id,
-                        i: i as u32,
-                    },
-                );
-            }
-        }
     }
 
     /// Cycles a packet spends in the ingress pipe.
@@ -1088,33 +916,9 @@ impl Chip {
         &self.tm
     }
 
-    /// The queue depths published to ingress (`None`: the ingress program reads none).
-    pub fn depth_export(&self) -> Option<&DepthExport> {
-        self.depths.as_ref()
-    }
-
-    /// The TM's depths may change at `now`: let the depth export capture what snapshots
-    /// saw of them before.
-    fn before_tm_change(&mut self, now: Time) {
-        if let Some(d) = &mut self.depths {
-            d.before_change(&self.tm, now.ps());
-        }
-    }
-
     /// Packets inside the chip (in a pipe, queued, or waiting for the MAC).
     pub fn packets_inside(&self) -> usize {
         self.packets.live()
-    }
-
-    /// Pause state changes recorded since the last [`Self::drain_pause_log`], in the order
-    /// they happened (see [`PauseRecord`] for the times).
-    pub fn pause_log(&self) -> &[PauseRecord] {
-        &self.pause_log
-    }
-
-    /// Take the pause state changes recorded so far.
-    pub fn drain_pause_log(&mut self) -> std::vec::Drain<'_, PauseRecord> {
-        self.pause_log.drain(..)
     }
 
     /// A frame starts arriving on `port` at `start`. The earliest a port can take the next
@@ -1274,93 +1078,6 @@ impl Chip {
         pipe.in_ingress += 1;
         let done = self.clock.time_of(issue + self.ingress_latency);
         q.at(done, ChipEvent::IngressDone { pkt, issue });
-    }
-
-    /// A packet-generator application makes its packet: it enters the pipe's ingress at
-    /// once (no MAC), through the pipe's packet-generator port.
-    fn generate(&mut self, now: Time, app: u16, q: &mut impl Schedule<ChipEvent>) {
-        let a = &self.pktgen[app as usize];
-        let port = self.pktgen_base + a.pipe;
-        let h = self.packets.alloc();
-        let pkt = &mut self.packets.slots[h as usize];
-        pkt.data.extend_from_slice(&a.template);
-        pkt.ingress_port = port;
-        pkt.rx_start = now;
-        self.plumbing.generated += 1;
-        let c = &mut self.ports[port as usize].counters;
-        c.rx_packets += 1;
-        c.rx_bytes += a.template.len() as u64;
-        self.issue_ingress(now, h, q);
-    }
-
-    /// A copy of packet `src`'s current bytes (at most `max_len`), with its ingress port and
-    /// arrival time.
-    fn copy_packet(&mut self, src: u32, max_len: usize) -> u32 {
-        let c = self.packets.alloc();
-        let data = std::mem::take(&mut self.packets.slots[src as usize].data);
-        let s = &self.packets.slots[src as usize];
-        let (ingress_port, rx_start) = (s.ingress_port, s.rx_start);
-        let copy = &mut self.packets.slots[c as usize];
-        copy.data
-            .extend_from_slice(&data[..data.len().min(max_len)]);
-        copy.ingress_port = ingress_port;
-        copy.rx_start = rx_start;
-        self.packets.slots[src as usize].data = data;
-        c
-    }
-
-    /// Mirror packet `h` (as it is now) to `session`: a truncated copy enqueued to the
-    /// session's port and queue as a packet of its own.
-    fn mirror(
-        &mut self,
-        now: Time,
-        h: u32,
-        session: u16,
-        trunc: u16,
-        q: &mut impl Schedule<ChipEvent>,
-    ) {
-        let Some(s) = self.mirror.get(session as usize).copied().flatten() else {
-            self.plumbing.mirror_unknown_session += 1;
-            return;
-        };
-        let mut max = s.truncate_bytes.map_or(usize::MAX, |b| b as usize);
-        if trunc != 0 {
-            max = max.min(trunc as usize);
-        }
-        let c = self.copy_packet(h, max);
-        self.plumbing.mirror_copies += 1;
-        self.enqueue_to(now, c, s.port, s.queue, 0, 0, false, q);
-    }
-
-    /// A gress asked for advanced flow control: `adv_flow_ctl` is qfc(1) | pipe(2) | mac(4)
-    /// | pad(3) | qid(7) | credit(15), most significant bit first. The request is valid when
-    /// `qfc` is set; (pipe, mac) is port `pipe · ports_per_pipe + mac`; credit 0 pauses the
-    /// queue, any other credit resumes it. The TM sees it after the profile's latency.
-    fn afc_request(&mut self, now: Time, v: u32, q: &mut impl Schedule<ChipEvent>) {
-        let qfc = v >> 31;
-        let pipe = (v >> 29) & 0x3;
-        let mac = (v >> 25) & 0xf;
-        let queue = ((v >> 15) & 0x7f) as u16;
-        let credit = v & 0x7fff;
-        let per_pipe = self.profile.ports_per_pipe_count();
-        let port = pipe * per_pipe + mac;
-        if qfc == 0
-            || pipe >= self.profile.pipes as u32
-            || mac >= per_pipe
-            || queue >= self.tm.spec().queues_per_port
-        {
-            self.plumbing.afc_invalid += 1;
-            return;
-        }
-        self.plumbing.afc_requests += 1;
-        q.at(
-            now + self.afc_latency,
-            ChipEvent::AfcApply {
-                port: port as u16,
-                queue,
-                paused: credit == 0,
-            },
-        );
     }
 
     fn ingress_done(&mut self, now: Time, h: u32, issue: u64, q: &mut impl Schedule<ChipEvent>) {
@@ -1540,162 +1257,6 @@ impl Chip {
             .max(now)
     }
 
-    /// A PFC frame received whole on `port` at `now` takes effect.
-    fn mac_control(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
-        let p = &mut self.ports[port as usize];
-        let times = p.ctrl_rx.pop_front().expect("one decoded frame per event");
-        let gbps = p.gbps;
-        let levels = (self.tm.spec().pfc_levels as usize).min(8);
-        for (prio, t) in times.iter().enumerate().take(levels) {
-            let Some(quanta) = *t else { continue };
-            let priority = prio as u8;
-            let p = &mut self.ports[port as usize];
-            let was = p.rx_paused_until[prio];
-            if let Some(until) = was.filter(|&u| u <= now) {
-                // Ran out before this frame (its PauseEnd has not run yet).
-                p.rx_paused_until[prio] = None;
-                self.pause_log.push(PauseRecord {
-                    at: until,
-                    port,
-                    priority,
-                    paused: false,
-                    direction: PauseDirection::Received,
-                });
-            }
-            let paused = p.rx_paused_until[prio].is_some();
-            if quanta > 0 {
-                let until = now + Time(quanta_ps(quanta as u32, gbps));
-                p.rx_paused_until[prio] = Some(until);
-                self.tm.pause(port, priority, until.ps(), now.ps());
-                q.at(until, ChipEvent::PauseEnd { port, priority });
-            } else {
-                p.rx_paused_until[prio] = None;
-                self.tm.resume(port, priority, now.ps());
-            }
-            if paused != (quanta > 0) {
-                self.pause_log.push(PauseRecord {
-                    at: now,
-                    port,
-                    priority,
-                    paused: quanta > 0,
-                    direction: PauseDirection::Received,
-                });
-            }
-        }
-        self.kick_dequeue(now, port, q);
-    }
-
-    /// Turn the TM's PFC events into frames.
-    fn send_pfc_events(
-        &mut self,
-        now: Time,
-        q: &mut impl Schedule<ChipEvent>,
-        wire: &mut impl Wire,
-    ) {
-        let mut events = std::mem::take(&mut self.pfc_events);
-        events.extend(self.tm.drain_pfc_events());
-        for e in events.drain(..) {
-            let (port, priority) = (e.ingress_port, e.priority);
-            let prio = priority as usize;
-            if e.xoff {
-                let quanta = self.tm.config().pfc.quanta;
-                let start = self.send_pfc(now, port, priority, quanta, wire);
-                let p = &mut self.ports[port as usize];
-                p.counters.pfc_xoff_tx[prio] += 1;
-                if quanta > 0 {
-                    p.pfc_epoch = p.pfc_epoch.wrapping_add(1);
-                    p.pfc_refresh[prio] = Some(p.pfc_epoch);
-                    let every = refresh_interval_ps(quanta as u32, p.gbps).max(1);
-                    q.at(
-                        now + Time(every),
-                        ChipEvent::PfcRefresh {
-                            port,
-                            priority,
-                            epoch: p.pfc_epoch,
-                        },
-                    );
-                }
-                self.log_sent(start, port, priority, true);
-            } else {
-                let start = self.send_pfc(now, port, priority, 0, wire);
-                let p = &mut self.ports[port as usize];
-                p.counters.pfc_xon_tx[prio] += 1;
-                p.pfc_refresh[prio] = None;
-                self.log_sent(start, port, priority, false);
-            }
-        }
-        self.pfc_events = events;
-    }
-
-    fn log_sent(&mut self, at: Time, port: u16, priority: u8, paused: bool) {
-        self.pause_log.push(PauseRecord {
-            at,
-            port,
-            priority,
-            paused,
-            direction: PauseDirection::Sent,
-        });
-    }
-
-    fn pfc_refresh(
-        &mut self,
-        now: Time,
-        port: u16,
-        priority: u8,
-        epoch: u32,
-        q: &mut impl Schedule<ChipEvent>,
-        wire: &mut impl Wire,
-    ) {
-        let prio = priority as usize;
-        if self.ports[port as usize].pfc_refresh[prio] != Some(epoch) {
-            return; // XON came, or a later XOFF runs its own timer.
-        }
-        if !self.tm.is_xoff(port, priority) {
-            self.ports[port as usize].pfc_refresh[prio] = None;
-            return;
-        }
-        let quanta = self.tm.config().pfc.quanta;
-        self.send_pfc(now, port, priority, quanta, wire);
-        let p = &mut self.ports[port as usize];
-        p.counters.pfc_refresh_tx[prio] += 1;
-        let every = refresh_interval_ps(quanta as u32, p.gbps).max(1);
-        q.at(
-            now + Time(every),
-            ChipEvent::PfcRefresh {
-                port,
-                priority,
-                epoch,
-            },
-        );
-    }
-
-    /// Send a PFC frame for one priority out of `port`, ahead of every packet the MAC does
-    /// not have yet; returns its start.
-    fn send_pfc(
-        &mut self,
-        now: Time,
-        port: u16,
-        priority: u8,
-        quanta: u16,
-        wire: &mut impl Wire,
-    ) -> Time {
-        let mut times = [None; 8];
-        times[priority as usize] = Some(quanta);
-        pfc_frame::encode(&mut self.ctrl_frame, pfc_frame::port_mac(port), &times);
-        let p = &self.ports[port as usize];
-        let slot = slot_time(self.ctrl_frame.len(), p.gbps);
-        let start = now.max(p.tx_free_at);
-        // The packets the TM has served but the MAC does not have yet go after the frame.
-        let paced = p.paced_wire_free.max(start) + slot;
-        let next = self.paced_service(paced, now);
-        let p = &mut self.ports[port as usize];
-        p.tx_free_at = start + slot;
-        p.paced_wire_free = paced;
-        p.next_dequeue_at = p.next_dequeue_at.max(next);
-        wire.transmit(port, start, &self.ctrl_frame);
-        start
-    }
-
     fn dequeue(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
         let p = &mut self.ports[port as usize];
         p.dequeue_pending = false;
@@ -1749,20 +1310,6 @@ impl Chip {
         self.ports[port as usize].next_dequeue_at = next;
         if self.tm.has_packets(port) {
             self.schedule_dequeue(port, next, q);
-        }
-    }
-
-    /// A packet served from the TM's `port` left the egress pipe, or was dropped there:
-    /// the egress FIFO has room again if it was full of packets in the pipe.
-    fn left_egress_pipe(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
-        let p = &mut self.ports[port as usize];
-        p.in_pipe -= 1;
-        if p.fifo_blocked {
-            p.fifo_blocked = false;
-            let at = now.max(p.next_dequeue_at);
-            if self.tm.has_packets(port) && !(p.dequeue_pending && p.dequeue_at <= at) {
-                self.schedule_dequeue(port, at, q);
-            }
         }
     }
 

@@ -1,0 +1,210 @@
+//! PFC (IEEE 802.1Qbb) in the chip's MACs: turning the TM's XOFF/XON events into PFC frames
+//! sent ahead of queued data, refreshing them while the priority stays in XOFF, receiving
+//! MAC control frames (pausing and resuming the port's queues), and the pause log.
+//!
+//! Kept apart from the life of a packet because it is the MAC's own traffic: frames the chip
+//! makes and consumes, never in a pipe. The rules are in the parent module's comment
+//! (`# PFC (IEEE 802.1Qbb) in the MACs`).
+
+use super::{Chip, ChipEvent, Wire};
+use crate::kernel::Schedule;
+use crate::mac::slot_time;
+use crate::pfc_frame;
+use pipelines::time::Time;
+use tm::pfc::{quanta_ps, refresh_interval_ps};
+
+/// Which side of a link a [`PauseRecord`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PauseDirection {
+    /// The chip sent a PFC frame out of the port: it asks its link partner to pause
+    /// (XOFF) or resume (XON). Refreshes are not state changes and are not logged.
+    Sent,
+    /// The chip's own transmission of the priority on the port was paused (a frame with
+    /// quanta > 0 while not paused) or resumed (quanta 0, or the pause ran out).
+    Received,
+}
+
+/// A pause state change of one (port, priority).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PauseRecord {
+    /// Sent: when the frame's first bit leaves. Received: when the pause took effect (the
+    /// frame's last bit in) or ended (quanta 0 received, or the time ran out).
+    pub at: Time,
+    /// The port.
+    pub port: u16,
+    /// The priority.
+    pub priority: u8,
+    /// Paused (true) or resumed (false).
+    pub paused: bool,
+    /// Sent or received.
+    pub direction: PauseDirection,
+}
+
+impl Chip {
+    /// Pause state changes recorded since the last [`Self::drain_pause_log`], in the order
+    /// they happened (see [`PauseRecord`] for the times).
+    pub fn pause_log(&self) -> &[PauseRecord] {
+        &self.pause_log
+    }
+
+    /// Take the pause state changes recorded so far.
+    pub fn drain_pause_log(&mut self) -> std::vec::Drain<'_, PauseRecord> {
+        self.pause_log.drain(..)
+    }
+
+    /// A PFC frame received whole on `port` at `now` takes effect.
+    pub(super) fn mac_control(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
+        let p = &mut self.ports[port as usize];
+        let times = p.ctrl_rx.pop_front().expect("one decoded frame per event");
+        let gbps = p.gbps;
+        let levels = (self.tm.spec().pfc_levels as usize).min(8);
+        for (prio, t) in times.iter().enumerate().take(levels) {
+            let Some(quanta) = *t else { continue };
+            let priority = prio as u8;
+            let p = &mut self.ports[port as usize];
+            let was = p.rx_paused_until[prio];
+            if let Some(until) = was.filter(|&u| u <= now) {
+                // Ran out before this frame (its PauseEnd has not run yet).
+                p.rx_paused_until[prio] = None;
+                self.pause_log.push(PauseRecord {
+                    at: until,
+                    port,
+                    priority,
+                    paused: false,
+                    direction: PauseDirection::Received,
+                });
+            }
+            let paused = p.rx_paused_until[prio].is_some();
+            if quanta > 0 {
+                let until = now + Time(quanta_ps(quanta as u32, gbps));
+                p.rx_paused_until[prio] = Some(until);
+                self.tm.pause(port, priority, until.ps(), now.ps());
+                q.at(until, ChipEvent::PauseEnd { port, priority });
+            } else {
+                p.rx_paused_until[prio] = None;
+                self.tm.resume(port, priority, now.ps());
+            }
+            if paused != (quanta > 0) {
+                self.pause_log.push(PauseRecord {
+                    at: now,
+                    port,
+                    priority,
+                    paused: quanta > 0,
+                    direction: PauseDirection::Received,
+                });
+            }
+        }
+        self.kick_dequeue(now, port, q);
+    }
+
+    /// Turn the TM's PFC events into frames.
+    pub(super) fn send_pfc_events(
+        &mut self,
+        now: Time,
+        q: &mut impl Schedule<ChipEvent>,
+        wire: &mut impl Wire,
+    ) {
+        let mut events = std::mem::take(&mut self.pfc_events);
+        events.extend(self.tm.drain_pfc_events());
+        for e in events.drain(..) {
+            let (port, priority) = (e.ingress_port, e.priority);
+            let prio = priority as usize;
+            if e.xoff {
+                let quanta = self.tm.config().pfc.quanta;
+                let start = self.send_pfc(now, port, priority, quanta, wire);
+                let p = &mut self.ports[port as usize];
+                p.counters.pfc_xoff_tx[prio] += 1;
+                if quanta > 0 {
+                    p.pfc_epoch = p.pfc_epoch.wrapping_add(1);
+                    p.pfc_refresh[prio] = Some(p.pfc_epoch);
+                    let every = refresh_interval_ps(quanta as u32, p.gbps).max(1);
+                    q.at(
+                        now + Time(every),
+                        ChipEvent::PfcRefresh {
+                            port,
+                            priority,
+                            epoch: p.pfc_epoch,
+                        },
+                    );
+                }
+                self.log_sent(start, port, priority, true);
+            } else {
+                let start = self.send_pfc(now, port, priority, 0, wire);
+                let p = &mut self.ports[port as usize];
+                p.counters.pfc_xon_tx[prio] += 1;
+                p.pfc_refresh[prio] = None;
+                self.log_sent(start, port, priority, false);
+            }
+        }
+        self.pfc_events = events;
+    }
+
+    fn log_sent(&mut self, at: Time, port: u16, priority: u8, paused: bool) {
+        self.pause_log.push(PauseRecord {
+            at,
+            port,
+            priority,
+            paused,
+            direction: PauseDirection::Sent,
+        });
+    }
+
+    pub(super) fn pfc_refresh(
+        &mut self,
+        now: Time,
+        port: u16,
+        priority: u8,
+        epoch: u32,
+        q: &mut impl Schedule<ChipEvent>,
+        wire: &mut impl Wire,
+    ) {
+        let prio = priority as usize;
+        if self.ports[port as usize].pfc_refresh[prio] != Some(epoch) {
+            return; // XON came, or a later XOFF runs its own timer.
+        }
+        if !self.tm.is_xoff(port, priority) {
+            self.ports[port as usize].pfc_refresh[prio] = None;
+            return;
+        }
+        let quanta = self.tm.config().pfc.quanta;
+        self.send_pfc(now, port, priority, quanta, wire);
+        let p = &mut self.ports[port as usize];
+        p.counters.pfc_refresh_tx[prio] += 1;
+        let every = refresh_interval_ps(quanta as u32, p.gbps).max(1);
+        q.at(
+            now + Time(every),
+            ChipEvent::PfcRefresh {
+                port,
+                priority,
+                epoch,
+            },
+        );
+    }
+
+    /// Send a PFC frame for one priority out of `port`, ahead of every packet the MAC does
+    /// not have yet; returns its start.
+    fn send_pfc(
+        &mut self,
+        now: Time,
+        port: u16,
+        priority: u8,
+        quanta: u16,
+        wire: &mut impl Wire,
+    ) -> Time {
+        let mut times = [None; 8];
+        times[priority as usize] = Some(quanta);
+        pfc_frame::encode(&mut self.ctrl_frame, pfc_frame::port_mac(port), &times);
+        let p = &self.ports[port as usize];
+        let slot = slot_time(self.ctrl_frame.len(), p.gbps);
+        let start = now.max(p.tx_free_at);
+        // The packets the TM has served but the MAC does not have yet go after the frame.
+        let paced = p.paced_wire_free.max(start) + slot;
+        let next = self.paced_service(paced, now);
+        let p = &mut self.ports[port as usize];
+        p.tx_free_at = start + slot;
+        p.paced_wire_free = paced;
+        p.next_dequeue_at = p.next_dequeue_at.max(next);
+        wire.transmit(port, start, &self.ctrl_frame);
+        start
+    }
+}
