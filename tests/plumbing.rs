@@ -6,49 +6,12 @@
 mod common;
 
 use asic::bench::{Bench, Departure};
-use asic::run::compile_file;
 use asic_model::chip::{ChipConfig, DodConfig, DropReason, McastGroup, MirrorSession, PktGenApp};
 use asic_model::mac::slot_time;
 use asic_model::profile::ChipProfile;
+use common::plumbing::{self, afc, compile, conserved, Ctl};
 use common::*;
-use pipelines::program::Program;
 use pipelines::time::Time;
-
-/// Bytes of the control header.
-const CTL: usize = 22;
-
-#[derive(Clone, Copy, Default)]
-struct Ctl {
-    loops: u8,
-    port: u16,
-    qid: u8,
-    mcast: u16,
-    dod: u8,
-    mirror: u16,
-    trunc: u16,
-    afc: u32,
-    emirror: u16,
-}
-
-impl Ctl {
-    fn frame(&self, len: usize) -> Vec<u8> {
-        let mut v = Vec::with_capacity(len);
-        v.push(self.loops);
-        v.extend_from_slice(&self.port.to_be_bytes());
-        v.push(self.qid);
-        v.extend_from_slice(&self.mcast.to_be_bytes());
-        v.push(self.dod);
-        v.extend_from_slice(&self.mirror.to_be_bytes());
-        v.extend_from_slice(&self.trunc.to_be_bytes());
-        v.extend_from_slice(&self.afc.to_be_bytes());
-        v.extend_from_slice(&self.emirror.to_be_bytes());
-        v.extend_from_slice(&[0, 0, 0]); // rid, deflected: written by egress
-        v.extend_from_slice(&[0, 0]); // egress port
-        assert_eq!(v.len(), CTL);
-        v.resize(len, 0xa5);
-        v
-    }
-}
 
 fn rid(d: &Departure) -> u16 {
     u16::from_be_bytes([d.data[17], d.data[18]])
@@ -57,27 +20,13 @@ fn deflected(d: &Departure) -> u8 {
     d.data[19]
 }
 
-fn program(profile: &ChipProfile) -> Program {
-    compile_file(&repo("tests/programs/plumbing.p4"), profile, true)
-        .expect("plumbing.p4 compiles")
-        .program
-}
-
+/// A bench running plumbing.p4.
 fn bench(profile: &ChipProfile, config: ChipConfig) -> Bench {
-    let mut b = Bench::with_config(profile.clone(), &program(profile), config, &[]).unwrap();
-    b.keep_departures();
-    b
-}
-
-/// Front-panel in + created = front-panel out + dropped.
-fn conserved(b: &Bench, report: &asic::bench::RunReport) {
-    let created = b.chip().plumbing_counters().created();
-    assert_eq!(
-        report.packets_in() + created,
-        report.packets_out() + report.packets_dropped(),
-        "conservation: {report:?}"
-    );
-    assert_eq!(b.chip().packets_inside(), 0);
+    plumbing::bench(
+        profile,
+        &compile("tests/programs/plumbing.p4", profile),
+        config,
+    )
 }
 
 fn big_teaching() -> ChipProfile {
@@ -358,11 +307,6 @@ fn generated_packets_appear_at_exactly_the_period() {
         chip.port_counters(chip.pktgen_port(0).unwrap()).rx_packets,
         count + 1
     );
-}
-
-/// `adv_flow_ctl` for (pipe 0, mac, qid) with `credit` (0 pauses).
-fn afc(mac: u32, qid: u32, credit: u32) -> u32 {
-    1 << 31 | mac << 25 | qid << 15 | credit
 }
 
 #[test]

@@ -7,73 +7,17 @@
 
 mod common;
 
-use asic::bench::{Bench, Departure, RunReport};
+use asic::bench::{Bench, Departure};
 use asic::net::ctrl;
-use asic::run::compile_file;
 use asic_model::chip::{Chip, ChipConfig, ChipEvent, DropReason, PktGenApp, Wire};
 use asic_model::kernel::EventQueue;
 use asic_model::mac::{frame_time, slot_time};
 use asic_model::profile::ChipProfile;
+use common::plumbing::{afc, bench, compile, conserved, Ctl};
 use common::*;
-use pipelines::program::Program;
 use pipelines::time::Time;
 use tm::config::{AdmissionPolicy, QueueConfig, TmConfig};
 use tm::Refusal;
-
-/// Bytes of plumbing.p4's control header.
-const CTL: usize = 22;
-
-/// plumbing.p4's control header (the fields these tests use).
-#[derive(Clone, Copy, Default)]
-struct Ctl {
-    loops: u8,
-    port: u16,
-    qid: u8,
-    afc: u32,
-}
-
-impl Ctl {
-    fn frame(&self, len: usize) -> Vec<u8> {
-        let mut v = Vec::with_capacity(len);
-        v.push(self.loops);
-        v.extend_from_slice(&self.port.to_be_bytes());
-        v.push(self.qid);
-        v.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0]); // mcast, dod, mirror, trunc
-        v.extend_from_slice(&self.afc.to_be_bytes());
-        v.extend_from_slice(&[0; 7]); // emirror, rid, deflected, egress port
-        assert_eq!(v.len(), CTL);
-        v.resize(len, 0xa5);
-        v
-    }
-}
-
-/// `adv_flow_ctl` for (pipe 0, mac, qid) with `credit` (0 pauses).
-fn afc(mac: u32, qid: u32, credit: u32) -> u32 {
-    1 << 31 | mac << 25 | qid << 15 | credit
-}
-
-fn compile(path: &str, profile: &ChipProfile) -> Program {
-    compile_file(&repo(path), profile, true)
-        .unwrap_or_else(|e| panic!("{path} compiles: {e}"))
-        .program
-}
-
-fn bench(profile: &ChipProfile, program: &Program, config: ChipConfig) -> Bench {
-    let mut b = Bench::with_config(profile.clone(), program, config, &[]).unwrap();
-    b.keep_departures();
-    b
-}
-
-/// Front-panel in + created = front-panel out + dropped, and the chip is empty.
-fn conserved(b: &Bench, report: &RunReport) {
-    let created = b.chip().plumbing_counters().created();
-    assert_eq!(
-        report.packets_in() + created,
-        report.packets_out() + report.packets_dropped(),
-        "conservation: {report:?}"
-    );
-    assert_eq!(b.chip().packets_inside(), 0);
-}
 
 fn starts_on(b: &Bench, port: u16) -> Vec<Time> {
     b.departures()

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod plumbing;
+
 use asic::run::{compile_file, load_entries};
 use asic_model::profile::{self, ChipProfile};
 use pipelines::entries::ResolvedEntry;
