@@ -9,7 +9,7 @@ use asic::bench::{Bench, Departure};
 use asic_model::chip::{ChipConfig, DodConfig, DropReason, McastGroup, MirrorSession, PktGenApp};
 use asic_model::mac::slot_time;
 use asic_model::profile::ChipProfile;
-use common::plumbing::{self, afc, compile, conserved, Ctl};
+use common::plumbing::{self, afc, compile, conserved, feed_line_rate, Ctl};
 use common::*;
 use pipelines::time::Time;
 
@@ -41,25 +41,20 @@ fn recirculation_is_capped_at_its_bandwidth_and_takes_issue_slots() {
     let mut b = bench(&profile, ChipConfig::default());
     let (n, len) = (40u64, 200usize);
     let gbps = profile.ports_per_pipe[0].speed_gbps;
-    let rate = slot_time(len, gbps);
     // Two ports at line rate, each packet recirculated once: the recirculation port is
     // offered twice its bandwidth.
-    for port in [0u16, 2] {
-        let frames = (0..n)
-            .map(|k| {
-                (
-                    Time(k * rate.ps()),
-                    Ctl {
-                        loops: 1,
-                        port: 1,
-                        ..Ctl::default()
-                    }
-                    .frame(len),
-                )
-            })
-            .collect();
-        b.add_frames(port, frames).unwrap();
-    }
+    feed_line_rate(
+        &mut b,
+        &[0, 2],
+        n,
+        len,
+        gbps,
+        Ctl {
+            loops: 1,
+            port: 1,
+            ..Ctl::default()
+        },
+    );
     let r = b.run().unwrap();
     conserved(&b, &r);
     let chip = b.chip();
@@ -93,23 +88,18 @@ fn deflected_packets_reach_the_recirculation_port_whole() {
     };
     let mut b = bench(&profile, config);
     let len = 200;
-    let rate = slot_time(len, 10);
-    for port in [0u16, 2, 3] {
-        let frames = (0..20u64)
-            .map(|k| {
-                (
-                    Time(k * rate.ps()),
-                    Ctl {
-                        port: 1,
-                        dod: 1,
-                        ..Ctl::default()
-                    }
-                    .frame(len),
-                )
-            })
-            .collect();
-        b.add_frames(port, frames).unwrap();
-    }
+    feed_line_rate(
+        &mut b,
+        &[0, 2, 3],
+        20,
+        len,
+        10,
+        Ctl {
+            port: 1,
+            dod: 1,
+            ..Ctl::default()
+        },
+    );
     let r = b.run().unwrap();
     conserved(&b, &r);
     let chip = b.chip();
@@ -316,21 +306,17 @@ fn afc_pause_lets_exactly_the_packets_already_served_leave() {
     let len = 500;
     let slot = slot_time(len, 10);
     // A backlog for port 1 from two ports at line rate.
-    for port in [2u16, 3] {
-        let frames = (0..30u64)
-            .map(|k| {
-                (
-                    Time(k * slot.ps()),
-                    Ctl {
-                        port: 1,
-                        ..Ctl::default()
-                    }
-                    .frame(len),
-                )
-            })
-            .collect();
-        b.add_frames(port, frames).unwrap();
-    }
+    feed_line_rate(
+        &mut b,
+        &[2, 3],
+        30,
+        len,
+        10,
+        Ctl {
+            port: 1,
+            ..Ctl::default()
+        },
+    );
     // Port 0: a pause request for port 1 queue 0 at 10 us, a resume at 40 us (the request
     // packets themselves go back out of port 0).
     let (pause_at, resume_at) = (Time::from_ns(10_000), Time::from_ns(40_000));

@@ -13,7 +13,7 @@ use asic_model::chip::{Chip, ChipConfig, ChipEvent, DropReason, PktGenApp, Wire}
 use asic_model::kernel::EventQueue;
 use asic_model::mac::{frame_time, slot_time};
 use asic_model::profile::ChipProfile;
-use common::plumbing::{afc, bench, compile, conserved, Ctl};
+use common::plumbing::{afc, bench, compile, conserved, feed_line_rate, Ctl};
 use common::*;
 use pipelines::time::Time;
 use tm::config::{AdmissionPolicy, QueueConfig, TmConfig};
@@ -50,22 +50,17 @@ const N: u64 = 40;
 fn backlog_run(profile: &ChipProfile, extra: Vec<(Time, Vec<u8>)>) -> Bench {
     let program = compile("tests/programs/plumbing.p4", profile);
     let mut b = bench(profile, &program, ChipConfig::default());
-    let slot = slot_time(LEN, 10);
-    for port in [2u16, 3] {
-        let frames = (0..N)
-            .map(|k| {
-                (
-                    Time(k * slot.ps()),
-                    Ctl {
-                        port: 1,
-                        ..Ctl::default()
-                    }
-                    .frame(LEN),
-                )
-            })
-            .collect();
-        b.add_frames(port, frames).unwrap();
-    }
+    feed_line_rate(
+        &mut b,
+        &[2, 3],
+        N,
+        LEN,
+        10,
+        Ctl {
+            port: 1,
+            ..Ctl::default()
+        },
+    );
     if !extra.is_empty() {
         b.add_frames(0, extra).unwrap();
     }

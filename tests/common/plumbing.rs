@@ -5,8 +5,10 @@ use super::repo;
 use asic::bench::{Bench, RunReport};
 use asic::run::compile_file;
 use asic_model::chip::ChipConfig;
+use asic_model::mac::slot_time;
 use asic_model::profile::ChipProfile;
 use pipelines::program::Program;
+use pipelines::time::Time;
 
 /// Bytes of plumbing.p4's control header.
 pub const CTL: usize = 22;
@@ -83,4 +85,15 @@ pub fn conserved(b: &Bench, report: &RunReport) {
         "conservation: {report:?}"
     );
     assert_eq!(b.chip().packets_inside(), 0);
+}
+
+/// `n` copies of `ctl`'s `len`-byte frame into each of `ports`, back to back at `gbps`.
+pub fn feed_line_rate(b: &mut Bench, ports: &[u16], n: u64, len: usize, gbps: u32, ctl: Ctl) {
+    let slot = slot_time(len, gbps);
+    for &port in ports {
+        let frames = (0..n)
+            .map(|k| (Time(k * slot.ps()), ctl.frame(len)))
+            .collect();
+        b.add_frames(port, frames).unwrap();
+    }
 }
