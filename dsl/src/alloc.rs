@@ -225,7 +225,9 @@ fn table_externs(t: &Table, c: &ControlProgram) -> TableExterns {
                     x.hashes.insert(*hash);
                     None
                 }
-                ExternCall::Random { .. } | ExternCall::QueueDepth { .. } => None,
+                ExternCall::Random { .. }
+                | ExternCall::QueueDepth { .. }
+                | ExternCall::EmptyQueues { .. } => None,
             };
             if let Some(ExternIndex::Hash(h)) = index {
                 x.hashes.insert(*h);

@@ -182,6 +182,9 @@ pub(crate) fn extern_access(
                 .collect(),
             Some(*dst),
         ),
+        ExternCall::EmptyQueues { port, dst } => {
+            (operand_field(*port).into_iter().collect(), Some(*dst))
+        }
     }
 }
 
@@ -950,6 +953,20 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     dst: self.layout.field(env, &dst),
                 }
             }
+            (Extern::QueueDepth, "empty", [port]) => {
+                if dst.width > 128 {
+                    return Err(err(
+                        ErrorKind::Type,
+                        rhs.span,
+                        "the empty-queue bitmap is at most bit<128> (one bit per queue)",
+                    ));
+                }
+                let port = scope.value_of_width(port, 9)?;
+                ExternCall::EmptyQueues {
+                    port: self.layout.operand(env, &port),
+                    dst: self.layout.field(env, &dst),
+                }
+            }
             (Extern::QueueDepth, "read", [port, qid]) => {
                 want(19)?;
                 let port = scope.value_of_width(port, 9)?;
@@ -970,7 +987,9 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                         Extern::Meter { .. } => "`colour = m.execute(index)`",
                         Extern::Hash { .. } => "`dst = h.get({fields})`",
                         Extern::Random { .. } => "`dst = r.get()`",
-                        Extern::QueueDepth => "`depth = qd.read(port, qid)`",
+                        Extern::QueueDepth => {
+                            "`depth = qd.read(port, qid)` or `empty = qd.empty(port)`"
+                        }
                         Extern::Counter { .. } => "`c.count(index);`",
                         Extern::DirectCounter(_) => "the table property `counters = dc;`",
                         Extern::Register { .. } => "the target of a RegisterAction",
@@ -1043,7 +1062,9 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             ExternCall::Meter { meter, .. } => Some(Res::Meter(*meter)),
             ExternCall::Count { counter, .. } => Some(Res::Counter(*counter)),
             ExternCall::Hash { hash, .. } => Some(Res::Hash(*hash)),
-            ExternCall::Random { .. } | ExternCall::QueueDepth { .. } => None,
+            ExternCall::Random { .. }
+            | ExternCall::QueueDepth { .. }
+            | ExternCall::EmptyQueues { .. } => None,
         }
     }
 
@@ -1164,7 +1185,9 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                         mark_index(index, &mut hashes);
                     }
                     ExternCall::Hash { hash, .. } => hashes[*hash as usize] = true,
-                    ExternCall::Random { .. } | ExternCall::QueueDepth { .. } => {}
+                    ExternCall::Random { .. }
+                    | ExternCall::QueueDepth { .. }
+                    | ExternCall::EmptyQueues { .. } => {}
                 }
             }
         }
@@ -1224,7 +1247,9 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                         map_index(index);
                     }
                     ExternCall::Hash { hash, .. } => *hash = hm[*hash as usize],
-                    ExternCall::Random { .. } | ExternCall::QueueDepth { .. } => {}
+                    ExternCall::Random { .. }
+                    | ExternCall::QueueDepth { .. }
+                    | ExternCall::EmptyQueues { .. } => {}
                 }
             }
         }

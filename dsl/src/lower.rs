@@ -498,7 +498,19 @@ fn lower_deparser(
         ));
     }
     let mut checksums = HashSet::new();
+    let mut mirrors = HashSet::new();
     for i in &d.instances {
+        if i.type_name.name == tna::MIRROR {
+            if i.generic || !i.args.is_empty() {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    i.span,
+                    "write `Mirror() name;` (the session is the `mirror_session` intrinsic)",
+                ));
+            }
+            mirrors.insert(i.name.name.as_str());
+            continue;
+        }
         if i.type_name.name != tna::CHECKSUM {
             return Err(err(
                 ErrorKind::Unsupported,
@@ -529,10 +541,11 @@ fn lower_deparser(
                 }
             }
             Stmt::Call(call) => {
-                let emit = call.method_call().filter(|(t, m, a)| scope.is_packet(t) && m.name == "emit" && a.len() == 1);
-                let Some((_, _, [arg])) = emit else {
+                let emit = call.method_call().filter(|(t, m, a)| m.name == "emit" && a.len() == 1 && (scope.is_packet(t) || is_instance(t, &mirrors)));
+                let Some((target, _, [arg])) = emit else {
                     return Err(err(ErrorKind::Unsupported, call.span, format!("`{}` is not supported in a deparser", env.text(call.span))));
                 };
+                let to_mirror = is_instance(target, &mirrors);
                 let headers = match scope.place(arg)? {
                     Place::Header(h) => vec![h],
                     Place::Struct { key, name, ty } => env.struct_headers(&key, &name, &ty),
@@ -540,10 +553,11 @@ fn lower_deparser(
                 };
                 for h in headers {
                     let id = layout.header(env, &h);
-                    if out.emit.contains(&id) {
+                    let list = if to_mirror { &mut out.mirror_emit } else { &mut out.emit };
+                    if list.contains(&id) {
                         return Err(err(ErrorKind::Semantic, arg.span, format!("`{}` is emitted twice", h.name)));
                     }
-                    out.emit.push(id);
+                    list.push(id);
                 }
             }
             Stmt::Assign { lhs, rhs, span } => {
@@ -579,6 +593,11 @@ fn lower_deparser(
         }
     }
     Ok(out)
+}
+
+/// Whether `e` names one of the deparser's extern instances in `names`.
+fn is_instance(e: &Expr, names: &HashSet<&str>) -> bool {
+    matches!(&e.kind, ExprKind::Name(n) if names.contains(n.name.as_str()))
 }
 
 /// Renumber tables and gateways in the order control flow first reaches them (depth first,

@@ -150,6 +150,9 @@ pub const PACKET_IN: &str = "packet_in";
 pub const PACKET_OUT: &str = "packet_out";
 /// The deparser checksum extern.
 pub const CHECKSUM: &str = "Checksum";
+/// The deparser's mirror extern (`Mirror() m; m.emit(hdr.h);`): headers that start every
+/// mirrored copy (TNA's mirror header), before the deparsed packet.
+pub const MIRROR: &str = "Mirror";
 /// `Register<T, I>(size[, init])`.
 pub const REGISTER: &str = "Register";
 /// `RegisterAction<T, I, U>(register) name = { void apply(inout T value, out U rv) {...} };`

@@ -1,7 +1,7 @@
 //! The deparser: recompute checksums, emit valid headers in order, then the payload.
 
 use crate::phv::Phv;
-use crate::program::{DeparserProgram, FieldId, PhvLayout};
+use crate::program::{DeparserProgram, FieldId, HeaderId, PhvLayout};
 
 /// Appends big-endian bit strings to a byte buffer.
 struct BitWriter<'a> {
@@ -75,8 +75,14 @@ pub fn deparse(
         }
     }
     out.clear();
+    emit_headers(&prog.emit, layout, phv, out);
+    out.extend_from_slice(payload);
+}
+
+/// Append the valid ones of `headers`, in order, to `out`.
+fn emit_headers(headers: &[HeaderId], layout: &PhvLayout, phv: &Phv, out: &mut Vec<u8>) {
     let mut w = BitWriter { out, used: 0 };
-    for &h in &prog.emit {
+    for &h in headers {
         let header = &layout.headers[h as usize];
         if phv.get(&layout.fields[header.valid as usize]) == 0 {
             continue;
@@ -86,7 +92,41 @@ pub fn deparse(
             w.push(phv.get(field), field.width as u32);
         }
     }
-    out.extend_from_slice(payload);
+}
+
+/// Most bytes a mirror header may have (the verifier refuses longer ones). An assumption
+/// sized for bookkeeping headers: Tofino's mirror metadata is a few tens of bytes.
+pub const MIRROR_HEADER_MAX_BYTES: usize = 32;
+
+/// The bytes that start a mirrored copy: the valid headers of the deparser's `Mirror`
+/// extern (TNA's mirror header), held inline so the per-packet path does not allocate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MirrorHeader {
+    bytes: [u8; MIRROR_HEADER_MAX_BYTES],
+    len: u8,
+}
+
+impl MirrorHeader {
+    /// The header's bytes (empty when the program emits none).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+/// The mirror header of the packet in `phv`, built in `scratch` (reused between packets).
+pub fn mirror_header(
+    prog: &DeparserProgram,
+    layout: &PhvLayout,
+    phv: &Phv,
+    scratch: &mut Vec<u8>,
+) -> MirrorHeader {
+    scratch.clear();
+    emit_headers(&prog.mirror_emit, layout, phv, scratch);
+    let mut m = MirrorHeader::default();
+    let n = scratch.len().min(MIRROR_HEADER_MAX_BYTES);
+    m.bytes[..n].copy_from_slice(&scratch[..n]);
+    m.len = n as u8;
+    m
 }
 
 #[cfg(test)]

@@ -52,6 +52,14 @@ pub trait DepthView {
     /// `at − delay` (0 before the first one is visible, and for a port or queue the chip
     /// does not have). `at` may be in the recent past (a gress runs at its exit cycle).
     fn depth_cells(&self, port: u16, queue: u16, at: Time) -> u32;
+
+    /// Bit `q` set for each queue `q < queues.min(128)` of `port` whose depth in the copy in
+    /// force at `at` is 0 (as [`DepthView::depth_cells`] reads it).
+    fn empty_queues(&self, port: u16, queues: u16, at: Time) -> u128 {
+        (0..queues.min(128))
+            .filter(|&q| self.depth_cells(port, q, at) == 0)
+            .fold(0, |m, q| m | 1u128 << q)
+    }
 }
 
 /// No published depths: every read is 0. For egress (which never reads them) and for a
@@ -243,6 +251,14 @@ pub fn run_action(
                 };
                 let max = mask(layout.fields[dst as usize].width as u32);
                 results.push((dst, (d as u128).min(max), u128::MAX));
+            }
+            ExternCall::EmptyQueues { port, dst } => {
+                let w = layout.fields[dst as usize].width;
+                let m = match u16::try_from(operand(port, args, layout, phv)) {
+                    Ok(p) => pkt.depths.empty_queues(p, w, pkt.stage_time(stage)),
+                    Err(_) => mask(w as u32),
+                };
+                results.push((dst, m & mask(w as u32), u128::MAX));
             }
         }
     }

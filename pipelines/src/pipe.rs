@@ -16,7 +16,7 @@
 
 use crate::control::{ControlError, ResolvedControlOp};
 use crate::counter::{CounterBank, Counts};
-use crate::deparser::deparse;
+use crate::deparser::{deparse, mirror_header, MirrorHeader};
 use crate::hash::HashEngine;
 use crate::mau::{run_control, ControlStats, DepthView, ExternState, NoDepths, PacketCtx};
 use crate::meter::{MeterBank, MeterConfig, MeterReading};
@@ -254,6 +254,9 @@ pub struct TmRequests {
     pub recirculate: bool,
     /// Advanced flow control request (0: none).
     pub adv_flow_ctl: u32,
+    /// What starts the mirrored copy (empty unless the program mirrors and emits a
+    /// mirror header).
+    pub mirror_header: MirrorHeader,
 }
 
 /// The field bound to each intrinsic, indexed by `Intrinsic as usize`, resolved once at
@@ -470,6 +473,13 @@ impl LoadedGress {
             &mut self.scratch,
         );
         std::mem::swap(data, &mut self.scratch);
+        let mirrors = b[Intrinsic::MirrorSession as usize]
+            .is_some_and(|f| phv.get(&layout.fields[f as usize]) != 0);
+        let mirror_header = if mirrors && !self.prog.deparser.mirror_emit.is_empty() {
+            mirror_header(&self.prog.deparser, layout, phv, &mut self.scratch)
+        } else {
+            MirrorHeader::default()
+        };
 
         let get = |i: Intrinsic| b[i as usize].map_or(0, |f| phv.get(&layout.fields[f as usize]));
         let valid = get(Intrinsic::UcastEgressPortValid) != 0;
@@ -487,6 +497,7 @@ impl LoadedGress {
                 mirror_truncate_bytes: get(Intrinsic::MirrorTruncateBytes) as u16,
                 recirculate: get(Intrinsic::Recirculate) != 0,
                 adv_flow_ctl: get(Intrinsic::AdvFlowCtl) as u32,
+                mirror_header,
             },
             stats,
         })

@@ -391,7 +391,12 @@ impl ControlProgram {
         self.actions.iter().any(|a| {
             a.externs
                 .iter()
-                .any(|x| matches!(x, ExternCall::QueueDepth { .. }))
+                .any(|x| {
+                    matches!(
+                        x,
+                        ExternCall::QueueDepth { .. } | ExternCall::EmptyQueues { .. }
+                    )
+                })
         })
     }
 }
@@ -693,6 +698,11 @@ pub struct Gateway {
 pub struct DeparserProgram {
     /// Headers in emit order.
     pub emit: Vec<HeaderId>,
+    /// Headers (when valid) that start each mirrored copy, before the deparsed packet:
+    /// TNA's mirror header, how a program hands metadata to the copy's egress or to the
+    /// ingress it is recirculated to. At most [`crate::deparser::MIRROR_HEADER_MAX_BYTES`].
+    #[serde(default)]
+    pub mirror_emit: Vec<HeaderId>,
     /// Checksums recomputed before emitting.
     pub checksums: Vec<ChecksumUpdate>,
 }
@@ -958,6 +968,17 @@ pub enum ExternCall {
         /// Queue within the port.
         queue: Operand,
         /// Destination.
+        dst: FieldId,
+    },
+    /// The empty queues of egress port `port` in the same published snapshot as
+    /// [`ExternCall::QueueDepth`]: bit `q` of `dst` is 1 when queue `q` reads 0 cells (so a
+    /// queue or port the chip lacks reads empty). What BFC's empty-queue bitmap holds,
+    /// refreshed from the same export. Ingress only; no stage resource is counted, as for
+    /// `QueueDepth`.
+    EmptyQueues {
+        /// Egress port.
+        port: Operand,
+        /// Destination (up to 128 queues).
         dst: FieldId,
     },
 }

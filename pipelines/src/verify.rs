@@ -145,6 +145,28 @@ pub fn verify_gress(gress: &str, g: &GressProgram, spec: &PipeSpec) -> Result<()
             return cx.err("deparser", format!("emits missing header #{h}"));
         }
     }
+    let mut mirror_bits = 0u32;
+    for &h in &g.deparser.mirror_emit {
+        let Some(header) = g.phv.headers.get(h as usize) else {
+            return cx.err("deparser", format!("mirrors missing header #{h}"));
+        };
+        mirror_bits += header
+            .fields
+            .iter()
+            .filter_map(|&f| g.phv.fields.get(f as usize))
+            .map(|f| f.width as u32)
+            .sum::<u32>();
+    }
+    let mirror_bytes = mirror_bits.div_ceil(8) as usize;
+    if mirror_bytes > crate::deparser::MIRROR_HEADER_MAX_BYTES {
+        return cx.err(
+            "deparser",
+            format!(
+                "the mirror header is {mirror_bytes} bytes; at most {} fit",
+                crate::deparser::MIRROR_HEADER_MAX_BYTES
+            ),
+        );
+    }
     for c in &g.deparser.checksums {
         if !field_ok(c.dst) || g.phv.fields[c.dst as usize].width != 16 {
             return cx.err("deparser", "a checksum must be written to a 16-bit field");
@@ -329,6 +351,15 @@ fn verify_control(
                         operand_ok(port, a.params.len()) && operand_ok(queue, a.params.len()),
                         Some(dst),
                     )
+                }
+                ExternCall::EmptyQueues { port, dst } => {
+                    if cx.gress != "ingress" {
+                        return cx.err(
+                            &place,
+                            "reads the empty queues; the TM publishes queue depths to ingress only",
+                        );
+                    }
+                    (operand_ok(port, a.params.len()), Some(dst))
                 }
             };
             if !ok || dst.is_some_and(|d| d as usize >= nf) {
@@ -684,7 +715,9 @@ fn verify_extern_placement(
                         ("hash unit", &h.name, h.stage)
                     }
                     // Not a stage unit: the published depths come on their own bus.
-                    ExternCall::Random { .. } | ExternCall::QueueDepth { .. } => continue,
+                    ExternCall::Random { .. }
+                    | ExternCall::QueueDepth { .. }
+                    | ExternCall::EmptyQueues { .. } => continue,
                 };
                 if stage != t.stage {
                     return cx.err(

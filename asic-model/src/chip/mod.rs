@@ -1111,7 +1111,7 @@ impl Chip {
             return self.drop_packet(h, DropReason::IngressProgramDrop);
         }
         if r.mirror_session != 0 {
-            self.mirror(now, h, r.mirror_session, r.mirror_truncate_bytes, q);
+            self.mirror(now, h, &r, q);
         }
         // Destinations: the unicast port (or this pipe's first recirculation port), then
         // the multicast group's members.
@@ -1150,7 +1150,7 @@ impl Chip {
             let c = if i + 1 == n {
                 h
             } else {
-                self.copy_packet(h, usize::MAX)
+                self.copy_packet(h, &[], usize::MAX)
             };
             self.enqueue_to(
                 now,
@@ -1359,7 +1359,7 @@ impl Chip {
             return self.drop_packet(h, DropReason::EgressProgramDrop);
         }
         if r.mirror_session != 0 {
-            self.mirror(now, h, r.mirror_session, r.mirror_truncate_bytes, q);
+            self.mirror(now, h, &r, q);
         }
         let p = &mut self.ports[port as usize];
         let start = now.max(p.tx_free_at);

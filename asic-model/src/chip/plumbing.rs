@@ -10,6 +10,7 @@ use super::{Chip, ChipConfig, ChipError, ChipEvent, MirrorSession, Port, PortKin
 use crate::kernel::Schedule;
 use crate::profile::ChipProfile;
 use pipelines::time::Time;
+use pipelines::pipe::TmRequests;
 
 /// Counters of the chip's plumbing. Conservation: front-panel packets in + `created()` =
 /// front-panel packets out + drops.
@@ -151,32 +152,35 @@ impl Chip {
         &self.plumbing
     }
 
-    /// A copy of packet `src`'s current bytes (at most `max_len`), with its ingress port and
-    /// arrival time.
-    pub(super) fn copy_packet(&mut self, src: u32, max_len: usize) -> u32 {
+    /// A copy of `prefix` followed by packet `src`'s current bytes (at most `max_len` in
+    /// all), with its ingress port and arrival time.
+    pub(super) fn copy_packet(&mut self, src: u32, prefix: &[u8], max_len: usize) -> u32 {
         let c = self.packets.alloc();
         let data = std::mem::take(&mut self.packets.slots[src as usize].data);
         let s = &self.packets.slots[src as usize];
         let (ingress_port, rx_start) = (s.ingress_port, s.rx_start);
         let copy = &mut self.packets.slots[c as usize];
+        let prefix = &prefix[..prefix.len().min(max_len)];
+        copy.data.extend_from_slice(prefix);
         copy.data
-            .extend_from_slice(&data[..data.len().min(max_len)]);
+            .extend_from_slice(&data[..data.len().min(max_len - prefix.len())]);
         copy.ingress_port = ingress_port;
         copy.rx_start = rx_start;
         self.packets.slots[src as usize].data = data;
         c
     }
 
-    /// Mirror packet `h` (as it is now) to `session`: a truncated copy enqueued to the
-    /// session's port and queue as a packet of its own.
+    /// Mirror packet `h` (as it is now) to `session`: the program's mirror header, then
+    /// the packet, truncated, enqueued to the session's port and queue as a packet of its
+    /// own.
     pub(super) fn mirror(
         &mut self,
         now: Time,
         h: u32,
-        session: u16,
-        trunc: u16,
+        r: &TmRequests,
         q: &mut impl Schedule<ChipEvent>,
     ) {
+        let (session, trunc) = (r.mirror_session, r.mirror_truncate_bytes);
         let Some(s) = self.mirror.get(session as usize).copied().flatten() else {
             self.plumbing.mirror_unknown_session += 1;
             return;
@@ -185,7 +189,7 @@ impl Chip {
         if trunc != 0 {
             max = max.min(trunc as usize);
         }
-        let c = self.copy_packet(h, max);
+        let c = self.copy_packet(h, r.mirror_header.as_bytes(), max);
         self.plumbing.mirror_copies += 1;
         self.enqueue_to(now, c, s.port, s.queue, 0, 0, false, q);
     }

@@ -248,6 +248,7 @@ impl Builder {
                 sources,
                 when_valid: ipv4,
             }],
+            mirror_emit: Vec::new(),
         };
         b.g.control.stages = stages;
         let hdr = Hdr {
