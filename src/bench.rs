@@ -1,11 +1,16 @@
 //! The lab bench around one chip: feeds frames into its ports, runs the event kernel until
 //! the chip is empty, and captures what leaves.
+//!
+//! In lockstep mode ([`Bench::set_lockstep`]) the bench visits every cycle of the chip
+//! between events ([`asic_model::kernel::Lockstep`], [`Chip::tick`]); the events, their
+//! order and the outputs are the same as without it. [`Bench::keep_trace`] records every
+//! event the kernel ran, for comparing the two.
 
 use crate::generator::GeneratorFeed;
 use crate::pcap_io::PcapOut;
 use crate::scenario::Generator;
-use asic_model::chip::{Chip, ChipConfig, ChipEvent, DropReason, PortCounters, Wire};
-use asic_model::kernel::{EventQueue, Schedule};
+use asic_model::chip::{Chip, ChipConfig, ChipEvent, DropReason, LockstepCounters, PortCounters, Wire};
+use asic_model::kernel::{EventQueue, Lockstep, Schedule};
 use asic_model::profile::ChipProfile;
 use pipelines::control::ResolvedControlOp;
 use pipelines::entries::ResolvedEntry;
@@ -45,10 +50,11 @@ impl Feed {
 }
 
 /// Events of a one-chip bench.
-#[derive(Clone, Copy, Debug)]
-enum Ev {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ev {
+    /// The chip's.
     Chip(ChipEvent),
-    /// Feed number `n` starts its next frame.
+    /// Feed number `n` (in the order feeds were added) starts its next frame.
     Feed(usize),
 }
 
@@ -156,6 +162,9 @@ pub struct RunReport {
     pub events: u64,
     /// Packets whose parse failed but which the program continued with (ingress, egress).
     pub parser_errors_continued: [u64; 2],
+    /// Lockstep mode: what the per-cycle visits saw (`None` when event-driven).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lockstep: Option<LockstepCounters>,
 }
 
 impl RunReport {
@@ -241,6 +250,18 @@ impl RunReport {
         if ig + eg > 0 {
             s += &format!("parser errors continued by the program: ingress {ig}, egress {eg}\n");
         }
+        if let Some(l) = &self.lockstep {
+            s += &format!(
+                "lockstep: {} cycles visited (0 to {}); packets in the pipes per cycle, summed over \
+                 pipes: ingress {:.3} on average, {} at most in one pipe; egress {:.3}, {} at most\n",
+                l.cycles,
+                l.last_cycle,
+                l.ingress_packet_cycles as f64 / l.cycles.max(1) as f64,
+                l.peak_ingress,
+                l.egress_packet_cycles as f64 / l.cycles.max(1) as f64,
+                l.peak_egress
+            );
+        }
         s
     }
 }
@@ -256,6 +277,10 @@ pub struct Bench {
     events: u64,
     /// Whether the chip's packet generator has been started.
     started: bool,
+    /// Lockstep mode: the cycles visited so far.
+    lockstep: Option<Lockstep>,
+    /// Every event run, when kept.
+    trace: Option<Vec<(Time, Ev)>>,
 }
 
 impl Bench {
@@ -295,6 +320,8 @@ impl Bench {
             capture: Capture::default(),
             events: 0,
             started: false,
+            lockstep: None,
+            trace: None,
         })
     }
 
@@ -359,6 +386,22 @@ impl Bench {
         self.capture.log.as_deref().unwrap_or(&[])
     }
 
+    /// Visit every cycle of the chip between events (lockstep mode), or not. Set before
+    /// [`Self::run`].
+    pub fn set_lockstep(&mut self, on: bool) {
+        self.lockstep = on.then(|| Lockstep::new(vec![self.chip.clock()]));
+    }
+
+    /// Record every event the kernel runs, with its time.
+    pub fn keep_trace(&mut self) {
+        self.trace = Some(Vec::new());
+    }
+
+    /// The events run so far, when kept ([`Self::keep_trace`]).
+    pub fn trace(&self) -> &[(Time, Ev)] {
+        self.trace.as_deref().unwrap_or(&[])
+    }
+
     /// Run until every frame has entered and the chip is empty.
     pub fn run(&mut self) -> Result<RunReport, String> {
         if !self.started {
@@ -370,8 +413,16 @@ impl Bench {
                 self.queue.at(t, Ev::Feed(i));
             }
         }
-        while let Some((now, ev)) = self.queue.pop() {
+        while let Some(t) = self.queue.peek_time() {
+            if let Some(l) = &mut self.lockstep {
+                let chip = &mut self.chip;
+                l.advance_to(t, |_, cycle| chip.tick(cycle));
+            }
+            let (now, ev) = self.queue.pop().expect("peeked");
             self.events += 1;
+            if let Some(tr) = &mut self.trace {
+                tr.push((now, ev));
+            }
             match ev {
                 Ev::Chip(e) => self.chip.handle(now, e, &mut self.queue, &mut self.capture),
                 Ev::Feed(i) => {
@@ -440,6 +491,10 @@ impl Bench {
             end_ps: self.queue.now().ps(),
             events: self.events,
             parser_errors_continued: self.chip.parser_errors_continued(),
+            lockstep: self
+                .lockstep
+                .as_ref()
+                .map(|_| self.chip.lockstep_counters()),
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod errors;
 pub mod generator;
 pub mod net;
 pub mod pcap_io;
+pub mod perf;
 pub mod report;
 pub mod run;
 pub mod scenario;

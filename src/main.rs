@@ -5,6 +5,9 @@ use asic::run::{compile_file, run_scenario};
 use asic::scenario::ScenarioFile;
 use asic_model::profile;
 use clap::{Parser, Subcommand, ValueEnum};
+
+#[global_allocator]
+static ALLOC: asic::perf::CountingAlloc = asic::perf::CountingAlloc;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -28,6 +31,9 @@ enum Command {
         /// Output directory (overrides the scenario's `output`).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Visit every cycle of the chip (slow; same results, plus what the visits saw).
+        #[arg(long)]
+        lockstep: bool,
     },
     /// Run a network scenario (chips, hosts, links, traffic): pcaps, CSV/JSON tables,
     /// a VCD waveform and plots in the output directory.
@@ -37,6 +43,24 @@ enum Command {
         /// Output directory.
         #[arg(long, default_value = "out/net")]
         out: PathBuf,
+        /// Visit every cycle of every chip (slow; same results).
+        #[arg(long)]
+        lockstep: bool,
+    },
+    /// Measure the model's speed: switch-hops per second, simulated time per wall second and
+    /// peak memory on each workload of docs/PERFORMANCE.md.
+    Bench {
+        /// Workloads to run (all if none): pipe12, tm-dt, hop-64B, chip-64x100G, leafspine.
+        workloads: Vec<String>,
+        /// Tiny sizes: a smoke run of every workload in well under a second.
+        #[arg(long)]
+        quick: bool,
+        /// Multiply every workload's size by this (the linearity check runs 1 and 10).
+        #[arg(long, default_value_t = 1)]
+        scale: u64,
+        /// Visit every cycle of every chip (lockstep mode).
+        #[arg(long)]
+        lockstep: bool,
     },
     /// Run a parameter grid over a network scenario, one simulation per point in parallel,
     /// and merge the results into one table.
@@ -102,7 +126,7 @@ fn demo() -> Result<(), String> {
         sf.scenario.chip,
         dir.display()
     );
-    let (report, out) = run_scenario(&sf, Some(&dir.join("results")))?;
+    let (report, out) = run_scenario(&sf, Some(&dir.join("results")), false)?;
     print!("{}", report.render_text());
     println!(
         "\nwrote one pcap per egress port and summary.{{txt,json}} to {}",
@@ -171,12 +195,19 @@ fn compile(
     Ok(())
 }
 
-fn net(scenario: &Path, out: &Path) -> Result<(), String> {
+fn net(scenario: &Path, out: &Path, lockstep: bool) -> Result<(), String> {
     std::fs::create_dir_all(out)
         .map_err(|e| format!("{}: cannot create directory: {e}", out.display()))?;
-    let record = asic::net::run_file(scenario, out)?;
-    let report = asic::report::write_run(&record, out, &asic::report::ReportOptions::default())?;
+    let run = asic::net::run_file(scenario, out, lockstep)?;
+    let report =
+        asic::report::write_run(&run.record, out, &asic::report::ReportOptions::default())?;
     print!("{}", report.text);
+    if lockstep {
+        println!(
+            "\nlockstep: {} chip cycles visited, all chips together",
+            run.lockstep_cycles
+        );
+    }
     println!("\nwrote {} files to {}", report.files.len(), out.display());
     Ok(())
 }
@@ -209,19 +240,45 @@ fn tm_experiment(name: Option<&str>, csv: bool) -> Result<(), String> {
     Ok(())
 }
 
+fn bench(workloads: &[String], quick: bool, scale: u64, lockstep: bool) -> Result<(), String> {
+    let sizes = if quick {
+        asic::perf::Sizes::QUICK
+    } else {
+        asic::perf::Sizes::FULL
+    };
+    let figs = asic::perf::run(sizes.times(scale.max(1)), workloads, lockstep)?;
+    print!("{}", asic::perf::render(&figs));
+    Ok(())
+}
+
 fn main() -> ExitCode {
+    asic::perf::CountingAlloc::installed();
     let cli = Cli::parse();
     let result = match cli.command {
         None => demo(),
-        Some(Command::Run { scenario, out }) => ScenarioFile::load(&scenario)
+        Some(Command::Run {
+            scenario,
+            out,
+            lockstep,
+        }) => ScenarioFile::load(&scenario)
             .map_err(|e| e.to_string())
-            .and_then(|sf| run_scenario(&sf, out.as_deref()))
+            .and_then(|sf| run_scenario(&sf, out.as_deref(), lockstep))
             .map(|(report, dir)| {
                 print!("{}", report.render_text());
                 println!("\nresults in {}", dir.display());
             }),
         Some(Command::Chips { action }) => chips(action),
-        Some(Command::Net { scenario, out }) => net(&scenario, &out),
+        Some(Command::Net {
+            scenario,
+            out,
+            lockstep,
+        }) => net(&scenario, &out, lockstep),
+        Some(Command::Bench {
+            workloads,
+            quick,
+            scale,
+            lockstep,
+        }) => bench(&workloads, quick, scale, lockstep),
         Some(Command::Sweep { spec, out }) => sweep(&spec, &out),
         Some(Command::TmExperiment { name, csv }) => tm_experiment(name.as_deref(), csv),
         Some(Command::Compile {

@@ -74,7 +74,13 @@ fn describe(i: usize, op: &ControlOp) -> String {
 
 /// Run a scenario. Results go to `out` if given, else to the scenario's output directory.
 /// Returns the report and the directory written.
-pub fn run_scenario(sf: &ScenarioFile, out: Option<&Path>) -> Result<(RunReport, PathBuf), String> {
+/// With `lockstep`, the chip visits every cycle (same results, and the report says what the
+/// visits saw).
+pub fn run_scenario(
+    sf: &ScenarioFile,
+    out: Option<&Path>,
+    lockstep: bool,
+) -> Result<(RunReport, PathBuf), String> {
     let s = &sf.scenario;
     let chip = profile::load(&sf_relative_chip(sf))
         .map_err(|e| sf.error_at(&s.chip, e.to_string()).to_string())?;
@@ -90,6 +96,7 @@ pub fn run_scenario(sf: &ScenarioFile, out: Option<&Path>) -> Result<(RunReport,
     };
     let mut bench = Bench::with_config(chip, &compiled.program, s.config.clone(), &ops)
         .map_err(|e| format!("{}: {e}", sf.path.display()))?;
+    bench.set_lockstep(lockstep);
     for (i, c) in s.control.iter().enumerate() {
         let op = resolve_op(&compiled.program, &c.op).map_err(|e| {
             format!(

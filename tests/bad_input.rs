@@ -24,7 +24,7 @@ fn run(dir: &Path) -> String {
         Ok(sf) => sf,
         Err(e) => return e.to_string(),
     };
-    run_scenario(&sf, Some(&dir.join("out"))).expect_err("the run must fail")
+    run_scenario(&sf, Some(&dir.join("out")), false).expect_err("the run must fail")
 }
 
 const GOOD: &str = r#"(
@@ -137,7 +137,7 @@ fn a_scenario_configures_the_chip_and_a_bad_config_is_located() {
         ),
     );
     let sf = ScenarioFile::load(&dir.join("scenario.ron")).unwrap();
-    let (report, _) = run_scenario(&sf, Some(&dir.join("out"))).unwrap();
+    let (report, _) = run_scenario(&sf, Some(&dir.join("out")), false).unwrap();
     assert!(
         report
             .drops

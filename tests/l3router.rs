@@ -188,7 +188,7 @@ fn an_overloaded_queue_drops_with_a_reason_and_nothing_is_lost() {
 fn the_scenario_writes_pcaps_that_parse_back() {
     let sf = ScenarioFile::load(&repo("programs/l3router/scenario.ron")).unwrap();
     let dir = std::env::temp_dir().join(format!("asic-l3-{}", std::process::id()));
-    let (report, _) = run_scenario(&sf, Some(&dir)).unwrap();
+    let (report, _) = run_scenario(&sf, Some(&dir), false).unwrap();
     assert_eq!(
         report.packets_in(),
         report.packets_out() + report.packets_dropped()
@@ -260,8 +260,8 @@ fn the_scenario_writes_pcaps_that_parse_back() {
 fn identical_runs_are_identical() {
     let sf = ScenarioFile::load(&repo("programs/l3router/scenario.ron")).unwrap();
     let base = std::env::temp_dir().join(format!("asic-det-{}", std::process::id()));
-    let (a, _) = run_scenario(&sf, Some(&base.join("a"))).unwrap();
-    let (b, _) = run_scenario(&sf, Some(&base.join("b"))).unwrap();
+    let (a, _) = run_scenario(&sf, Some(&base.join("a")), false).unwrap();
+    let (b, _) = run_scenario(&sf, Some(&base.join("b")), false).unwrap();
     assert_eq!(a, b);
     for port in 0..4 {
         let f = format!("port{port}.pcap");

@@ -24,7 +24,7 @@ fn pcaps_parse_and_name_the_right_ports() {
     )
     .unwrap();
     let out = dir.join("out");
-    let rec = net::run_file(&scen, &out).unwrap();
+    let rec = net::run_file(&scen, &out, false).unwrap().record;
     assert!(rec.flows.iter().all(|f| f.end_ps.is_some()));
     let read = |name: &str| {
         let mut r = PcapReader::new(File::open(out.join(name)).unwrap()).unwrap();

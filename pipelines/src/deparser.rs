@@ -1,29 +1,47 @@
-//! The deparser: recompute checksums, emit valid headers in order, then the payload.
+//! The deparser: recompute checksums, emit valid headers in order; the payload follows
+//! them unchanged (the pipe leaves it in place).
 
-use crate::phv::Phv;
+use crate::phv::{HeaderWire, Phv};
 use crate::program::{DeparserProgram, FieldId, HeaderId, PhvLayout};
 
-/// Appends big-endian bit strings to a byte buffer.
+/// Appends big-endian bit strings to a byte buffer, 32 bits at a time; dropping it writes
+/// what is left, the last byte zero-padded.
 struct BitWriter<'a> {
     out: &'a mut Vec<u8>,
-    /// Bits already used in the last byte (0 when byte-aligned).
-    used: u32,
+    /// Bits not written yet, in the low `pending` bits.
+    acc: u64,
+    /// How many (below 32 between pushes).
+    pending: u32,
 }
 
-impl BitWriter<'_> {
-    fn push(&mut self, value: u128, width: u32) {
-        let mut left = width;
-        while left > 0 {
-            if self.used == 0 {
-                self.out.push(0);
-            }
-            let room = 8 - self.used;
-            let take = room.min(left);
-            let bits = ((value >> (left - take)) as u32 & ((1u32 << take) - 1)) as u8;
-            *self.out.last_mut().expect("a byte was pushed") |= bits << (room - take);
-            self.used = (self.used + take) % 8;
-            left -= take;
+impl<'a> BitWriter<'a> {
+    fn new(out: &'a mut Vec<u8>) -> BitWriter<'a> {
+        BitWriter {
+            out,
+            acc: 0,
+            pending: 0,
         }
+    }
+
+    /// Append the low `width` bits of `value` (`width <= 32`, higher bits zero).
+    #[inline]
+    fn push(&mut self, value: u32, width: u32) {
+        self.acc = (self.acc << width) | value as u64;
+        self.pending += width;
+        if self.pending >= 32 {
+            self.pending -= 32;
+            let word = (self.acc >> self.pending) as u32;
+            self.out.extend_from_slice(&word.to_be_bytes());
+            self.acc &= (1u64 << self.pending) - 1;
+        }
+    }
+}
+
+impl Drop for BitWriter<'_> {
+    fn drop(&mut self) {
+        let word = ((self.acc << (32 - self.pending)) as u32).to_be_bytes();
+        self.out
+            .extend_from_slice(&word[..self.pending.div_ceil(8) as usize]);
     }
 }
 
@@ -32,26 +50,27 @@ impl BitWriter<'_> {
 /// needs no buffer.
 pub fn internet_checksum(fields: &[FieldId], layout: &PhvLayout, phv: &Phv) -> u16 {
     let mut sum: u64 = 0;
-    let (mut pending, mut npending) = (0u32, 0u32);
+    // Bits not summed yet, in the low `pending` bits (below 16 between chunks).
+    let (mut acc, mut pending) = (0u64, 0u32);
     for &f in fields {
         let field = &layout.fields[f as usize];
         let value = phv.get(field);
         let mut left = field.width as u32;
         while left > 0 {
-            let take = (16 - npending).min(left);
-            let bits = (value >> (left - take)) as u32 & ((1u32 << take) - 1);
-            pending = (pending << take) | bits;
-            npending += take;
+            let take = left.min(32);
+            let bits = (value >> (left - take)) as u64 & ((1u64 << take) - 1);
+            acc = (acc << take) | bits;
+            pending += take;
             left -= take;
-            if npending == 16 {
-                sum += pending as u64;
-                pending = 0;
-                npending = 0;
+            while pending >= 16 {
+                pending -= 16;
+                sum += (acc >> pending) & 0xffff;
             }
+            acc &= (1u64 << pending) - 1;
         }
     }
-    if npending > 0 {
-        sum += (pending << (16 - npending)) as u64;
+    if pending > 0 {
+        sum += acc << (16 - pending);
     }
     while sum >> 16 != 0 {
         sum = (sum & 0xffff) + (sum >> 16);
@@ -59,12 +78,14 @@ pub fn internet_checksum(fields: &[FieldId], layout: &PhvLayout, phv: &Phv) -> u
     !(sum as u16)
 }
 
-/// Deparse into `out` (cleared first): valid headers in emit order, then `payload`.
+/// Deparse the headers into `out` (cleared first): checksums recomputed, valid headers in
+/// emit order. The payload, which follows them, is the caller's.
+/// `wire` is [`crate::phv::wire_layout`] of `layout`.
 pub fn deparse(
     prog: &DeparserProgram,
     layout: &PhvLayout,
+    wire: &[HeaderWire],
     phv: &mut Phv,
-    payload: &[u8],
     out: &mut Vec<u8>,
 ) {
     for c in &prog.checksums {
@@ -75,21 +96,20 @@ pub fn deparse(
         }
     }
     out.clear();
-    emit_headers(&prog.emit, layout, phv, out);
-    out.extend_from_slice(payload);
+    emit_headers(&prog.emit, wire, phv, out);
 }
 
-/// Append the valid ones of `headers`, in order, to `out`.
-fn emit_headers(headers: &[HeaderId], layout: &PhvLayout, phv: &Phv, out: &mut Vec<u8>) {
-    let mut w = BitWriter { out, used: 0 };
+/// Append the valid ones of `headers`, in order, to `out`: their container slices in wire
+/// order.
+fn emit_headers(headers: &[HeaderId], wire: &[HeaderWire], phv: &Phv, out: &mut Vec<u8>) {
+    let mut w = BitWriter::new(out);
     for &h in headers {
-        let header = &layout.headers[h as usize];
-        if phv.get(&layout.fields[header.valid as usize]) == 0 {
+        let header = &wire[h as usize];
+        if !header.is_valid(phv) {
             continue;
         }
-        for &f in &header.fields {
-            let field = &layout.fields[f as usize];
-            w.push(phv.get(field), field.width as u32);
+        for s in &header.slices {
+            w.push(phv.slice(s.container, s.lsb, s.width), s.width as u32);
         }
     }
 }
@@ -116,12 +136,12 @@ impl MirrorHeader {
 /// The mirror header of the packet in `phv`, built in `scratch` (reused between packets).
 pub fn mirror_header(
     prog: &DeparserProgram,
-    layout: &PhvLayout,
+    wire: &[HeaderWire],
     phv: &Phv,
     scratch: &mut Vec<u8>,
 ) -> MirrorHeader {
     scratch.clear();
-    emit_headers(&prog.mirror_emit, layout, phv, scratch);
+    emit_headers(&prog.mirror_emit, wire, phv, scratch);
     let mut m = MirrorHeader::default();
     let n = scratch.len().min(MIRROR_HEADER_MAX_BYTES);
     m.bytes[..n].copy_from_slice(&scratch[..n]);
@@ -136,14 +156,23 @@ mod tests {
     #[test]
     fn bit_writer_packs_unaligned_fields() {
         let mut out = Vec::new();
-        let mut w = BitWriter {
-            out: &mut out,
-            used: 0,
-        };
+        let mut w = BitWriter::new(&mut out);
         w.push(4, 4);
         w.push(5, 4);
         w.push(0x1, 3);
         w.push(0x1abc, 13);
+        drop(w);
         assert_eq!(out, vec![0x45, 0x3a, 0xbc]);
+        // Values cross the 32-bit flushes; a ragged end is zero-padded.
+        let mut out = Vec::new();
+        let mut w = BitWriter::new(&mut out);
+        w.push(0x7, 3);
+        w.push(0x0011, 16);
+        w.push(0x2233_4455, 32);
+        w.push(0x6677_8899, 32);
+        w.push(0x1, 1);
+        drop(w);
+        let want = [0xe0, 0x02, 0x24, 0x46, 0x68, 0x8a, 0xac, 0xce, 0xf1, 0x13, 0x30];
+        assert_eq!(out, want);
     }
 }

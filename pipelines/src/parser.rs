@@ -6,7 +6,7 @@
 //! short for what the program asks, or a walk longer than the chip's parse-depth limit, ends
 //! in a [`ParseError`]: the packet takes the error path and is counted, never a panic.
 
-use crate::phv::{mask, Phv};
+use crate::phv::{mask, HeaderWire, Phv};
 use crate::program::{
     CasePattern, Next, ParserOp, ParserProgram, PhvLayout, SelectKey, Transition,
 };
@@ -91,6 +91,21 @@ impl fmt::Display for ParseError {
 /// Read `width` bits (1..=128) starting `bit_off` bits into `data`, big-endian.
 /// The caller guarantees `bit_off + width <= data.len() * 8`.
 pub fn read_bits(data: &[u8], bit_off: usize, width: usize) -> u128 {
+    if (1..=56).contains(&width) {
+        // The eight bytes from the first one hold all the bits (offset in byte + width
+        // <= 63): one big-endian load, zero-padded past the end of the packet.
+        let byte = bit_off / 8;
+        let word = match data.get(byte..byte + 8) {
+            Some(b) => u64::from_be_bytes(b.try_into().expect("eight bytes")),
+            None => {
+                let mut buf = [0u8; 8];
+                let tail = &data[byte.min(data.len())..];
+                buf[..tail.len()].copy_from_slice(tail);
+                u64::from_be_bytes(buf)
+            }
+        };
+        return ((word << (bit_off % 8)) >> (64 - width)) as u128;
+    }
     let end = bit_off + width;
     let mut acc: u128 = 0;
     let mut pos = bit_off;
@@ -107,10 +122,12 @@ pub fn read_bits(data: &[u8], bit_off: usize, width: usize) -> u128 {
 
 /// Run the parser over `data`, visiting at most `max_depth` states. On success returns the
 /// byte offset where the payload starts (everything the parser did not extract or skip).
-/// On failure the headers extracted so far stay valid in the PHV.
+/// On failure the headers extracted so far stay valid in the PHV. `wire` is
+/// [`crate::phv::wire_layout`] of `layout`.
 pub fn parse(
     prog: &ParserProgram,
     layout: &PhvLayout,
+    wire: &[HeaderWire],
     data: &[u8],
     phv: &mut Phv,
     max_depth: usize,
@@ -130,22 +147,21 @@ pub fn parse(
         for op in &state.ops {
             match *op {
                 ParserOp::Extract(h) => {
-                    let header = &layout.headers[h as usize];
-                    let bits: usize = header
-                        .fields
-                        .iter()
-                        .map(|&f| layout.fields[f as usize].width as usize)
-                        .sum();
+                    // The header's container slices, each read straight from the bytes.
+                    let header = &wire[h as usize];
+                    let bits = header.bits as usize;
                     if cursor_bits + bits > data.len() * 8 {
                         return Err(truncated(cursor_bits + bits, cursor_bits));
                     }
-                    for &f in &header.fields {
-                        let field = &layout.fields[f as usize];
-                        let w = field.width as usize;
-                        phv.set(field, read_bits(data, cursor_bits, w));
-                        cursor_bits += w;
+                    for s in &header.slices {
+                        let at = cursor_bits + s.offset as usize;
+                        let v = read_bits(data, at, s.width as usize) as u32;
+                        phv.deposit(s.container, s.lsb, s.width, v);
                     }
-                    phv.set(&layout.fields[header.valid as usize], 1);
+                    for s in &header.valid {
+                        phv.deposit(s.container, s.lsb, s.width, 1);
+                    }
+                    cursor_bits += bits;
                 }
                 ParserOp::Advance(bits) => {
                     let bits = bits as usize;

@@ -4,7 +4,7 @@
 //! and written through its slices, which never cross a container's width (the verifier checks
 //! that), so narrower containers never hold stray high bits.
 
-use crate::program::Field;
+use crate::program::{Field, PhvLayout};
 
 /// The packet header vector of one packet in one gress.
 #[derive(Clone, Debug)]
@@ -19,6 +19,12 @@ pub fn mask(width: u32) -> u128 {
     } else {
         (1u128 << width) - 1
     }
+}
+
+/// All-ones mask of a slice's `width` bits (`width <= 32`, as slices are).
+#[inline]
+fn low_mask(width: u8) -> u32 {
+    ((1u64 << width) - 1) as u32
 }
 
 impl Phv {
@@ -37,10 +43,14 @@ impl Phv {
     /// The value of a field.
     #[inline]
     pub fn get(&self, f: &Field) -> u128 {
+        // Most fields sit in one container: one load, no 128-bit arithmetic.
+        if let [s] = f.slices.as_slice() {
+            return ((self.words[s.container as usize] >> s.lsb) & low_mask(s.width)) as u128;
+        }
         let mut v: u128 = 0;
         for s in &f.slices {
-            let w = self.words[s.container as usize] >> s.lsb;
-            v = (v << s.width) | (w as u128 & mask(s.width as u32));
+            let w = (self.words[s.container as usize] >> s.lsb) & low_mask(s.width);
+            v = (v << s.width) | w as u128;
         }
         v
     }
@@ -49,17 +59,100 @@ impl Phv {
     #[inline]
     pub fn set(&mut self, f: &Field, mut v: u128) {
         for s in f.slices.iter().rev() {
-            let m = mask(s.width as u32) as u32;
+            let m = low_mask(s.width);
             let word = &mut self.words[s.container as usize];
             *word = (*word & !(m << s.lsb)) | (((v as u32) & m) << s.lsb);
             v >>= s.width;
         }
     }
 
+    /// Bits `lsb .. lsb + width` of container `c` (`width <= 32`).
+    #[inline]
+    pub fn slice(&self, c: u16, lsb: u8, width: u8) -> u32 {
+        (self.words[c as usize] >> lsb) & low_mask(width)
+    }
+
+    /// Write `v` (truncated to `width` bits) into bits `lsb .. lsb + width` of container `c`.
+    #[inline]
+    pub fn deposit(&mut self, c: u16, lsb: u8, width: u8, v: u32) {
+        let m = low_mask(width);
+        let word = &mut self.words[c as usize];
+        *word = (*word & !(m << lsb)) | ((v & m) << lsb);
+    }
+
     /// Raw container values (for traces and tests).
     pub fn containers(&self) -> &[u32] {
         &self.words
     }
+}
+
+/// One container slice of a header's field, where the wire has it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WireSlice {
+    /// Bits from the start of the header to the slice's first (most significant) bit.
+    pub offset: u32,
+    /// The container.
+    pub container: u16,
+    /// The slice's lowest bit in the container.
+    pub lsb: u8,
+    /// Its width (at most 32).
+    pub width: u8,
+}
+
+/// A header as the wire has it: every field's container slices in wire order with their bit
+/// offsets, and the validity bit. Resolved once when a gress loads, so the parser and the
+/// deparser walk one flat list per header instead of fields, then slices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeaderWire {
+    /// Bits on the wire.
+    pub bits: u32,
+    /// Slices in wire order.
+    pub slices: Vec<WireSlice>,
+    /// The validity bit's slices (one bit).
+    pub valid: Vec<WireSlice>,
+}
+
+impl HeaderWire {
+    /// Whether the header is valid in `phv`.
+    #[inline]
+    pub fn is_valid(&self, phv: &Phv) -> bool {
+        self.valid
+            .iter()
+            .any(|s| phv.slice(s.container, s.lsb, s.width) != 0)
+    }
+}
+
+/// [`HeaderWire`] for every header of a layout, indexed like [`PhvLayout::headers`].
+pub fn wire_layout(layout: &PhvLayout) -> Vec<HeaderWire> {
+    // The slices of `fields` in wire order, and their bits.
+    let slices = |fields: &[u16]| {
+        let mut out = Vec::new();
+        let mut offset = 0u32;
+        for &f in fields {
+            for s in &layout.fields[f as usize].slices {
+                out.push(WireSlice {
+                    offset,
+                    container: s.container,
+                    lsb: s.lsb,
+                    width: s.width,
+                });
+                offset += s.width as u32;
+            }
+        }
+        (out, offset)
+    };
+    layout
+        .headers
+        .iter()
+        .map(|h| {
+            let (fields, bits) = slices(&h.fields);
+            HeaderWire {
+                bits,
+                slices: fields,
+                valid: slices(&[h.valid]).0,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

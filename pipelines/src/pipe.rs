@@ -21,7 +21,7 @@ use crate::hash::HashEngine;
 use crate::mau::{run_control, ControlStats, DepthView, ExternState, NoDepths, PacketCtx};
 use crate::meter::{MeterBank, MeterConfig, MeterReading};
 use crate::parser::{parse, ParseError};
-use crate::phv::Phv;
+use crate::phv::{wire_layout, HeaderWire, Phv};
 use crate::program::{
     ControlProgram, CounterId, FieldId, Gress, GressProgram, Intrinsic, KeyMatch, MeterId,
     ParserErrorPolicy, RegisterId, TableId,
@@ -276,8 +276,30 @@ pub struct LoadedGress {
     ext: ExternState,
     phv: Phv,
     bind: Bindings,
+    /// The inputs the program reads, with their fields (of [`INPUTS`]).
+    inputs: Vec<(Intrinsic, FieldId)>,
+    /// Every header's slices in wire order, for the parser and the deparser.
+    wire: Vec<HeaderWire>,
     scratch: Vec<u8>,
 }
+
+/// The intrinsics the chip writes before the parser runs.
+const INPUTS: [Intrinsic; 14] = [
+    Intrinsic::IngressPort,
+    Intrinsic::IngressMacTimestamp,
+    Intrinsic::GlobalTimestamp,
+    Intrinsic::PacketLength,
+    Intrinsic::EgressPort,
+    Intrinsic::EgressQueue,
+    Intrinsic::EnqQueueDepthCells,
+    Intrinsic::DeqQueueDepthCells,
+    Intrinsic::EnqQueueDepthPackets,
+    Intrinsic::DeqQueueDepthPackets,
+    Intrinsic::QueueDelay,
+    Intrinsic::EnqCongestStat,
+    Intrinsic::ReplicationId,
+    Intrinsic::Deflected,
+];
 
 impl LoadedGress {
     /// Verify `prog` against the chip and load it with its const entries, on a pipe whose
@@ -346,6 +368,11 @@ impl LoadedGress {
         for &(i, f) in &prog.phv.intrinsics {
             bind[i as usize] = Some(f);
         }
+        let inputs = INPUTS
+            .iter()
+            .filter_map(|&i| bind[i as usize].map(|f| (i, f)))
+            .collect();
+        let wire = wire_layout(&prog.phv);
         let timing = GressTiming::of(&prog.control, &spec.latency);
         let stage_entry = (0..timing.stages.len())
             .map(|s| timing.stage_entry(s))
@@ -361,6 +388,8 @@ impl LoadedGress {
             tables,
             prog,
             bind,
+            inputs,
+            wire,
             scratch: Vec::new(),
         })
     }
@@ -418,28 +447,30 @@ impl LoadedGress {
             }
         };
         let b = self.bind;
-        let global_ns = self.clock.time_of(inp.issue_cycle).ns();
-        for (which, value) in [
-            (Intrinsic::IngressPort, inp.ingress_port as u128),
-            (Intrinsic::IngressMacTimestamp, inp.ingress_mac_ns as u128),
-            (Intrinsic::GlobalTimestamp, global_ns as u128),
-            (Intrinsic::PacketLength, data.len() as u128),
-            (Intrinsic::EgressPort, inp.egress_port as u128),
-            (Intrinsic::EgressQueue, inp.egress_queue as u128),
-            (Intrinsic::EnqQueueDepthCells, inp.enq_depth_cells as u128),
-            (Intrinsic::DeqQueueDepthCells, inp.deq_depth_cells as u128),
-            (Intrinsic::EnqQueueDepthPackets, inp.enq_depth_pkts as u128),
-            (Intrinsic::DeqQueueDepthPackets, inp.deq_depth_pkts as u128),
-            (Intrinsic::QueueDelay, inp.queue_delay_ns as u128),
-            (Intrinsic::EnqCongestStat, inp.enq_congest_stat as u128),
-            (Intrinsic::ReplicationId, inp.replication_id as u128),
-            (Intrinsic::Deflected, inp.deflected as u128),
-        ] {
-            put(phv, b[which as usize], value);
+        // Only the inputs the program reads (resolved at load).
+        for &(which, f) in &self.inputs {
+            let value = match which {
+                Intrinsic::IngressPort => inp.ingress_port as u64,
+                Intrinsic::IngressMacTimestamp => inp.ingress_mac_ns,
+                Intrinsic::GlobalTimestamp => self.clock.time_of(inp.issue_cycle).ns(),
+                Intrinsic::PacketLength => data.len() as u64,
+                Intrinsic::EgressPort => inp.egress_port as u64,
+                Intrinsic::EgressQueue => inp.egress_queue as u64,
+                Intrinsic::EnqQueueDepthCells => inp.enq_depth_cells as u64,
+                Intrinsic::DeqQueueDepthCells => inp.deq_depth_cells as u64,
+                Intrinsic::EnqQueueDepthPackets => inp.enq_depth_pkts as u64,
+                Intrinsic::DeqQueueDepthPackets => inp.deq_depth_pkts as u64,
+                Intrinsic::QueueDelay => inp.queue_delay_ns,
+                Intrinsic::EnqCongestStat => inp.enq_congest_stat as u64,
+                Intrinsic::ReplicationId => inp.replication_id as u64,
+                Intrinsic::Deflected => inp.deflected as u64,
+                _ => unreachable!("INPUTS lists only these"),
+            };
+            phv.set(&layout.fields[f as usize], value as u128);
         }
 
         let (payload, parser_error) =
-            match parse(&self.prog.parser, layout, data, phv, self.max_depth) {
+            match parse(&self.prog.parser, layout, &self.wire, data, phv, self.max_depth) {
                 Ok(p) => (p, 0),
                 Err(f) => match self.prog.parser.on_error {
                     ParserErrorPolicy::Drop => return Err(f.error),
@@ -465,18 +496,18 @@ impl LoadedGress {
             &mut self.ext,
             &pkt,
         );
-        deparse(
-            &self.prog.deparser,
-            layout,
-            phv,
-            &data[payload..],
-            &mut self.scratch,
-        );
-        std::mem::swap(data, &mut self.scratch);
+        // The new headers replace the parsed ones; the payload stays where it is (it moves
+        // only when the headers changed length).
+        deparse(&self.prog.deparser, layout, &self.wire, phv, &mut self.scratch);
+        if self.scratch.len() == payload {
+            data[..payload].copy_from_slice(&self.scratch);
+        } else {
+            data.splice(..payload, self.scratch.iter().copied());
+        }
         let mirrors = b[Intrinsic::MirrorSession as usize]
             .is_some_and(|f| phv.get(&layout.fields[f as usize]) != 0);
         let mirror_header = if mirrors && !self.prog.deparser.mirror_emit.is_empty() {
-            mirror_header(&self.prog.deparser, layout, phv, &mut self.scratch)
+            mirror_header(&self.prog.deparser, &self.wire, phv, &mut self.scratch)
         } else {
             MirrorHeader::default()
         };

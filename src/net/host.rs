@@ -23,9 +23,11 @@
 //! **The application** offers flows at their start times ([`super::traffic`]) and counts a
 //! flow complete when the receiver holds every byte; it does no request/response pairing.
 
-/// The NIC data queue a flow uses: by default the queue of its class (`class`, which belongs
-/// to class `class mod 8`). This is the hook where a BFC-style host would write the
-/// upstream queue the switch assigned; it must return a queue of the same class.
-pub fn nic_queue_for(_flow_id: u64, class: u8, _nic_queues: u16) -> u16 {
-    class as u16
+/// The NIC data queue of the `k`-th flow a host sends: its class's queues (`q` with
+/// `q mod 8 = class`) in turn, so while a host has at most `nic_queues / 8` flows of a class
+/// they never share a queue. The queue is the upstreamQ the host stamps (BFC): a per-queue
+/// pause from the first switch stops exactly the flows in that queue.
+pub fn nic_queue_for(k: u64, class: u8, nic_queues: u16) -> u16 {
+    let per_class = (nic_queues / 8).max(1) as u64;
+    class as u16 + 8 * (k % per_class) as u16
 }

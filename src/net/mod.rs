@@ -11,6 +11,7 @@
 //!   (`data/cdf`).
 //! - [`packet`]: the host frame format; [`ctrl`]: PFC and the per-queue pause frame.
 //! - [`sim`]: the runtime, and the ideal-FCT formula.
+//! - [`bfc`]: the entries and chip configuration of `stock:bfc` (programs/bfc).
 //!
 //! Determinism: every random choice comes from a seeded ChaCha stream per traffic source
 //! ([`rng`]); simulation order never depends on hash-map iteration; simultaneous events run
@@ -19,6 +20,7 @@
 //! Crates used, and why: `rand_chacha` + `rand_core` (a portable, seedable stream whose
 //! output is fixed across platforms and versions, so records are reproducible).
 
+pub mod bfc;
 pub mod cdf;
 pub mod ctrl;
 pub mod host;
@@ -67,10 +69,12 @@ pub fn load(path: &Path) -> Result<NetScenario, String> {
     })
 }
 
-/// Run a scenario file, writing its pcaps into `out_dir`, and return the record (what
-/// `asic net SCENARIO` runs).
-pub fn run_file(path: &Path, out_dir: &Path) -> Result<RunRecord, String> {
+/// Run a scenario file, writing its pcaps into `out_dir` (what `asic net SCENARIO` runs);
+/// with `lockstep`, every chip visits every cycle (same record).
+pub fn run_file(path: &Path, out_dir: &Path, lockstep: bool) -> Result<NetRun, String> {
     let s = load(path)?;
     let base = path.parent().unwrap_or(Path::new(""));
-    run_detailed(s, base, Some(out_dir)).map(|r| r.record)
+    let mut net = Net::build(sim::prepare(s, base)?, Some(out_dir))?;
+    net.set_lockstep(lockstep);
+    net.run()
 }

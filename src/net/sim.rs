@@ -44,7 +44,7 @@ use super::transport::{Ready, Receiver, Sender, Shape};
 use crate::pcap_io::PcapOut;
 use crate::report::progress::SimProgress;
 use asic_model::chip::{Chip, ChipConfig, ChipEvent, DropReason, PauseDirection, Wire};
-use asic_model::kernel::{EventQueue, Schedule};
+use asic_model::kernel::{EventQueue, Lockstep, Schedule};
 use asic_model::mac::{frame_time, slot_time};
 use asic_model::profile::{self, ChipProfile};
 use pipelines::entries::{resolve, ResolvedEntry};
@@ -57,6 +57,8 @@ use std::path::{Path, PathBuf};
 pub const STOCK_L3ROUTER: &str = include_str!("../../programs/l3router/l3router.p4");
 /// The stock ECMP router (hash-based member choice).
 pub const STOCK_ECMP_ROUTER: &str = include_str!("../../programs/ecmp_router/ecmp_router.p4");
+/// `stock:bfc`: Backpressure Flow Control with ECMP routing (programs/bfc/bfc.p4).
+pub const STOCK_BFC: &str = include_str!("../../programs/bfc/bfc.p4");
 
 /// Events of the network.
 #[derive(Clone, Copy, Debug)]
@@ -243,6 +245,11 @@ pub struct NetRun {
     pub balance: Vec<HostBalance>,
     /// Events processed.
     pub events: u64,
+    /// Data frames the chips transmitted (front-panel ports): packets through one chip's
+    /// ingress, TM and egress.
+    pub switch_hops: u64,
+    /// Lockstep mode: chip cycles visited, all chips together (0 when event-driven).
+    pub lockstep_cycles: u64,
     /// Drops counted by the chips themselves (all reasons, all packets including control).
     pub chip_drops: u64,
     /// Per chip (name): the most buffer cells in use at once during the run.
@@ -252,6 +259,8 @@ pub struct NetRun {
     /// Frame buffers the pool ever allocated (the most frames in flight at once): bounded by
     /// the network's capacity, not by the packets sent.
     pub frame_buffers: usize,
+    /// The chips as the run left them (registers, counters, TM state), in topology order.
+    pub chips: Vec<Chip>,
 }
 
 /// Per-source data-packet counters for the balance.
@@ -297,6 +306,8 @@ pub struct Net {
     stop_when_complete: bool,
     events: u64,
     scratch: Vec<u8>,
+    /// Lockstep mode: every cycle of every chip visited between events.
+    lockstep: Option<Lockstep>,
 }
 
 /// The one place chips are built: a profile, a compiled program, the operator's
@@ -328,6 +339,7 @@ fn compile_program(name: &str, prof: &ChipProfile, base: &Path) -> Result<Progra
     let (src, file) = match name {
         "stock:l3router" => (STOCK_L3ROUTER.to_string(), name.to_string()),
         "stock:ecmp_router" => (STOCK_ECMP_ROUTER.to_string(), name.to_string()),
+        "stock:bfc" => (STOCK_BFC.to_string(), name.to_string()),
         p => {
             let path = base.join(p);
             let s = std::fs::read_to_string(&path)
@@ -453,13 +465,26 @@ impl Net {
                 programs.insert(key.clone(), (prof, prog));
             }
             let (prof, prog) = &programs[&key];
-            let entries = entries_for(c, spec, &topo, prog, &base).map_err(place)?;
+            let mut entries = entries_for(c, spec, &topo, prog, &base).map_err(place)?;
             // Each chip's random sources get their own seed, derived from the scenario's.
-            let config = ChipConfig {
+            let mut config = ChipConfig {
                 tm: spec.tm.clone().unwrap_or_default(),
                 seed: super::rng::Stream::new(s.seed, &format!("chip:{}", spec.name)).next_u64(),
                 ..ChipConfig::default()
             };
+            if let Some(b) = &spec.bfc {
+                b.check(prof.tm.queues_per_port as u16).map_err(place)?;
+                // The ports BFC needs (recirculation, generator) are the chip's: ask a chip
+                // built without them, then configure the real one.
+                let probe = Chip::with_config(prof.clone(), prog, config.clone())
+                    .map_err(|e| place(e.to_string()))?;
+                config = b.chip_config(&probe, c, &topo, config);
+                for (i, e) in b.entries(&probe, c, &topo).iter().enumerate() {
+                    entries.push(resolve(prog, e).map_err(|r| {
+                        place(format!("bfc entry {i} (table `{}`): {r}", e.table))
+                    })?);
+                }
+            }
             chips.push(build_chip(prof.clone(), prog, config, &entries).map_err(place)?);
         }
         // Links: ports exist and rates match.
@@ -533,7 +558,9 @@ impl Net {
         )?;
         let mut path_cache: BTreeMap<(usize, usize), Vec<Hop>> = BTreeMap::new();
         let mut flows = Vec::with_capacity(specs.len());
-        for (i, f) in specs.into_iter().enumerate() {
+        // The k-th flow a host sends goes to its class's data queue k mod (queues per class).
+        let mut sent_by_host = vec![0u64; topo.spec.hosts.len()];
+        for f in specs.into_iter() {
             let hops = match path_cache.get(&(f.src, f.dst)) {
                 Some(h) => h.clone(),
                 None => {
@@ -572,7 +599,8 @@ impl Net {
             let shape = Shape::new(f.size, mss);
             let ideal = ideal_fct(&hops, shape);
             let nq = topo.spec.hosts[f.src].nic_queues;
-            let queue = nic_queue_for(i as u64, f.class, nq);
+            let queue = nic_queue_for(sent_by_host[f.src], f.class, nq);
+            sent_by_host[f.src] += 1;
             flows.push(Flow {
                 receiver: Receiver::new(f.transport.ack_mode(), shape.packets),
                 spec: f,
@@ -701,6 +729,7 @@ impl Net {
             stop_when_complete: s.stop.when_flows_complete,
             events: 0,
             scratch: Vec::with_capacity(1600),
+            lockstep: None,
         })
     }
 
@@ -714,6 +743,12 @@ impl Net {
         &self.topo
     }
 
+    /// Visit every cycle of every chip between events (lockstep mode, see
+    /// [`asic_model::kernel::Lockstep`]), or not: the record is the same either way.
+    pub fn set_lockstep(&mut self, on: bool) {
+        self.lockstep = on.then(|| Lockstep::new(self.chips.iter().map(Chip::clock).collect()));
+    }
+
     /// Run to the end and collect the record.
     pub fn run(mut self) -> Result<NetRun, String> {
         if !self.flows.is_empty() {
@@ -722,6 +757,13 @@ impl Net {
         }
         if self.sample_period.is_some() {
             self.queue.at(Time::ZERO, Ev::Sample);
+        }
+        // The chips' packet generators (BFC's refresh, for one).
+        for (c, chip) in self.chips.iter_mut().enumerate() {
+            chip.start(&mut ChipQ {
+                q: &mut self.queue,
+                chip: c as u16,
+            });
         }
         let mut end = Time::ZERO;
         // The bar's total: the stop time, else when the last flow starts (a lower bound).
@@ -734,6 +776,10 @@ impl Net {
             if self.stop_at.is_some_and(|s| t > s) {
                 end = self.stop_at.expect("checked");
                 break;
+            }
+            if let Some(l) = &mut self.lockstep {
+                let chips = &mut self.chips;
+                l.advance_to(t, |c, cycle| chips[c].tick(cycle));
             }
             let (now, ev) = self.queue.pop().expect("peeked");
             end = now;
@@ -751,6 +797,10 @@ impl Net {
             }
         }
         bar.finish();
+        if let Some(l) = &mut self.lockstep {
+            let chips = &mut self.chips;
+            l.advance_to(end, |c, cycle| chips[c].tick(cycle));
+        }
         if self.sample_period.is_some() {
             self.sample(end);
         }
@@ -1418,10 +1468,17 @@ impl Net {
             },
             balance,
             events: self.events,
+            switch_hops: self
+                .chips
+                .iter()
+                .flat_map(|c| (0..c.port_count()).map(|p| c.port_counters(p).tx_packets))
+                .sum(),
+            lockstep_cycles: self.lockstep.as_ref().map_or(0, Lockstep::visited),
             chip_drops,
             peak_buffer_cells,
             frames_on_links: self.pool.live(),
             frame_buffers: self.pool.allocated(),
+            chips: self.chips,
         }
     }
 }

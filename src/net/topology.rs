@@ -87,6 +87,10 @@ pub struct ChipSpec {
     /// chip's default if absent.
     #[serde(default)]
     pub tm: Option<tm::config::TmConfig>,
+    /// Run BFC (`program` should then be `stock:bfc`, the entries `Auto(Ecmp)`): the
+    /// runtime adds BFC's entries and chip configuration ([`super::bfc`]).
+    #[serde(default)]
+    pub bfc: Option<super::bfc::BfcSpec>,
 }
 
 /// Where a chip's table entries come from.
@@ -208,6 +212,9 @@ pub struct Generate {
     /// TM configuration of every chip (default: the chip's).
     #[serde(default)]
     pub tm: Option<tm::config::TmConfig>,
+    /// Run BFC on every chip (with `stock:bfc` unless `program` says otherwise).
+    #[serde(default)]
+    pub bfc: Option<super::bfc::BfcSpec>,
 }
 
 fn default_delay() -> u64 {
@@ -428,6 +435,18 @@ impl Topology {
         d
     }
 
+    /// Each chip's tier: its hop distance to the nearest host (1 for a ToR; `u32::MAX` for
+    /// a chip no host reaches).
+    pub fn chip_tiers(&self) -> Vec<u32> {
+        let mut t = vec![u32::MAX; self.spec.chips.len()];
+        for h in 0..self.host_link.len() {
+            for (c, d) in self.chip_distances(h).into_iter().enumerate() {
+                t[c] = t[c].min(d);
+            }
+        }
+        t
+    }
+
     /// The ports of chip `c` on a shortest path to host `h`, given `chip_distances(h)`.
     pub fn next_hops(&self, c: usize, h: usize, dist: &[u32]) -> Vec<u16> {
         let mut v = Vec::new();
@@ -606,12 +625,14 @@ pub const ECMP_BUCKETS: u16 = 16;
 /// alike) and `ports` how many each chip has.
 pub fn generate(g: &Generate, ports: u16, port_gbps: u32) -> Result<TopologySpec, String> {
     let program = g.program.clone().unwrap_or_else(|| {
-        match g.routing {
-            Routing::Static => "stock:l3router",
-            Routing::Ecmp => "stock:ecmp_router",
+        match (g.bfc.is_some(), g.routing) {
+            (true, _) => "stock:bfc",
+            (false, Routing::Static) => "stock:l3router",
+            (false, Routing::Ecmp) => "stock:ecmp_router",
         }
         .to_string()
     });
+    let routing = if g.bfc.is_some() { Routing::Ecmp } else { g.routing };
     let mut t = TopologySpec {
         chips: Vec::new(),
         hosts: Vec::new(),
@@ -622,8 +643,9 @@ pub fn generate(g: &Generate, ports: u16, port_gbps: u32) -> Result<TopologySpec
             name,
             profile: g.chip.clone(),
             program: program.clone(),
-            entries: EntriesSpec::Auto(g.routing),
+            entries: EntriesSpec::Auto(routing),
             tm: g.tm.clone(),
+            bfc: g.bfc.clone(),
         })
     };
     let host = |t: &mut TopologySpec, name: String, ip: [u8; 4]| {
@@ -808,6 +830,7 @@ mod tests {
             delay_ns: 100,
             nic_queues: 8,
             tm: None,
+            bfc: None,
         };
         Topology::resolve(generate(&g, 64, 10).unwrap()).unwrap()
     }
@@ -880,6 +903,7 @@ mod tests {
                 delay_ns: 1,
                 nic_queues: 8,
                 tm: None,
+                bfc: None,
             },
             4,
             10,

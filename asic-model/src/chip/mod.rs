@@ -134,10 +134,12 @@
 
 mod afc;
 mod depth;
+mod lockstep;
 mod pfc;
 mod pktgen;
 mod plumbing;
 
+pub use lockstep::LockstepCounters;
 pub use pfc::{PauseDirection, PauseRecord};
 pub use plumbing::PlumbingCounters;
 
@@ -653,6 +655,8 @@ pub struct Chip {
     plumbing: PlumbingCounters,
     /// The queue depths published to ingress, when the ingress program reads them.
     depths: Option<DepthExport>,
+    /// What lockstep mode saw.
+    lockstep: LockstepCounters,
 }
 
 impl Chip {
@@ -742,6 +746,7 @@ impl Chip {
         });
         Ok(Chip {
             depths,
+            lockstep: LockstepCounters::default(),
             front,
             recirc_per_pipe: profile.recirculation.ports_per_pipe,
             pktgen_base,
