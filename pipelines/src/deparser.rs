@@ -1,8 +1,8 @@
 //! The deparser: recompute checksums, emit valid headers in order; the payload follows
 //! them unchanged (the pipe leaves it in place).
 
-use crate::phv::{HeaderWire, Phv};
-use crate::program::{DeparserProgram, FieldId, HeaderId, PhvLayout};
+use crate::phv::{HeaderWire, Phv, WireLayout, WireSlice};
+use crate::program::{DeparserProgram, HeaderId, PhvLayout};
 
 /// Appends big-endian bit strings to a byte buffer, 32 bits at a time; dropping it writes
 /// what is left, the last byte zero-padded.
@@ -45,29 +45,21 @@ impl Drop for BitWriter<'_> {
     }
 }
 
-/// The Internet checksum (RFC 1071) of `fields` read as one big-endian bit string,
-/// zero-padded to a multiple of 16 bits. Sums 16-bit words as the bits stream past, so it
-/// needs no buffer.
-pub fn internet_checksum(fields: &[FieldId], layout: &PhvLayout, phv: &Phv) -> u16 {
+/// The Internet checksum (RFC 1071) of the bit string the slices `sources` hold (a
+/// checksum's fields, [`WireLayout::checksums`]), zero-padded to a multiple of 16 bits.
+/// Sums 16-bit words as the bits stream past, so it needs no buffer.
+pub fn internet_checksum(sources: &[WireSlice], phv: &Phv) -> u16 {
     let mut sum: u64 = 0;
-    // Bits not summed yet, in the low `pending` bits (below 16 between chunks).
+    // Bits not summed yet, in the low `pending` bits (below 16 between slices).
     let (mut acc, mut pending) = (0u64, 0u32);
-    for &f in fields {
-        let field = &layout.fields[f as usize];
-        let value = phv.get(field);
-        let mut left = field.width as u32;
-        while left > 0 {
-            let take = left.min(32);
-            let bits = (value >> (left - take)) as u64 & ((1u64 << take) - 1);
-            acc = (acc << take) | bits;
-            pending += take;
-            left -= take;
-            while pending >= 16 {
-                pending -= 16;
-                sum += (acc >> pending) & 0xffff;
-            }
-            acc &= (1u64 << pending) - 1;
+    for s in sources {
+        acc = (acc << s.width) | phv.slice(s.container, s.lsb, s.width) as u64;
+        pending += s.width as u32;
+        while pending >= 16 {
+            pending -= 16;
+            sum += (acc >> pending) & 0xffff;
         }
+        acc &= (1u64 << pending) - 1;
     }
     if pending > 0 {
         sum += acc << (16 - pending);
@@ -80,23 +72,22 @@ pub fn internet_checksum(fields: &[FieldId], layout: &PhvLayout, phv: &Phv) -> u
 
 /// Deparse the headers into `out` (cleared first): checksums recomputed, valid headers in
 /// emit order. The payload, which follows them, is the caller's.
-/// `wire` is [`crate::phv::wire_layout`] of `layout`.
+/// `wire` is [`WireLayout::new`] of `layout` and `prog`.
 pub fn deparse(
     prog: &DeparserProgram,
     layout: &PhvLayout,
-    wire: &[HeaderWire],
+    wire: &WireLayout,
     phv: &mut Phv,
     out: &mut Vec<u8>,
 ) {
-    for c in &prog.checksums {
-        let header = &layout.headers[c.when_valid as usize];
-        if phv.get(&layout.fields[header.valid as usize]) != 0 {
-            let sum = internet_checksum(&c.sources, layout, phv);
+    for (c, sources) in prog.checksums.iter().zip(&wire.checksums) {
+        if wire.headers[c.when_valid as usize].is_valid(phv) {
+            let sum = internet_checksum(sources, phv);
             phv.set(&layout.fields[c.dst as usize], sum as u128);
         }
     }
     out.clear();
-    emit_headers(&prog.emit, wire, phv, out);
+    emit_headers(&prog.emit, &wire.headers, phv, out);
 }
 
 /// Append the valid ones of `headers`, in order, to `out`: their container slices in wire
@@ -136,12 +127,12 @@ impl MirrorHeader {
 /// The mirror header of the packet in `phv`, built in `scratch` (reused between packets).
 pub fn mirror_header(
     prog: &DeparserProgram,
-    wire: &[HeaderWire],
+    wire: &WireLayout,
     phv: &Phv,
     scratch: &mut Vec<u8>,
 ) -> MirrorHeader {
     scratch.clear();
-    emit_headers(&prog.mirror_emit, wire, phv, scratch);
+    emit_headers(&prog.mirror_emit, &wire.headers, phv, scratch);
     let mut m = MirrorHeader::default();
     let n = scratch.len().min(MIRROR_HEADER_MAX_BYTES);
     m.bytes[..n].copy_from_slice(&scratch[..n]);

@@ -19,7 +19,7 @@ use crate::hash::HashEngine;
 use crate::meter::MeterBank;
 use crate::phv::{mask, Phv};
 use crate::program::{
-    Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, Node, Operand, PhvLayout,
+    Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, Node, Op, Operand, PhvLayout,
     TableNext,
 };
 use crate::salu::{execute, RegisterBank};
@@ -186,18 +186,7 @@ pub fn run_action(
     // (field, value, bits written): written after every operation and extern has read.
     let mut results: SmallVec<[(u16, u128, u128); 16]> = SmallVec::new();
     for op in &action.ops {
-        let a = operand(op.a, args, layout, phv);
-        let b = operand(op.b, args, layout, phv);
-        let dst = &layout.fields[op.dst as usize];
-        let (v, m) = match op.dst_slice {
-            None => (alu(op.alu, a, b, dst.width), u128::MAX),
-            // Deposit-field: the ALU works at the slice's width and the other bits keep
-            // their value (disjoint slices of one field may be written by several ops).
-            Some((hi, lo)) => {
-                let m = mask((hi - lo + 1) as u32) << lo;
-                (alu(op.alu, a, b, hi - lo + 1) << lo, m)
-            }
-        };
+        let (v, m) = op_result(op, args, layout, phv);
         results.push((op.dst, v, m));
     }
     for call in &action.externs {
@@ -264,14 +253,39 @@ pub fn run_action(
     }
     // By reference: moving the inline buffer out would copy all of it.
     for &(dst, v, m) in &results {
-        let f = &layout.fields[dst as usize];
-        let v = if m == u128::MAX {
-            v
-        } else {
-            (phv.get(f) & !m) | (v & m)
-        };
-        phv.set(f, v);
+        write_result(dst, v, m, layout, phv);
     }
+}
+
+/// What one VLIW operation writes: (value, bits of the destination it writes).
+#[inline]
+fn op_result(op: &Op, args: &[u128], layout: &PhvLayout, phv: &Phv) -> (u128, u128) {
+    let a = operand(op.a, args, layout, phv);
+    let b = operand(op.b, args, layout, phv);
+    match op.dst_slice {
+        None => (
+            alu(op.alu, a, b, layout.fields[op.dst as usize].width),
+            u128::MAX,
+        ),
+        // Deposit-field: the ALU works at the slice's width and the other bits keep
+        // their value (disjoint slices of one field may be written by several ops).
+        Some((hi, lo)) => {
+            let m = mask((hi - lo + 1) as u32) << lo;
+            (alu(op.alu, a, b, hi - lo + 1) << lo, m)
+        }
+    }
+}
+
+/// Write `v` into the bits `m` of field `dst` (all of it when `m` is all ones).
+#[inline]
+fn write_result(dst: u16, v: u128, m: u128, layout: &PhvLayout, phv: &mut Phv) {
+    let f = &layout.fields[dst as usize];
+    let v = if m == u128::MAX {
+        v
+    } else {
+        (phv.get(f) & !m) | (v & m)
+    };
+    phv.set(f, v);
 }
 
 fn eval(c: &Cond, layout: &PhvLayout, phv: &Phv) -> bool {

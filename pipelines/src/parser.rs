@@ -123,7 +123,7 @@ pub fn read_bits(data: &[u8], bit_off: usize, width: usize) -> u128 {
 /// Run the parser over `data`, visiting at most `max_depth` states. On success returns the
 /// byte offset where the payload starts (everything the parser did not extract or skip).
 /// On failure the headers extracted so far stay valid in the PHV. `wire` is
-/// [`crate::phv::wire_layout`] of `layout`.
+/// [`crate::phv::WireLayout::headers`] of `layout`.
 pub fn parse(
     prog: &ParserProgram,
     layout: &PhvLayout,

@@ -4,7 +4,7 @@
 //! and written through its slices, which never cross a container's width (the verifier checks
 //! that), so narrower containers never hold stray high bits.
 
-use crate::program::{Field, PhvLayout};
+use crate::program::{DeparserProgram, Field, FieldId, PhvLayout};
 
 /// The packet header vector of one packet in one gress.
 #[derive(Clone, Debug)]
@@ -122,37 +122,58 @@ impl HeaderWire {
     }
 }
 
-/// [`HeaderWire`] for every header of a layout, indexed like [`PhvLayout::headers`].
-pub fn wire_layout(layout: &PhvLayout) -> Vec<HeaderWire> {
-    // The slices of `fields` in wire order, and their bits.
-    let slices = |fields: &[u16]| {
-        let mut out = Vec::new();
-        let mut offset = 0u32;
-        for &f in fields {
-            for s in &layout.fields[f as usize].slices {
-                out.push(WireSlice {
-                    offset,
-                    container: s.container,
-                    lsb: s.lsb,
-                    width: s.width,
-                });
-                offset += s.width as u32;
-            }
+/// The container slices of `fields` as one bit string (wire order), and its length.
+pub fn field_slices(layout: &PhvLayout, fields: &[FieldId]) -> (Vec<WireSlice>, u32) {
+    let mut out = Vec::new();
+    let mut offset = 0u32;
+    for &f in fields {
+        for s in &layout.fields[f as usize].slices {
+            out.push(WireSlice {
+                offset,
+                container: s.container,
+                lsb: s.lsb,
+                width: s.width,
+            });
+            offset += s.width as u32;
         }
-        (out, offset)
-    };
-    layout
-        .headers
-        .iter()
-        .map(|h| {
-            let (fields, bits) = slices(&h.fields);
-            HeaderWire {
-                bits,
-                slices: fields,
-                valid: slices(&[h.valid]).0,
-            }
-        })
-        .collect()
+    }
+    (out, offset)
+}
+
+/// What the parser and deparser of a gress walk, resolved once when it loads: every
+/// header's slices ([`HeaderWire`], indexed like [`PhvLayout::headers`]) and every deparser
+/// checksum's sources as slices (indexed like [`DeparserProgram::checksums`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireLayout {
+    /// Per header.
+    pub headers: Vec<HeaderWire>,
+    /// Per checksum, its sources' slices.
+    pub checksums: Vec<Vec<WireSlice>>,
+}
+
+impl WireLayout {
+    /// Resolve `layout`'s headers and `deparser`'s checksums.
+    pub fn new(layout: &PhvLayout, deparser: &DeparserProgram) -> WireLayout {
+        WireLayout {
+            headers: layout
+                .headers
+                .iter()
+                .map(|h| {
+                    let (slices, bits) = field_slices(layout, &h.fields);
+                    HeaderWire {
+                        bits,
+                        slices,
+                        valid: field_slices(layout, &[h.valid]).0,
+                    }
+                })
+                .collect(),
+            checksums: deparser
+                .checksums
+                .iter()
+                .map(|c| field_slices(layout, &c.sources).0)
+                .collect(),
+        }
+    }
 }
 
 #[cfg(test)]

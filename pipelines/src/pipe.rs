@@ -21,7 +21,7 @@ use crate::hash::HashEngine;
 use crate::mau::{run_control, ControlStats, DepthView, ExternState, NoDepths, PacketCtx};
 use crate::meter::{MeterBank, MeterConfig, MeterReading};
 use crate::parser::{parse, ParseError};
-use crate::phv::{wire_layout, HeaderWire, Phv};
+use crate::phv::{Phv, WireLayout};
 use crate::program::{
     ControlProgram, CounterId, FieldId, Gress, GressProgram, Intrinsic, KeyMatch, MeterId,
     ParserErrorPolicy, RegisterId, TableId,
@@ -278,8 +278,8 @@ pub struct LoadedGress {
     bind: Bindings,
     /// The inputs the program reads, with their fields (of [`INPUTS`]).
     inputs: Vec<(Intrinsic, FieldId)>,
-    /// Every header's slices in wire order, for the parser and the deparser.
-    wire: Vec<HeaderWire>,
+    /// Headers and checksums as container slices, for the parser and the deparser.
+    wire: WireLayout,
     scratch: Vec<u8>,
 }
 
@@ -372,7 +372,7 @@ impl LoadedGress {
             .iter()
             .filter_map(|&i| bind[i as usize].map(|f| (i, f)))
             .collect();
-        let wire = wire_layout(&prog.phv);
+        let wire = WireLayout::new(&prog.phv, &prog.deparser);
         let timing = GressTiming::of(&prog.control, &spec.latency);
         let stage_entry = (0..timing.stages.len())
             .map(|s| timing.stage_entry(s))
@@ -470,7 +470,7 @@ impl LoadedGress {
         }
 
         let (payload, parser_error) =
-            match parse(&self.prog.parser, layout, &self.wire, data, phv, self.max_depth) {
+            match parse(&self.prog.parser, layout, &self.wire.headers, data, phv, self.max_depth) {
                 Ok(p) => (p, 0),
                 Err(f) => match self.prog.parser.on_error {
                     ParserErrorPolicy::Drop => return Err(f.error),

@@ -709,6 +709,11 @@ impl TrafficManager {
         })
     }
 
+    /// Whether PFC events are waiting to be drained.
+    pub fn has_pfc_events(&self) -> bool {
+        !self.pfc_events.is_empty()
+    }
+
     /// PFC events raised since the last call, in order.
     pub fn drain_pfc_events(&mut self) -> std::vec::Drain<'_, PfcEvent> {
         self.pfc_events.drain(..)

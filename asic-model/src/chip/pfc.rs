@@ -104,6 +104,9 @@ impl Chip {
         q: &mut impl Schedule<ChipEvent>,
         wire: &mut impl Wire,
     ) {
+        if !self.tm.has_pfc_events() {
+            return;
+        }
         let mut events = std::mem::take(&mut self.pfc_events);
         events.extend(self.tm.drain_pfc_events());
         for e in events.drain(..) {
