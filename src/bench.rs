@@ -9,7 +9,9 @@
 use crate::generator::GeneratorFeed;
 use crate::pcap_io::PcapOut;
 use crate::scenario::Generator;
-use asic_model::chip::{Chip, ChipConfig, ChipEvent, DropReason, LockstepCounters, PortCounters, Wire};
+use asic_model::chip::{
+    Chip, ChipConfig, ChipEvent, DropReason, LockstepCounters, PortCounters, Wire,
+};
 use asic_model::kernel::{EventQueue, Lockstep, Schedule};
 use asic_model::profile::ChipProfile;
 use pipelines::control::ResolvedControlOp;

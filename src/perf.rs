@@ -327,10 +327,30 @@ pub fn l3_12stage_entries(p: &Program, ports: u16) -> Result<Vec<ResolvedEntry>,
             "set_nexthop",
             vec![int(k + 1)],
         ));
-        e.push(entry("ecmp_member", vec![ex(k + 1)], "set_member", vec![int(k + 100)]));
-        e.push(entry("member_bd", vec![ex(k + 100)], "set_bd", vec![int(k + 10)]));
-        e.push(entry("bd_rif", vec![ex(k + 10)], "set_rif", vec![int(k + 20)]));
-        e.push(entry("rif_nexthop", vec![ex(k + 20)], "set_dmac_idx", vec![int(k + 30)]));
+        e.push(entry(
+            "ecmp_member",
+            vec![ex(k + 1)],
+            "set_member",
+            vec![int(k + 100)],
+        ));
+        e.push(entry(
+            "member_bd",
+            vec![ex(k + 100)],
+            "set_bd",
+            vec![int(k + 10)],
+        ));
+        e.push(entry(
+            "bd_rif",
+            vec![ex(k + 10)],
+            "set_rif",
+            vec![int(k + 20)],
+        ));
+        e.push(entry(
+            "rif_nexthop",
+            vec![ex(k + 20)],
+            "set_dmac_idx",
+            vec![int(k + 30)],
+        ));
         e.push(entry(
             "dmac_rewrite",
             vec![ex(k + 30)],
@@ -343,7 +363,12 @@ pub fn l3_12stage_entries(p: &Program, ports: u16) -> Result<Vec<ResolvedEntry>,
             "set_smac",
             vec![text(format!("02:00:00:00:00:{k:02x}")), int(k)],
         ));
-        e.push(entry("egress_port", vec![ex(k)], "set_port", vec![int(k), int(0)]));
+        e.push(entry(
+            "egress_port",
+            vec![ex(k)],
+            "set_port",
+            vec![int(k), int(0)],
+        ));
     }
     e.push(entry("tc_queue", vec![ex(0)], "set_qid", vec![int(0)]));
     e.push(EntrySpec {
@@ -447,7 +472,10 @@ impl Pipe12 {
             .process(&mut self.data, &inputs)
             .map_err(|e| e.to_string())?;
         if out.ucast_egress_port != Some(1) {
-            return Err(format!("pipe12: packet {} was not routed to port 1", self.packets));
+            return Err(format!(
+                "pipe12: packet {} was not routed to port 1",
+                self.packets
+            ));
         }
         self.packets += 1;
         Ok(())

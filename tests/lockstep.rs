@@ -105,8 +105,8 @@ fn a_network_in_lockstep_gives_the_same_record() {
     )"#;
     let run = |lockstep: bool| {
         let s: NetScenario = ron::from_str(text).unwrap();
-        let mut n = net::sim::Net::build(net::sim::prepare(s, Path::new("")).unwrap(), None)
-            .unwrap();
+        let mut n =
+            net::sim::Net::build(net::sim::prepare(s, Path::new("")).unwrap(), None).unwrap();
         n.set_lockstep(lockstep);
         n.run().unwrap()
     };

@@ -180,7 +180,17 @@ mod tests {
         l.advance_to(Time(5000), |i, c| seen.push((i, c)));
         assert_eq!(
             seen,
-            vec![(0, 0), (1, 0), (0, 1), (0, 2), (1, 1), (0, 3), (0, 4), (0, 5), (1, 2)]
+            vec![
+                (0, 0),
+                (1, 0),
+                (0, 1),
+                (0, 2),
+                (1, 1),
+                (0, 3),
+                (0, 4),
+                (0, 5),
+                (1, 2)
+            ]
         );
         seen.clear();
         l.advance_to(Time(5999), |i, c| seen.push((i, c)));

@@ -19,8 +19,8 @@ use crate::hash::HashEngine;
 use crate::meter::MeterBank;
 use crate::phv::{mask, Phv};
 use crate::program::{
-    Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, Node, Op, Operand, PhvLayout,
-    TableNext,
+    Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, Node, Op, Operand,
+    PhvLayout, TableNext,
 };
 use crate::salu::{execute, RegisterBank};
 use crate::table::{KeyValues, TableState};

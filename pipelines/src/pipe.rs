@@ -469,18 +469,24 @@ impl LoadedGress {
             phv.set(&layout.fields[f as usize], value as u128);
         }
 
-        let (payload, parser_error) =
-            match parse(&self.prog.parser, layout, &self.wire.headers, data, phv, self.max_depth) {
-                Ok(p) => (p, 0),
-                Err(f) => match self.prog.parser.on_error {
-                    ParserErrorPolicy::Drop => return Err(f.error),
-                    ParserErrorPolicy::Continue => {
-                        let code = f.error.code();
-                        put(phv, b[Intrinsic::ParserError as usize], code as u128);
-                        (f.payload, code)
-                    }
-                },
-            };
+        let (payload, parser_error) = match parse(
+            &self.prog.parser,
+            layout,
+            &self.wire.headers,
+            data,
+            phv,
+            self.max_depth,
+        ) {
+            Ok(p) => (p, 0),
+            Err(f) => match self.prog.parser.on_error {
+                ParserErrorPolicy::Drop => return Err(f.error),
+                ParserErrorPolicy::Continue => {
+                    let code = f.error.code();
+                    put(phv, b[Intrinsic::ParserError as usize], code as u128);
+                    (f.payload, code)
+                }
+            },
+        };
         let pkt = PacketCtx {
             bytes: data.len() as u32,
             issue_cycle: inp.issue_cycle,
@@ -498,7 +504,13 @@ impl LoadedGress {
         );
         // The new headers replace the parsed ones; the payload stays where it is (it moves
         // only when the headers changed length).
-        deparse(&self.prog.deparser, layout, &self.wire, phv, &mut self.scratch);
+        deparse(
+            &self.prog.deparser,
+            layout,
+            &self.wire,
+            phv,
+            &mut self.scratch,
+        );
         if self.scratch.len() == payload {
             data[..payload].copy_from_slice(&self.scratch);
         } else {
