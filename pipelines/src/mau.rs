@@ -118,9 +118,9 @@ pub struct ControlStats {
     pub hits: u32,
 }
 
-#[inline]
-fn operand(o: Operand, args: &[u128], layout: &PhvLayout, phv: &Phv) -> u128 {
-    match o {
+#[inline(always)]
+fn operand(o: &Operand, args: &[u128], layout: &PhvLayout, phv: &Phv) -> u128 {
+    match *o {
         Operand::Field(f) => phv.get(&layout.fields[f as usize]),
         Operand::Const(c) => c,
         Operand::Param(i) => args[i as usize],
@@ -131,6 +131,7 @@ fn operand(o: Operand, args: &[u128], layout: &PhvLayout, phv: &Phv) -> u128 {
 }
 
 /// The result of one ALU operation on `width`-bit unsigned values.
+#[inline]
 pub fn alu(op: AluOp, a: u128, b: u128, width: u16) -> u128 {
     let m = mask(width as u32);
     let (a, b) = (a & m, b);
@@ -163,7 +164,7 @@ fn extern_index(
     phv: &Phv,
 ) -> usize {
     let v = match i {
-        ExternIndex::Operand(o) => operand(o, args, layout, phv),
+        ExternIndex::Operand(o) => operand(&o, args, layout, phv),
         ExternIndex::Hash(h) => {
             ext.hashes[h as usize].compute(&control.hashes[h as usize], layout, phv)
         }
@@ -233,7 +234,7 @@ pub fn run_action(
             }
             ExternCall::QueueDepth { port, queue, dst } => {
                 // Runtime values beyond the id widths read 0, like ports the chip lacks.
-                let id = |o| u16::try_from(operand(o, args, layout, phv)).ok();
+                let id = |o| u16::try_from(operand(&o, args, layout, phv)).ok();
                 let d = match (id(port), id(queue)) {
                     (Some(p), Some(q)) => pkt.depths.depth_cells(p, q, pkt.stage_time(stage)),
                     _ => 0,
@@ -243,7 +244,7 @@ pub fn run_action(
             }
             ExternCall::EmptyQueues { port, dst } => {
                 let w = layout.fields[dst as usize].width;
-                let m = match u16::try_from(operand(port, args, layout, phv)) {
+                let m = match u16::try_from(operand(&port, args, layout, phv)) {
                     Ok(p) => pkt.depths.empty_queues(p, w, pkt.stage_time(stage)),
                     Err(_) => mask(w as u32),
                 };
@@ -260,8 +261,8 @@ pub fn run_action(
 /// What one VLIW operation writes: (value, bits of the destination it writes).
 #[inline]
 fn op_result(op: &Op, args: &[u128], layout: &PhvLayout, phv: &Phv) -> (u128, u128) {
-    let a = operand(op.a, args, layout, phv);
-    let b = operand(op.b, args, layout, phv);
+    let a = operand(&op.a, args, layout, phv);
+    let b = operand(&op.b, args, layout, phv);
     match op.dst_slice {
         None => (
             alu(op.alu, a, b, layout.fields[op.dst as usize].width),
@@ -292,7 +293,7 @@ fn eval(c: &Cond, layout: &PhvLayout, phv: &Phv) -> bool {
     match c {
         Cond::True => true,
         Cond::Cmp { a, op, b } => {
-            let (a, b) = (operand(*a, &[], layout, phv), operand(*b, &[], layout, phv));
+            let (a, b) = (operand(a, &[], layout, phv), operand(b, &[], layout, phv));
             match op {
                 CmpOp::Eq => a == b,
                 CmpOp::Ne => a != b,
