@@ -12,7 +12,16 @@
 //!   Linux), reset before each workload by writing `5` to `/proc/self/clear_refs`; where
 //!   either is unavailable the figure is omitted rather than guessed;
 //! - **heap allocations per unit of work** while the workload ran, when the program counts
-//!   them ([`CountingAlloc`], installed by the `asic` binary).
+//!   them ([`CountingAlloc`], installed by the `asic` binary);
+//! - for the incast, the **model state per buffered packet** beyond its bytes (`B/queued`).
+//!
+//! The workloads (sizes in [`Sizes`]): `pipe12` (one 64-byte packet at a time through the
+//! parser and the 12-stage ingress of `benches/l3_12stage.p4`), `tm-dt` (the TM alone,
+//! 64 ports under Dynamic Threshold), `hop-64B` (a `tofino1-like` chip running the stock
+//! router, 2 ports at line rate), `idle-64B` (the same packets at a tenth of line rate:
+//! ten times the simulated time for the same work), `chip-64x100G` (all 64 ports at line
+//! rate with 1500-byte packets), `leafspine` (4 × 4 leaf-spine, 32 hosts, 60 % load, the
+//! router), `incast-64B` (8:1 into one port until Dynamic Threshold refuses).
 //!
 //! The wall clock is read here, around a run, and never inside the model.
 
@@ -35,34 +44,67 @@ use tm::{EnqueueRequest, TrafficManager};
 pub const L3_12STAGE: &str = include_str!("../benches/l3_12stage.p4");
 
 /// The global allocator of the `asic` binary and the allocation tests: the system
-/// allocator, counting allocations (not frees) so a run can say how many it made.
+/// allocator, counting allocations (not frees) so a run can say how many it made, and the
+/// heap bytes in use and their peak, so a run can say how much state it kept.
 pub struct CountingAlloc;
 
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+static LIVE_BYTES: AtomicU64 = AtomicU64::new(0);
+static PEAK_BYTES: AtomicU64 = AtomicU64::new(0);
 static COUNTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-// SAFETY: every call is forwarded unchanged to the system allocator; the counter is a
-// relaxed atomic that never affects what is allocated.
+fn grew(bytes: usize) {
+    let live = LIVE_BYTES.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
+    PEAK_BYTES.fetch_max(live, Ordering::Relaxed);
+}
+
+fn shrank(bytes: usize) {
+    LIVE_BYTES.fetch_sub(bytes as u64, Ordering::Relaxed);
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the counters are
+// relaxed atomics that never affect what is allocated.
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        grew(layout.size());
         // SAFETY: the caller's contract is passed through.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        shrank(layout.size());
         // SAFETY: the caller's contract is passed through.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        grew(layout.size());
         // SAFETY: the caller's contract is passed through.
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        grew(new_size);
+        shrank(layout.size());
         // SAFETY: the caller's contract is passed through.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
+}
+
+/// Heap bytes in use now and the most in use since the last [`reset_peak_heap`], if the
+/// program counts them.
+pub fn heap_bytes() -> Option<(u64, u64)> {
+    COUNTING.load(Ordering::Relaxed).then(|| {
+        (
+            LIVE_BYTES.load(Ordering::Relaxed),
+            PEAK_BYTES.load(Ordering::Relaxed),
+        )
+    })
+}
+
+/// Start a new peak of heap bytes from the bytes in use now.
+pub fn reset_peak_heap() {
+    PEAK_BYTES.store(LIVE_BYTES.load(Ordering::Relaxed), Ordering::Relaxed);
 }
 
 impl CountingAlloc {
@@ -85,13 +127,6 @@ pub fn allocations() -> Option<u64> {
 pub fn peak_memory_kib() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Resident memory of this process now, in KiB (`VmRSS`).
-pub fn resident_memory_kib() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
@@ -185,10 +220,11 @@ impl Figures {
 }
 
 /// The workloads, by name, in the order `asic bench` runs them.
-pub const WORKLOADS: [&str; 6] = [
+pub const WORKLOADS: [&str; 7] = [
     "pipe12",
     "tm-dt",
     "hop-64B",
+    "idle-64B",
     "chip-64x100G",
     "leafspine",
     "incast-64B",
@@ -211,8 +247,10 @@ pub fn run(sizes: Sizes, only: &[String], lockstep: bool) -> Result<Vec<Figures>
         out.push(match name {
             "pipe12" => pipe12(sizes.pipe_packets)?,
             "tm-dt" => tm_dt(sizes.tm_packets)?,
-            "hop-64B" => chip_run(name, 2, 64, sizes.hop_packets, lockstep)?,
-            "chip-64x100G" => chip_run(name, 64, 1500, sizes.chip_packets, lockstep)?,
+            "hop-64B" => chip_run(name, 2, 64, sizes.hop_packets, None, lockstep)?,
+            // The same packets at a tenth of line rate: ten times the simulated time.
+            "idle-64B" => chip_run(name, 2, 64, sizes.hop_packets, Some(10), lockstep)?,
+            "chip-64x100G" => chip_run(name, 64, 1500, sizes.chip_packets, None, lockstep)?,
             "leafspine" => leafspine(sizes.leafspine_ns, lockstep)?,
             _ => incast(sizes.incast_packets, lockstep)?,
         });
@@ -580,6 +618,17 @@ fn tm_dt(pairs: u64) -> Result<Figures, String> {
 /// with its neighbour, `2k ↔ 2k + 1`) at line rate with `packets` `size`-byte UDP frames in
 /// all, ready to run.
 pub fn chip_bench(ports: u16, size: usize, packets: u64, lockstep: bool) -> Result<Bench, String> {
+    chip_bench_at(ports, size, packets, None, lockstep)
+}
+
+/// [`chip_bench`] with every port sending at `rate_gbps` (`None`: line rate).
+fn chip_bench_at(
+    ports: u16,
+    size: usize,
+    packets: u64,
+    rate_gbps: Option<u32>,
+    lockstep: bool,
+) -> Result<Bench, String> {
     let prof = tofino1()?;
     let prog = compile(net::sim::STOCK_L3ROUTER, "l3router.p4", &prof)?;
     let entries = l3router_entries(&prog, ports)?;
@@ -587,7 +636,11 @@ pub fn chip_bench(ports: u16, size: usize, packets: u64, lockstep: bool) -> Resu
     bench.set_lockstep(lockstep);
     let per_port = packets / ports as u64;
     for p in 0..ports {
-        bench.add_generator(p, &udp(p, p ^ 1, size, per_port))?;
+        let g = Generator {
+            rate_gbps,
+            ..udp(p, p ^ 1, size, per_port)
+        };
+        bench.add_generator(p, &g)?;
     }
     Ok(bench)
 }
@@ -606,9 +659,10 @@ fn chip_run(
     ports: u16,
     size: usize,
     packets: u64,
+    rate_gbps: Option<u32>,
     lockstep: bool,
 ) -> Result<Figures, String> {
-    let mut bench = chip_bench(ports, size, packets, lockstep)?;
+    let mut bench = chip_bench_at(ports, size, packets, rate_gbps, lockstep)?;
     measure(name, "switch-hops", || run_chip(&mut bench))
 }
 
@@ -647,9 +701,11 @@ fn leafspine(stop_ns: u64, lockstep: bool) -> Result<Figures, String> {
 /// The buffer workload: eight ports of one pipe send 64-byte packets at line rate to a
 /// ninth (8:1 incast), so the TM buffers packets until Dynamic Threshold refuses more.
 /// Besides the usual figures it measures the model's state per buffered packet beyond the
-/// packet's bytes: (peak resident memory − resident memory before the run − bytes of the
-/// most packets buffered at once) / that many packets. 64-byte packets take one cell each,
-/// so the most packets buffered is the TM's peak cells.
+/// packet's bytes, from the heap bytes the program holds ([`CountingAlloc`]): (peak heap
+/// bytes during the run − heap bytes before it − 64 × the most packets buffered at once) /
+/// that many packets. 64-byte packets take one cell each, so the most packets buffered is
+/// the TM's peak cells. (The resident set is no measure here: memory freed by an earlier
+/// workload stays resident and is reused without raising the peak.)
 fn incast(per_sender: u64, lockstep: bool) -> Result<Figures, String> {
     let prof = tofino1()?;
     let prog = compile(net::sim::STOCK_L3ROUTER, "l3router.p4", &prof)?;
@@ -659,7 +715,8 @@ fn incast(per_sender: u64, lockstep: bool) -> Result<Figures, String> {
     for p in 0..8 {
         bench.add_generator(p, &udp(p, 8, 64, per_sender))?;
     }
-    let before = resident_memory_kib();
+    reset_peak_heap();
+    let before = heap_bytes();
     let mut peak_packets = 0;
     let mut f = measure("incast-64B", "switch-hops", || {
         let r = bench.run()?;
@@ -667,10 +724,10 @@ fn incast(per_sender: u64, lockstep: bool) -> Result<Figures, String> {
         Ok((r.packets_out(), r.end_ps))
     })?;
     f.state_per_packet = before
-        .zip(f.peak_kib)
+        .zip(heap_bytes())
         .filter(|_| peak_packets > 0)
-        .map(|(b, p)| {
-            let grown = p.saturating_sub(b) as f64 * 1024.0;
+        .map(|((live, _), (_, peak))| {
+            let grown = peak.saturating_sub(live) as f64;
             (grown - (peak_packets * 64) as f64) / peak_packets as f64
         });
     Ok(f)
