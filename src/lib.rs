@@ -7,7 +7,9 @@
 //! Crates used, and why: `clap` (the command line), `pcap-file` (pure-Rust pcap read and
 //! write, nanosecond timestamps, no libpcap), `etherparse` (a maintained packet builder and
 //! parser for generated frames and test oracles), `serde`/`ron`/`serde_json` (scenarios in
-//! RON, summaries in JSON).
+//! RON, summaries in JSON); as a dev-dependency, `criterion` (the statistics-driven
+//! benchmark harness of `benches/speed.rs`, default features off: no plotting, no thread
+//! pool). [`perf`] is `asic bench`.
 
 pub mod bench;
 pub mod demo;

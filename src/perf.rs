@@ -723,12 +723,13 @@ fn incast(per_sender: u64, lockstep: bool) -> Result<Figures, String> {
         peak_packets = r.peak_buffer_cells as u64;
         Ok((r.packets_out(), r.end_ps))
     })?;
-    f.state_per_packet = before
-        .zip(heap_bytes())
-        .filter(|_| peak_packets > 0)
-        .map(|((live, _), (_, peak))| {
-            let grown = peak.saturating_sub(live) as f64;
-            (grown - (peak_packets * 64) as f64) / peak_packets as f64
-        });
+    f.state_per_packet =
+        before
+            .zip(heap_bytes())
+            .filter(|_| peak_packets > 0)
+            .map(|((live, _), (_, peak))| {
+                let grown = peak.saturating_sub(live) as f64;
+                (grown - (peak_packets * 64) as f64) / peak_packets as f64
+            });
     Ok(f)
 }
