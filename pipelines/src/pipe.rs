@@ -384,7 +384,16 @@ impl LoadedGress {
             clock,
             max_depth: spec.parser.max_depth as usize,
             ext,
-            phv: Phv::new(spec.phv.total()),
+            // Only the containers the program uses: each packet clears them all.
+            phv: Phv::new(
+                prog.phv
+                    .fields
+                    .iter()
+                    .flat_map(|f| &f.slices)
+                    .map(|s| s.container as usize + 1)
+                    .max()
+                    .unwrap_or(0),
+            ),
             tables,
             prog,
             bind,
