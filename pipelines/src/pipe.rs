@@ -23,8 +23,8 @@ use crate::meter::{MeterBank, MeterConfig, MeterReading};
 use crate::parser::{parse, ParseError};
 use crate::phv::{Phv, WireLayout};
 use crate::program::{
-    ControlProgram, CounterId, FieldId, Gress, GressProgram, Intrinsic, KeyMatch, MeterId,
-    ParserErrorPolicy, RegisterId, TableId,
+    ControlProgram, CounterId, FieldId, Gress, GressProgram, Intrinsic, KeyMatch, MeterId, Next,
+    ParserErrorPolicy, RegisterId, TableId, Transition,
 };
 use crate::salu::RegisterBank;
 use crate::spec::{LatencySpec, PipeSpec, StageFeatures};
@@ -280,6 +280,9 @@ pub struct LoadedGress {
     inputs: Vec<(Intrinsic, FieldId)>,
     /// Headers and checksums as container slices, for the parser and the deparser.
     wire: WireLayout,
+    /// The gress extracts nothing, applies nothing and binds no intrinsic: it leaves every
+    /// packet as it is and asks for nothing (the stock routers' egress).
+    identity: bool,
     scratch: Vec<u8>,
 }
 
@@ -373,6 +376,14 @@ impl LoadedGress {
             .filter_map(|&i| bind[i as usize].map(|f| (i, f)))
             .collect();
         let wire = WireLayout::new(&prog.phv, &prog.deparser);
+        let identity = {
+            let start = &prog.parser.states[prog.parser.start as usize];
+            spec.parser.max_depth >= 1
+                && start.ops.is_empty()
+                && start.transition == Transition::Direct(Next::Accept)
+                && prog.control.entry.is_none()
+                && prog.phv.intrinsics.is_empty()
+        };
         let timing = GressTiming::of(&prog.control, &spec.latency);
         let stage_entry = (0..timing.stages.len())
             .map(|s| timing.stage_entry(s))
@@ -399,6 +410,7 @@ impl LoadedGress {
             bind,
             inputs,
             wire,
+            identity,
             scratch: Vec::new(),
         })
     }
@@ -447,6 +459,11 @@ impl LoadedGress {
         inp: &GressInputs,
         depths: &dyn DepthView,
     ) -> Result<GressOutputs, ParseError> {
+        if self.identity {
+            // No header becomes valid, so the deparser emits nothing before the payload
+            // (the whole packet), and every output reads its zeroed field.
+            return Ok(GressOutputs::default());
+        }
         let layout = &self.prog.phv;
         let phv = &mut self.phv;
         phv.clear();
