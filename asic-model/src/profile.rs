@@ -222,6 +222,21 @@ impl ChipProfile {
         Some((port as u32 / per_pipe) as u16)
     }
 
+    /// The id of recirculation port `r` of `pipe`: the front-panel ports come first, then
+    /// each pipe's recirculation ports, `ports_total() + pipe · R + r`.
+    pub fn recirc_port(&self, pipe: u16, r: u16) -> Option<u16> {
+        let per_pipe = self.recirculation.ports_per_pipe;
+        (pipe < self.pipes && r < per_pipe).then(|| self.ports_total() as u16 + pipe * per_pipe + r)
+    }
+
+    /// The id of `pipe`'s packet-generator port (the ingress port of generated packets):
+    /// after every recirculation port, `ports_total() + pipes · R + pipe`.
+    pub fn pktgen_port(&self, pipe: u16) -> Option<u16> {
+        (pipe < self.pipes).then(|| {
+            self.ports_total() as u16 + self.pipes * self.recirculation.ports_per_pipe + pipe
+        })
+    }
+
     /// Line rate of front-panel port `port` in Gb/s, or `None` if the chip has no such port.
     pub fn port_speed_gbps(&self, port: u16) -> Option<u32> {
         self.pipe_of_port(port)?;

@@ -500,35 +500,28 @@ fn lower_deparser(
     let mut checksums = HashSet::new();
     let mut mirrors = HashSet::new();
     for i in &d.instances {
-        if i.type_name.name == tna::MIRROR {
-            if i.generic || !i.args.is_empty() {
+        // The deparser's externs take no type or constructor arguments.
+        let (names, usage) = match i.type_name.name.as_str() {
+            tna::CHECKSUM => (
+                &mut checksums,
+                "write `Checksum() name;` (the chip's checksum is the 16-bit Internet checksum)",
+            ),
+            tna::MIRROR => (
+                &mut mirrors,
+                "write `Mirror() name;` (the session is the `mirror_session` intrinsic)",
+            ),
+            other => {
                 return Err(err(
                     ErrorKind::Unsupported,
-                    i.span,
-                    "write `Mirror() name;` (the session is the `mirror_session` intrinsic)",
-                ));
+                    i.type_name.span,
+                    format!("extern `{other}` is not supported in a deparser"),
+                ))
             }
-            mirrors.insert(i.name.name.as_str());
-            continue;
-        }
-        if i.type_name.name != tna::CHECKSUM {
-            return Err(err(
-                ErrorKind::Unsupported,
-                i.type_name.span,
-                format!(
-                    "extern `{}` is not supported in a deparser",
-                    i.type_name.name
-                ),
-            ));
-        }
+        };
         if i.generic || !i.args.is_empty() {
-            return Err(err(
-                ErrorKind::Unsupported,
-                i.span,
-                "write `Checksum() name;` (the chip's checksum is the 16-bit Internet checksum)",
-            ));
+            return Err(err(ErrorKind::Unsupported, i.span, usage));
         }
-        checksums.insert(i.name.name.as_str());
+        names.insert(i.name.name.as_str());
     }
     let mut out = DeparserProgram::default();
     let mut stmts: Vec<&Stmt> = d.apply.stmts.iter().collect();

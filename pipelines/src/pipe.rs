@@ -542,15 +542,13 @@ impl LoadedGress {
         } else {
             data.splice(..payload, self.scratch.iter().copied());
         }
-        let mirrors = b[Intrinsic::MirrorSession as usize]
-            .is_some_and(|f| phv.get(&layout.fields[f as usize]) != 0);
-        let mirror_header = if mirrors && !self.prog.deparser.mirror_emit.is_empty() {
+        let get = |i: Intrinsic| b[i as usize].map_or(0, |f| phv.get(&layout.fields[f as usize]));
+        let mirror_session = get(Intrinsic::MirrorSession) as u16;
+        let mirror_header = if mirror_session != 0 && !self.prog.deparser.mirror_emit.is_empty() {
             mirror_header(&self.prog.deparser, &self.wire, phv, &mut self.scratch)
         } else {
             MirrorHeader::default()
         };
-
-        let get = |i: Intrinsic| b[i as usize].map_or(0, |f| phv.get(&layout.fields[f as usize]));
         let valid = get(Intrinsic::UcastEgressPortValid) != 0;
         Ok(GressOutputs {
             ucast_egress_port: valid.then(|| get(Intrinsic::UcastEgressPort) as u16),
@@ -562,7 +560,7 @@ impl LoadedGress {
                 mcast_group: get(Intrinsic::McastGroup) as u16,
                 deflect_on_drop: get(Intrinsic::DeflectOnDrop) != 0,
                 bypass_egress: get(Intrinsic::BypassEgress) != 0,
-                mirror_session: get(Intrinsic::MirrorSession) as u16,
+                mirror_session,
                 mirror_truncate_bytes: get(Intrinsic::MirrorTruncateBytes) as u16,
                 recirculate: get(Intrinsic::Recirculate) != 0,
                 adv_flow_ctl: get(Intrinsic::AdvFlowCtl) as u32,

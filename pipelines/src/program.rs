@@ -389,14 +389,12 @@ impl ControlProgram {
     /// ([`ExternCall::QueueDepth`]): the chip keeps the published copies only then.
     pub fn reads_queue_depths(&self) -> bool {
         self.actions.iter().any(|a| {
-            a.externs
-                .iter()
-                .any(|x| {
-                    matches!(
-                        x,
-                        ExternCall::QueueDepth { .. } | ExternCall::EmptyQueues { .. }
-                    )
-                })
+            a.externs.iter().any(|x| {
+                matches!(
+                    x,
+                    ExternCall::QueueDepth { .. } | ExternCall::EmptyQueues { .. }
+                )
+            })
         })
     }
 }

@@ -16,7 +16,8 @@
 //!   paper's Clos rule for deadlock freedom, App. B).
 
 use super::topology::{End, Topology};
-use asic_model::chip::{Chip, ChipConfig, MirrorSession, PktGenApp};
+use asic_model::chip::{ChipConfig, MirrorSession, PktGenApp};
+use asic_model::profile::ChipProfile;
 use pipelines::entries::{EntrySpec, KeySpec, Value};
 use serde::{Deserialize, Serialize};
 use tm::config::SchedulerConfig;
@@ -78,7 +79,13 @@ fn n(v: u64) -> Value {
     Value::Int(v)
 }
 
-fn entry(table: &str, key: Vec<KeySpec>, action: &str, args: Vec<Value>, priority: u32) -> EntrySpec {
+fn entry(
+    table: &str,
+    key: Vec<KeySpec>,
+    action: &str,
+    args: Vec<Value>,
+    priority: u32,
+) -> EntrySpec {
     EntrySpec {
         table: table.into(),
         key,
@@ -86,6 +93,17 @@ fn entry(table: &str, key: Vec<KeySpec>, action: &str, args: Vec<Value>, priorit
         args,
         priority,
     }
+}
+
+/// The front ports of chip `c` that have a link, in order.
+fn connected_ports(topo: &Topology, c: usize) -> Vec<u16> {
+    topo.chip_ports[c].keys().copied().collect()
+}
+
+/// The mirror session of `pipe`'s dequeue records and refresh walk (after the front ports'
+/// pause sessions `p + 1`).
+fn deq_session(prof: &ChipProfile, pipe: u16) -> u16 {
+    prof.ports_total() as u16 + 1 + pipe
 }
 
 impl BfcSpec {
@@ -103,7 +121,9 @@ impl BfcSpec {
                 self.queues
             ));
         }
-        if !(self.th_scale > 0.0) || self.hrtt_ns == 0 || self.refresh_ns == 0 {
+        // NaN compares as neither: it is refused with the rest.
+        let positive = self.th_scale.partial_cmp(&0.0) == Some(std::cmp::Ordering::Greater);
+        if !positive || self.hrtt_ns == 0 || self.refresh_ns == 0 {
             return Err("bfc: th_scale, hrtt_ns and refresh_ns must be positive".into());
         }
         Ok(())
@@ -121,10 +141,14 @@ impl BfcSpec {
     }
 
     /// The chip configuration for chip `c` (`base` carries the seed and TM settings).
-    pub fn chip_config(&self, chip: &Chip, c: usize, topo: &Topology, mut base: ChipConfig) -> ChipConfig {
-        let prof = chip.profile();
-        let front = prof.ports_total() as u16;
-        let ports: Vec<u16> = topo.chip_ports[c].keys().copied().collect();
+    pub fn chip_config(
+        &self,
+        prof: &ChipProfile,
+        c: usize,
+        topo: &Topology,
+        mut base: ChipConfig,
+    ) -> ChipConfig {
+        let ports = connected_ports(topo, c);
         for &p in &ports {
             base.mirror_sessions.push(MirrorSession {
                 id: p + 1,
@@ -134,9 +158,11 @@ impl BfcSpec {
             });
         }
         for pipe in 0..prof.pipes {
-            let Some(rp) = chip.recirc_port(pipe, 0) else { continue };
+            let Some(rp) = prof.recirc_port(pipe, 0) else {
+                continue;
+            };
             base.mirror_sessions.push(MirrorSession {
-                id: front + 1 + pipe,
+                id: deq_session(prof, pipe),
                 port: rp,
                 queue: 0,
                 truncate_bytes: Some(TRUNCATE),
@@ -166,10 +192,8 @@ impl BfcSpec {
     }
 
     /// The entries for chip `c` (besides its routes).
-    pub fn entries(&self, chip: &Chip, c: usize, topo: &Topology) -> Vec<EntrySpec> {
-        let prof = chip.profile();
-        let front = prof.ports_total() as u16;
-        let ports: Vec<u16> = topo.chip_ports[c].keys().copied().collect();
+    pub fn entries(&self, prof: &ChipProfile, c: usize, topo: &Topology) -> Vec<EntrySpec> {
+        let ports = connected_ports(topo, c);
         let nq = self.queues as u32;
         let ctrl = self.ctrl_queue() as u32;
         let data_mask: u64 = ((1u64 << nq) - 1) & !(1u64 << ctrl);
@@ -185,7 +209,12 @@ impl BfcSpec {
                 "ingress_cfg",
                 vec![KeySpec::Exact(n(p as u64))],
                 "set_ingress",
-                vec![n(pause), n((front + 1 + pipe) as u64), n(sticky), n(mode)],
+                vec![
+                    n(pause),
+                    n(deq_session(prof, pipe) as u64),
+                    n(sticky),
+                    n(mode),
+                ],
                 0,
             )
         };
@@ -193,7 +222,7 @@ impl BfcSpec {
         for &p in &ports {
             let pipe = prof.pipe_of_port(p).unwrap_or(0);
             v.push(ingress(p, p as u64 + 1, pipe));
-            let gbps = chip.port_gbps(p).unwrap_or(0);
+            let gbps = prof.port_speed_gbps(p).unwrap_or(0);
             let class = match speeds.iter().position(|&s| s == gbps) {
                 Some(i) => i,
                 None => {
@@ -210,7 +239,10 @@ impl BfcSpec {
             ));
         }
         for pipe in 0..prof.pipes {
-            for internal in [chip.recirc_port(pipe, 0), chip.pktgen_port(pipe)].into_iter().flatten() {
+            for internal in [prof.recirc_port(pipe, 0), prof.pktgen_port(pipe)]
+                .into_iter()
+                .flatten()
+            {
                 v.push(ingress(internal, 0, pipe));
             }
             // The refresh walks the pipe's connected ports in order.
@@ -220,14 +252,23 @@ impl BfcSpec {
                 .filter(|&p| prof.pipe_of_port(p) == Some(pipe))
                 .collect();
             for w in mine.windows(2) {
-                v.push(entry("walk", vec![KeySpec::Exact(n(w[0] as u64))], "walk_to", vec![n(w[1] as u64)], 0));
+                v.push(entry(
+                    "walk",
+                    vec![KeySpec::Exact(n(w[0] as u64))],
+                    "walk_to",
+                    vec![n(w[1] as u64)],
+                    0,
+                ));
             }
         }
         for (class, &gbps) in speeds.iter().enumerate() {
             for active in 0..=nq {
                 v.push(entry(
                     "pause_th",
-                    vec![KeySpec::Exact(n(class as u64)), KeySpec::Exact(n(active as u64))],
+                    vec![
+                        KeySpec::Exact(n(class as u64)),
+                        KeySpec::Exact(n(active as u64)),
+                    ],
                     "set_th",
                     vec![n(self.th_cells(gbps, active, prof.tm.cell_bytes) as u64)],
                     0,
@@ -235,18 +276,39 @@ impl BfcSpec {
             }
         }
         // popcountK counts the data queues of byte K whose `idle` bit is 0.
-        for (k, table) in ["popcount0", "popcount1", "popcount2", "popcount3"].iter().enumerate() {
+        for (k, table) in ["popcount0", "popcount1", "popcount2", "popcount3"]
+            .iter()
+            .enumerate()
+        {
             let action = format!("set_n{k}");
             for b in 0..256u64 {
                 let data = (data_mask >> (8 * k)) & 0xff;
                 let count = (data & !b).count_ones() as u64;
-                v.push(entry(table, vec![KeySpec::Exact(n(b))], &action, vec![n(count)], 0));
+                v.push(entry(
+                    table,
+                    vec![KeySpec::Exact(n(b))],
+                    &action,
+                    vec![n(count)],
+                    0,
+                ));
             }
         }
         for q in 0..32u64 {
             let bit = 1u64 << q;
-            v.push(entry("queue_mask", vec![KeySpec::Exact(n(q))], "set_mask", vec![n(bit), n(!bit & 0xffff_ffff)], 0));
-            v.push(entry("upstream_mask", vec![KeySpec::Exact(n(q))], "set_pm_mask", vec![n(bit), n(!bit & 0xffff_ffff)], 0));
+            v.push(entry(
+                "queue_mask",
+                vec![KeySpec::Exact(n(q))],
+                "set_mask",
+                vec![n(bit), n(!bit & 0xffff_ffff)],
+                0,
+            ));
+            v.push(entry(
+                "upstream_mask",
+                vec![KeySpec::Exact(n(q))],
+                "set_pm_mask",
+                vec![n(bit), n(!bit & 0xffff_ffff)],
+                0,
+            ));
             let below = (bit << 1) - 1;
             for paused in [true, false] {
                 v.push(entry(
@@ -256,7 +318,11 @@ impl BfcSpec {
                         KeySpec::Ternary(n(if paused { bit } else { 0 }), n(bit)),
                     ],
                     "fix_queue",
-                    vec![n(q), n(if paused { 1 } else { 2 }), n(if paused { 0 } else { 1 })],
+                    vec![
+                        n(q),
+                        n(if paused { 1 } else { 2 }),
+                        n(if paused { 0 } else { 1 }),
+                    ],
                     32 - q as u32,
                 ));
             }
@@ -288,7 +354,13 @@ impl BfcSpec {
                 Assignment::Single => 0,
                 _ => r % data_queues,
             };
-            v.push(entry("rand_q", vec![KeySpec::Exact(n(r))], "set_rq", vec![n(q)], 0));
+            v.push(entry(
+                "rand_q",
+                vec![KeySpec::Exact(n(r))],
+                "set_rq",
+                vec![n(q)],
+                0,
+            ));
         }
         // Deadlock freedom in a Clos: no backpressure from an up-facing egress to an
         // up-facing ingress (a packet that came down and goes up again).

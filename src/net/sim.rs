@@ -473,16 +473,14 @@ impl Net {
                 ..ChipConfig::default()
             };
             if let Some(b) = &spec.bfc {
-                b.check(prof.tm.queues_per_port as u16).map_err(place)?;
-                // The ports BFC needs (recirculation, generator) are the chip's: ask a chip
-                // built without them, then configure the real one.
-                let probe = Chip::with_config(prof.clone(), prog, config.clone())
-                    .map_err(|e| place(e.to_string()))?;
-                config = b.chip_config(&probe, c, &topo, config);
-                for (i, e) in b.entries(&probe, c, &topo).iter().enumerate() {
-                    entries.push(resolve(prog, e).map_err(|r| {
-                        place(format!("bfc entry {i} (table `{}`): {r}", e.table))
-                    })?);
+                b.check(prof.tm.queues_per_port).map_err(place)?;
+                config = b.chip_config(prof, c, &topo, config);
+                for (i, e) in b.entries(prof, c, &topo).iter().enumerate() {
+                    entries.push(
+                        resolve(prog, e).map_err(|r| {
+                            place(format!("bfc entry {i} (table `{}`): {r}", e.table))
+                        })?,
+                    );
                 }
             }
             chips.push(build_chip(prof.clone(), prog, config, &entries).map_err(place)?);

@@ -632,7 +632,11 @@ pub fn generate(g: &Generate, ports: u16, port_gbps: u32) -> Result<TopologySpec
         }
         .to_string()
     });
-    let routing = if g.bfc.is_some() { Routing::Ecmp } else { g.routing };
+    let routing = if g.bfc.is_some() {
+        Routing::Ecmp
+    } else {
+        g.routing
+    };
     let mut t = TopologySpec {
         chips: Vec::new(),
         hosts: Vec::new(),

@@ -634,10 +634,6 @@ pub struct Chip {
     pause_log: Vec<PauseRecord>,
     /// Front-panel ports (ids `0..front`).
     front: u16,
-    /// First recirculation port id (`front`); pipe `p`'s `r`-th is `front + p·R + r`.
-    recirc_per_pipe: u16,
-    /// First packet-generator port id; pipe `p`'s is `pktgen_base + p`.
-    pktgen_base: u16,
     /// Recirculation loopback latency.
     recirc_latency: Time,
     /// Advanced-flow-control latency.
@@ -727,7 +723,6 @@ impl Chip {
                 ports.push(port(PortKind::Recirc, rec.speed_gbps, pipe));
             }
         }
-        let pktgen_base = ports.len() as u16;
         for pipe in 0..profile.pipes {
             // Generated packets never cross a MAC; the speed is not used.
             ports.push(port(PortKind::PktGen, 0, pipe));
@@ -748,8 +743,6 @@ impl Chip {
             depths,
             lockstep: LockstepCounters::default(),
             front,
-            recirc_per_pipe: profile.recirculation.ports_per_pipe,
-            pktgen_base,
             recirc_latency,
             afc_latency,
             egress_fifo: profile.plumbing.egress_fifo_packets,
@@ -806,10 +799,9 @@ impl Chip {
         (port < self.front).then(|| self.ports[port as usize].gbps)
     }
 
-    /// The id of `pipe`'s packet-generator port (the ingress port of generated packets):
-    /// after every recirculation port, `front + pipes · R + pipe`.
+    /// The id of `pipe`'s packet-generator port ([`ChipProfile::pktgen_port`]).
     pub fn pktgen_port(&self, pipe: u16) -> Option<u16> {
-        (pipe < self.profile.pipes).then(|| self.pktgen_base + pipe)
+        self.profile.pktgen_port(pipe)
     }
 
     /// Packets whose parse failed but which went on because the program reads `parser_err`
@@ -1123,12 +1115,13 @@ impl Chip {
         let mut dests = std::mem::take(&mut self.dests);
         dests.clear();
         let mut reason = None;
-        if r.recirculate && self.recirc_per_pipe > 0 {
-            dests.push((
-                self.front + pipe as u16 * self.recirc_per_pipe,
-                out.queue,
-                0,
-            ));
+        let recirc = if r.recirculate {
+            self.profile.recirc_port(pipe as u16, 0)
+        } else {
+            None
+        };
+        if let Some(rp) = recirc {
+            dests.push((rp, out.queue, 0));
         } else if let Some(port) = out.ucast_egress_port {
             match self.ports.get(port as usize) {
                 Some(p) if p.kind != PortKind::PktGen => dests.push((port, out.queue, 0)),
@@ -1204,7 +1197,12 @@ impl Chip {
                 return self.drop_packet(h, DropReason::Tm(refusal));
             };
             let pipe = self.ports[slot.ingress_port as usize].pipe;
-            port = d.port.unwrap_or(self.front + pipe * self.recirc_per_pipe);
+            // Without a port, the pipe's recirculation port (the configuration check
+            // refused deflection to none on a chip without one).
+            let Some(to) = d.port.or_else(|| self.profile.recirc_port(pipe, 0)) else {
+                return self.drop_packet(h, DropReason::Tm(refusal));
+            };
+            port = to;
             request.port = port;
             request.queue = d.queue;
             if self.tm.enqueue(request).is_err() {

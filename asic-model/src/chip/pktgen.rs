@@ -38,7 +38,10 @@ impl Chip {
     /// once (no MAC), through the pipe's packet-generator port.
     pub(super) fn generate(&mut self, now: Time, app: u16, q: &mut impl Schedule<ChipEvent>) {
         let a = &self.pktgen[app as usize];
-        let port = self.pktgen_base + a.pipe;
+        // The configuration check refused applications of pipes the chip lacks.
+        let Some(port) = self.profile.pktgen_port(a.pipe) else {
+            return;
+        };
         let h = self.packets.alloc();
         let pkt = &mut self.packets.slots[h as usize];
         pkt.data.extend_from_slice(&a.template);

@@ -9,8 +9,8 @@
 use super::{Chip, ChipConfig, ChipError, ChipEvent, MirrorSession, Port, PortKind};
 use crate::kernel::Schedule;
 use crate::profile::ChipProfile;
-use pipelines::time::Time;
 use pipelines::pipe::TmRequests;
+use pipelines::time::Time;
 
 /// Counters of the chip's plumbing. Conservation: front-panel packets in + `created()` =
 /// front-panel packets out + drops.
@@ -140,10 +140,9 @@ pub(super) fn check_plumbing(
 }
 
 impl Chip {
-    /// The id of recirculation port `r` of `pipe`: `front + pipe · R + r`.
+    /// The id of recirculation port `r` of `pipe` ([`ChipProfile::recirc_port`]).
     pub fn recirc_port(&self, pipe: u16, r: u16) -> Option<u16> {
-        (pipe < self.profile.pipes && r < self.recirc_per_pipe)
-            .then(|| self.front + pipe * self.recirc_per_pipe + r)
+        self.profile.recirc_port(pipe, r)
     }
 
     /// Counters of recirculation, deflection, mirroring, multicast, the packet generator
