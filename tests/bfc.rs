@@ -18,7 +18,7 @@ fn two_flows(assignment: &str, stop_ns: u64) -> NetRun {
                 shape: Dumbbell(left: 1, right: 2),
                 chip: "programs/bfc/tofino2-100g.ron",
                 delay_ns: 500,
-                nic_queues: 64,
+                nic_queues: 32,
                 bfc: Some((queues: 16, hrtt_ns: 2000, assignment: {assignment})),
             )),
             transport: Raw(()),
@@ -62,4 +62,218 @@ fn bfc_pauses_and_drains_to_zero() {
             }
         }
     }
+}
+
+/// The testbed of programs/bfc (one chip, looped-back ports as three switches) running
+/// `traffic`, queue depths sampled every 10 ns.
+fn testbed(traffic: &str, stop_ns: u64) -> NetRun {
+    let text = format!(
+        r#"(
+            topology: File("testbed-topology.ron"),
+            transport: Raw(()),
+            traffic: [{traffic}],
+            sample_period_ns: Some(10),
+            stop: (at_ns: Some({stop_ns}), when_flows_complete: true),
+        )"#
+    );
+    let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/bfc");
+    net::run_detailed(s, &dir, None).unwrap()
+}
+
+/// Depth (cells) of a step series at `t` ps.
+fn depth_at(s: &asic::net::records::Series, t: u64) -> f64 {
+    s.points
+        .iter()
+        .take_while(|p| p.0 <= t)
+        .last()
+        .map_or(0.0, |p| p.1)
+}
+
+#[test]
+fn a_queue_above_th_pauses_its_upstream_within_one_hrtt_plus_the_pipeline() {
+    // A group-2 flow (through S1) and a group-3 flow (through S3) meet at S2's port 6.
+    let r = testbed(
+        r#"Flow((src: "g2", dst: "r2", size: 300000)), Flow((src: "g3", dst: "r2", size: 300000))"#,
+        100_000,
+    );
+    let chip = &r.chips[0];
+    let spec = asic::net::bfc::BfcSpec {
+        queues: 16,
+        ..Default::default()
+    };
+    // The lowest Th in force (both queues active): the earliest the program may pause.
+    let th = spec.th_cells(100, 2, chip.profile().tm.cell_bytes) as f64;
+    let crossed = r
+        .record
+        .series
+        .iter()
+        .filter(|s| s.name.starts_with("tb.port6.q") && !s.name.starts_with("tb.port6.q15."))
+        .filter_map(|s| s.points.iter().find(|p| p.1 > th).map(|p| p.0))
+        .min()
+        .expect("a queue at port 6 exceeds Th");
+    let paused = r
+        .record
+        .pauses
+        .iter()
+        .filter(|p| p.node == "tb" && (p.port == 2 || p.port == 8) && p.paused)
+        .map(|p| p.at_ps)
+        .min()
+        .expect("S2 paused an upstream queue");
+    // One HRTT: the pause frame's way back over the 100 ns cable and the data's way there,
+    // one MTU on the wire ahead of each; plus the pipeline: the reading packet's ingress at
+    // S2, its mirror copy's egress, the pause frame's ingress at S1 and AFC into the TM, and
+    // the depth export's period and delay.
+    let clock = chip.clock();
+    let cyc = |n: u64| clock.time_of(n).ps();
+    let mtu_ps = 1538 * 8 * 10; // 1538 wire bytes at 100G
+    let hrtt = 2 * (100_000 + mtu_ps);
+    let pipeline = 2 * cyc(chip.ingress_latency_cycles())
+        + cyc(chip.egress_latency_cycles())
+        + cyc(chip.profile().plumbing.afc_latency_cycles as u64)
+        + chip.profile().tm.depth_export_period_ps
+        + chip.profile().tm.depth_export_delay_ps;
+    let latency = paused as i64 - crossed as i64;
+    println!(
+        "crossed Th at {crossed} ps, paused at {paused} ps: {latency} ps (bound {} ps)",
+        hrtt + pipeline
+    );
+    assert!(latency > 0, "the pause follows the crossing");
+    assert!(
+        latency as u64 <= hrtt + pipeline,
+        "pause {latency} ps after Th was crossed; bound {} ps",
+        hrtt + pipeline
+    );
+}
+
+#[test]
+fn flows_get_queues_of_their_own_while_they_fit() {
+    // Two group-1 and four group-2 flows share S1's port 2 (15 data queues), started 2 µs
+    // apart (more than a pipe traversal, so each sees the queues taken before it).
+    let flows: Vec<String> = (0..6)
+        .map(|i| {
+            let (src, dst) = if i < 2 { ("g1", "r1") } else { ("g2", "r2") };
+            format!(
+                r#"Flow((src: "{src}", dst: "{dst}", size: 300000, start_ns: {}))"#,
+                2000 * i
+            )
+        })
+        .collect();
+    let r = testbed(&flows.join(", "), 2_000_000);
+    assert!(r.record.flows.iter().all(|f| f.end_ps.is_some()));
+    // Each data queue of port 2 that ever held a packet: one per flow, none shared.
+    let used: Vec<&str> = r
+        .record
+        .series
+        .iter()
+        .filter(|s| s.name.starts_with("tb.port2.q") && !s.name.starts_with("tb.port2.q15."))
+        .filter(|s| s.points.iter().any(|p| p.1 > 0.0))
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(used.len(), 6, "six flows in six queues: {used:?}");
+    // While all six were active, six queues held packets at once at some point.
+    let busy_at = |t: u64| {
+        r.record
+            .series
+            .iter()
+            .filter(|s| used.contains(&s.name.as_str()))
+            .filter(|s| depth_at(s, t) > 0.0)
+            .count()
+    };
+    let both_ends = r
+        .record
+        .flows
+        .iter()
+        .filter_map(|f| f.end_ps)
+        .min()
+        .unwrap();
+    assert!((12_000_000..both_ends)
+        .step_by(10_000)
+        .any(|t| busy_at(t) == 6));
+}
+
+#[test]
+fn bfc_hosts_must_stamp_queues_the_program_can_count() {
+    let s: NetScenario = ron::from_str(
+        r#"(
+            topology: Generate((
+                shape: Dumbbell(left: 1, right: 1),
+                chip: "programs/bfc/tofino2-100g.ron",
+                nic_queues: 64,
+                bfc: Some((queues: 16)),
+            )),
+            traffic: [Flow((src: "l0", dst: "r0", size: 1000))],
+        )"#,
+    )
+    .unwrap();
+    let e = net::run_detailed(s, Path::new(env!("CARGO_MANIFEST_DIR")), None)
+        .err()
+        .expect("refused");
+    assert!(
+        e.contains("host `l0`: nic_queues: 64") && e.contains("at most 32"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_upstream_queue_resumes_only_once_its_counted_packets_have_left() {
+    // The group-2 flow starts first, so its queue at S2's port 6 is the first to fill.
+    let r = testbed(
+        r#"Flow((src: "g2", dst: "r2", size: 600000)),
+           Flow((src: "g3", dst: "r2", size: 600000, start_ns: 3000))"#,
+        200_000,
+    );
+    let chip = &r.chips[0];
+    let spec = asic::net::bfc::BfcSpec {
+        queues: 16,
+        ..Default::default()
+    };
+    let cell = chip.profile().tm.cell_bytes;
+    let g2_queue = r
+        .record
+        .series
+        .iter()
+        .filter(|s| s.name.starts_with("tb.port6.q") && !s.name.starts_with("tb.port6.q15."))
+        .min_by_key(|s| {
+            s.points
+                .iter()
+                .find(|p| p.1 > 0.0)
+                .map_or(u64::MAX, |p| p.0)
+        })
+        .unwrap();
+    // The resume comes from the dequeue record of the last packet counted against S1's
+    // queue: every packet still queued behind it arrived while the queue was at most Th
+    // (the highest Th, one active queue) as the stale depth showed it, give or take the
+    // export's delay: two MTUs of cells.
+    let bound = (spec.th_cells(100, 1, cell) + 2 * 1538_u32.div_ceil(cell)) as f64;
+    let clock = chip.clock();
+    // From the resume frame's departure at S2 to the AFC at S1: the cable, the frame, S1's
+    // ingress and the AFC latency.
+    let back = 100_000
+        + 64 * 8 * 10
+        + clock.time_of(chip.ingress_latency_cycles()).ps()
+        + clock
+            .time_of(chip.profile().plumbing.afc_latency_cycles as u64)
+            .ps();
+    let resumes: Vec<u64> = r
+        .record
+        .pauses
+        .iter()
+        .filter(|p| p.node == "tb" && p.port == 2 && !p.paused)
+        .map(|p| p.at_ps)
+        .collect();
+    assert!(resumes.len() >= 3, "S1 paused and resumed: {resumes:?}");
+    let mut peak: f64 = 0.0;
+    for &t in &resumes {
+        let d = depth_at(g2_queue, t - back);
+        peak = peak.max(d);
+        assert!(
+            d <= bound,
+            "resumed at {t} ps with {d} cells queued at S2 (bound {bound})"
+        );
+    }
+    println!(
+        "{} resumes; deepest S2 queue at a resume {peak} cells, bound {bound}",
+        resumes.len()
+    );
 }

@@ -68,6 +68,10 @@ impl Default for BfcSpec {
     }
 }
 
+/// Upstream queues per port the program tracks: the pause counter and pause bitmap take
+/// upstreamQ's low 5 bits, so a NIC (or upstream chip) must use queue ids below this.
+pub const MAX_UPSTREAM_QUEUES: usize = 32;
+
 /// Bytes of the program's internal record header (`rec_h`).
 const REC_BYTES: usize = 16;
 /// Record kind: the refresh walk.
@@ -191,8 +195,17 @@ impl BfcSpec {
         base
     }
 
-    /// The entries for chip `c` (besides its routes).
-    pub fn entries(&self, prof: &ChipProfile, c: usize, topo: &Topology) -> Vec<EntrySpec> {
+    /// The entries for chip `c` (besides its routes). `seed` (the scenario's, so every
+    /// switch hashes alike, as in the paper's SFQ strawman) draws the stochastic variant's
+    /// hash-to-queue table: runs with different seeds hash flows differently, as runs with
+    /// other 5-tuples would.
+    pub fn entries(
+        &self,
+        prof: &ChipProfile,
+        c: usize,
+        topo: &Topology,
+        seed: u64,
+    ) -> Vec<EntrySpec> {
         let ports = connected_ports(topo, c);
         let nq = self.queues as u32;
         let ctrl = self.ctrl_queue() as u32;
@@ -348,11 +361,16 @@ impl BfcSpec {
                 ));
             }
         }
+        // `rand_q` maps a byte to a data queue: for the dynamic variant's fallback the byte is
+        // random and the map r mod (N - 1) (uniform within 1/256); for the stochastic variant
+        // the byte is the flow hash's and the map a seeded random one (a hash per run).
         let data_queues = (nq - 1) as u64;
+        let mut salt = super::rng::Stream::new(seed, "bfc:stochastic");
         for r in 0..256u64 {
             let q = match self.assignment {
                 Assignment::Single => 0,
-                _ => r % data_queues,
+                Assignment::Stochastic => salt.below(data_queues),
+                Assignment::Dynamic => r % data_queues,
             };
             v.push(entry(
                 "rand_q",

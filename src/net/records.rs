@@ -62,7 +62,8 @@ pub struct PauseEvent {
     pub node: String,
     /// Its port.
     pub port: u16,
-    /// `pfc` (with the priority) or `queue` (with the queue id).
+    /// `pfc` (with the priority) or `queue` (with the queue id: a host NIC queue paused by
+    /// BFC frames, or a chip queue paused by its program's advanced flow control).
     pub kind: String,
     /// Priority or queue id.
     pub class: u16,

@@ -475,7 +475,7 @@ impl Net {
             if let Some(b) = &spec.bfc {
                 b.check(prof.tm.queues_per_port).map_err(place)?;
                 config = b.chip_config(prof, c, &topo, config);
-                for (i, e) in b.entries(prof, c, &topo).iter().enumerate() {
+                for (i, e) in b.entries(prof, c, &topo, s.seed).iter().enumerate() {
                     entries.push(
                         resolve(prog, e).map_err(|r| {
                             place(format!("bfc entry {i} (table `{}`): {r}", e.table))
@@ -518,6 +518,16 @@ impl Net {
             let link = topo.links[l];
             let peer = topo.peer(l, End::Host(h));
             let nq = hs.nic_queues as usize;
+            if let End::Chip(c, _) = peer {
+                if topo.spec.chips[c].bfc.is_some() && nq > super::bfc::MAX_UPSTREAM_QUEUES {
+                    return Err(format!(
+                        "host `{}`: nic_queues: {nq}, but its switch `{}` runs BFC, which tracks at most {} upstream queues per port (the NIC stamps its queue id as upstreamQ)",
+                        hs.name,
+                        topo.spec.chips[c].name,
+                        super::bfc::MAX_UPSTREAM_QUEUES
+                    ));
+                }
+            }
             hosts.push(Host {
                 name: hs.name.clone(),
                 ip: topo.host_ips[h],
@@ -819,17 +829,21 @@ impl Net {
                 };
                 self.chips[c].handle(now, ev, &mut q, &mut w);
                 // The chip's transmit side paused or resumed by PFC frames it received.
+                // And its queues paused or resumed by its program (AFC).
                 for r in self.chips[c].drain_pause_log() {
-                    if r.direction == PauseDirection::Received {
-                        self.pauses.push(PauseEvent {
-                            at_ps: r.at.ps(),
-                            node: self.topo.spec.chips[c].name.clone(),
-                            port: r.port,
-                            kind: "pfc".into(),
-                            class: r.priority as u16,
-                            paused: r.paused,
-                        });
-                    }
+                    let kind = match r.direction {
+                        PauseDirection::Received => "pfc",
+                        PauseDirection::Afc => "queue",
+                        PauseDirection::Sent => continue,
+                    };
+                    self.pauses.push(PauseEvent {
+                        at_ps: r.at.ps(),
+                        node: self.topo.spec.chips[c].name.clone(),
+                        port: r.port,
+                        kind: kind.into(),
+                        class: r.priority as u16,
+                        paused: r.paused,
+                    });
                 }
                 while let Some((port, start, frame)) = self.outbox.pop() {
                     self.chip_tx(c, port, start, frame)?;

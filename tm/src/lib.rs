@@ -778,6 +778,14 @@ impl TrafficManager {
         }
     }
 
+    /// Whether `queue` of `port` is paused by queue-level flow control (AFC) alone.
+    pub fn is_queue_paused(&self, port: u16, queue: u16) -> bool {
+        let pi = port as usize;
+        pi < self.nports
+            && (queue as usize) < self.qpp
+            && self.ports[pi].queue_paused & self.ports[pi].sched.bit(queue) != 0
+    }
+
     /// Whether `queue` of `port` is paused (by PFC or queue pause) at `now_ps`.
     pub fn is_paused(&self, port: u16, queue: u16, now_ps: u64) -> bool {
         let pi = port as usize;

@@ -1044,6 +1044,15 @@ impl Chip {
                 queue,
                 paused,
             } => {
+                if self.tm.is_queue_paused(port, queue) != paused {
+                    self.pause_log.push(PauseRecord {
+                        at: now,
+                        port,
+                        priority: queue as u8,
+                        paused,
+                        direction: PauseDirection::Afc,
+                    });
+                }
                 self.tm.set_queue_paused(port, queue, paused, now.ps());
                 if !paused {
                     self.kick_dequeue(now, port, q);

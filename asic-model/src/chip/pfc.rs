@@ -22,6 +22,10 @@ pub enum PauseDirection {
     /// The chip's own transmission of the priority on the port was paused (a frame with
     /// quanta > 0 while not paused) or resumed (quanta 0, or the pause ran out).
     Received,
+    /// The chip's program paused or resumed one queue of the port's transmit side with
+    /// advanced flow control (logged when the TM applies it, and only when the queue's state
+    /// changes); `priority` then holds the queue id.
+    Afc,
 }
 
 /// A pause state change of one (port, priority).
@@ -32,7 +36,7 @@ pub struct PauseRecord {
     pub at: Time,
     /// The port.
     pub port: u16,
-    /// The priority.
+    /// The priority (for [`PauseDirection::Afc`], the queue).
     pub priority: u8,
     /// Paused (true) or resumed (false).
     pub paused: bool,
