@@ -12,7 +12,7 @@
 
 use pipelines::time::{Clock, Time};
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 struct Entry<E> {
     at: Time,
@@ -33,7 +33,7 @@ impl<E> PartialOrd for Entry<E> {
 }
 impl<E> Ord for Entry<E> {
     fn cmp(&self, o: &Self) -> Ordering {
-        (self.at, self.seq).cmp(&(o.at, o.seq))
+        key(self.at, self.seq).cmp(&key(o.at, o.seq))
     }
 }
 
@@ -41,19 +41,53 @@ impl<E> Ord for Entry<E> {
 pub trait Schedule<E> {
     /// Run `ev` at time `at` (not before the current time).
     fn at(&mut self, at: Time, ev: E);
+
+    /// [`Schedule::at`], with a hint: the caller schedules the events it tags with `lane`
+    /// in time order (a pipe's exits: one issue slot per cycle, a constant latency). The
+    /// order events run in is the same either way; a queue may keep such events in a
+    /// first-in first-out lane instead of its heap. Lanes are `0..`[`LANES`].
+    #[inline]
+    fn at_in_lane(&mut self, lane: usize, at: Time, ev: E) {
+        let _ = lane;
+        self.at(at, ev);
+    }
 }
 
+/// Lanes an [`EventQueue`] keeps ([`Schedule::at_in_lane`]); a higher lane is the heap.
+pub const LANES: usize = 16;
+
 /// A queue of future events.
+///
+/// Events are in a binary heap, or in one of a few first-in first-out lanes when the
+/// scheduler says they come in time order ([`Schedule::at_in_lane`]): a pipe holds tens of
+/// packets, each with its exit event, and keeping those out of the heap keeps the heap
+/// small. An event goes to its lane only if it is not earlier than the lane's last one, so
+/// each lane stays sorted by (time, sequence number) whatever the hint says, and taking the
+/// least of the heap's top and the lanes' fronts gives exactly the heap's order.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Reverse<Entry<E>>>,
+    lanes: Vec<VecDeque<Entry<E>>>,
+    /// Per lane: the key ([`key`]) of its first event, `u128::MAX` when it is empty.
+    fronts: Vec<u128>,
+    /// The least of `fronts`, and its lane.
+    first: (u128, usize),
     seq: u64,
     now: Time,
+}
+
+/// (time, sequence number) as one integer, in the same order.
+#[inline]
+fn key(at: Time, seq: u64) -> u128 {
+    (at.ps() as u128) << 64 | seq as u128
 }
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
             heap: BinaryHeap::new(),
+            lanes: Vec::new(),
+            fronts: Vec::new(),
+            first: (u128::MAX, 0),
             seq: 0,
             now: Time::ZERO,
         }
@@ -71,26 +105,51 @@ impl<E> EventQueue<E> {
         self.now
     }
 
+    #[inline]
+    fn heap_first(&self) -> u128 {
+        self.heap
+            .peek()
+            .map_or(u128::MAX, |Reverse(e)| key(e.at, e.seq))
+    }
+
     /// Take the earliest event, advancing the current time to it.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let Reverse(e) = self.heap.pop()?;
+        let e = if self.first.0 < self.heap_first() {
+            let l = self.first.1;
+            let lane = &mut self.lanes[l];
+            let e = lane.pop_front().expect("a lane with a front holds events");
+            self.fronts[l] = lane.front().map_or(u128::MAX, |n| key(n.at, n.seq));
+            let mut first = (u128::MAX, 0);
+            for (i, &f) in self.fronts.iter().enumerate() {
+                if f < first.0 {
+                    first = (f, i);
+                }
+            }
+            self.first = first;
+            e
+        } else {
+            self.heap.pop()?.0
+        };
         self.now = e.at;
         Some((e.at, e.ev))
     }
 
     /// The time of the earliest pending event.
+    #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|Reverse(e)| e.at)
+        let k = self.first.0.min(self.heap_first());
+        (k != u128::MAX).then(|| Time((k >> 64) as u64))
     }
 
     /// Events pending.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
 
     /// Whether no event is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.first.0 == u128::MAX
     }
 }
 
@@ -109,6 +168,40 @@ impl<E, F: Into<E>> Schedule<F> for EventQueue<E> {
             seq: self.seq,
             ev: ev.into(),
         }));
+    }
+
+    #[inline]
+    fn at_in_lane(&mut self, lane: usize, at: Time, ev: F) {
+        if lane >= LANES {
+            return self.at(at, ev);
+        }
+        if self.lanes.len() <= lane {
+            self.lanes.resize_with(lane + 1, VecDeque::new);
+            self.fronts.resize(lane + 1, u128::MAX);
+        }
+        let l = &mut self.lanes[lane];
+        if l.back().is_some_and(|b| b.at > at) {
+            // Out of order: the heap keeps it.
+            return self.at(at, ev);
+        }
+        debug_assert!(
+            at >= self.now,
+            "event scheduled in the past: {at} < {}",
+            self.now
+        );
+        self.seq += 1;
+        if l.is_empty() {
+            let k = key(at, self.seq);
+            self.fronts[lane] = k;
+            if k < self.first.0 {
+                self.first = (k, lane);
+            }
+        }
+        l.push_back(Entry {
+            at,
+            seq: self.seq,
+            ev: ev.into(),
+        });
     }
 }
 
@@ -170,6 +263,37 @@ mod tests {
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['a', 'b', 'c', 'd']);
         assert_eq!(q.now(), Time(20));
+    }
+
+    #[test]
+    fn lanes_keep_the_heap_order() {
+        // The same events through the heap alone and through lanes (some hints wrong).
+        let mut plain: EventQueue<u32> = EventQueue::new();
+        let mut laned: EventQueue<u32> = EventQueue::new();
+        let mut x: u64 = 7;
+        let mut out = (Vec::new(), Vec::new());
+        for i in 0..2000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let now = plain.now();
+            let at = Time(now.ps() + (x >> 33) % 50);
+            let lane = ((x >> 20) % 20) as usize;
+            plain.at(at, i);
+            laned.at_in_lane(lane, at, i);
+            if x % 3 == 0 {
+                out.0.push(plain.pop());
+                out.1.push(laned.pop());
+                assert_eq!(plain.peek_time(), laned.peek_time());
+                assert_eq!(plain.len(), laned.len());
+            }
+        }
+        while let Some(e) = plain.pop() {
+            out.0.push(Some(e));
+            out.1.push(laned.pop());
+        }
+        assert!(laned.is_empty());
+        assert_eq!(out.0, out.1);
     }
 
     #[test]

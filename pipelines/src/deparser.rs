@@ -8,7 +8,8 @@ use crate::program::{DeparserProgram, HeaderId, PhvLayout};
 /// what is left, the last byte zero-padded.
 struct BitWriter<'a> {
     out: &'a mut Vec<u8>,
-    /// Bits not written yet, in the low `pending` bits.
+    /// Bits not written yet, in the low `pending` bits (the bits above them are stale:
+    /// every read truncates them away).
     acc: u64,
     /// How many (below 32 between pushes).
     pending: u32,
@@ -32,7 +33,6 @@ impl<'a> BitWriter<'a> {
             self.pending -= 32;
             let word = (self.acc >> self.pending) as u32;
             self.out.extend_from_slice(&word.to_be_bytes());
-            self.acc &= (1u64 << self.pending) - 1;
         }
     }
 }
@@ -50,19 +50,19 @@ impl Drop for BitWriter<'_> {
 /// Sums 16-bit words as the bits stream past, so it needs no buffer.
 pub fn internet_checksum(sources: &[WireSlice], phv: &Phv) -> u16 {
     let mut sum: u64 = 0;
-    // Bits not summed yet, in the low `pending` bits (below 16 between slices).
+    // Bits not summed yet, in the low `pending` bits (below 16 between slices; the bits
+    // above them are stale, masked away when summed).
     let (mut acc, mut pending) = (0u64, 0u32);
     for s in sources {
-        acc = (acc << s.width) | phv.slice(s.container, s.lsb, s.width) as u64;
+        acc = (acc << s.width) | s.get(phv) as u64;
         pending += s.width as u32;
         while pending >= 16 {
             pending -= 16;
             sum += (acc >> pending) & 0xffff;
         }
-        acc &= (1u64 << pending) - 1;
     }
     if pending > 0 {
-        sum += acc << (16 - pending);
+        sum += (acc << (16 - pending)) & 0xffff;
     }
     while sum >> 16 != 0 {
         sum = (sum & 0xffff) + (sum >> 16);
@@ -100,7 +100,7 @@ fn emit_headers(headers: &[HeaderId], wire: &[HeaderWire], phv: &Phv, out: &mut 
             continue;
         }
         for s in &header.slices {
-            w.push(phv.slice(s.container, s.lsb, s.width), s.width as u32);
+            w.push(s.get(phv), s.width as u32);
         }
     }
 }

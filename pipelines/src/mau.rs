@@ -19,8 +19,8 @@ use crate::hash::HashEngine;
 use crate::meter::MeterBank;
 use crate::phv::{mask, Phv};
 use crate::program::{
-    Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, Node, Op, Operand,
-    PhvLayout, TableNext,
+    Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, FieldId, Node, Op,
+    Operand, PhvLayout, TableNext,
 };
 use crate::salu::{execute, RegisterBank};
 use crate::table::{KeyValues, TableState};
@@ -172,6 +172,209 @@ fn extern_index(
     (v % size.max(1) as u128) as usize
 }
 
+/// Bits `lsb .. lsb + width` of one container, as the pre-decoded operations read and
+/// write them (`mask` has `width` low bits set).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Bits {
+    container: u16,
+    lsb: u8,
+    mask: u32,
+}
+
+impl Bits {
+    #[inline(always)]
+    fn get(self, phv: &Phv) -> u32 {
+        phv.slice_masked(self.container, self.lsb, self.mask)
+    }
+}
+
+/// A pre-decoded operand of a narrow operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Src {
+    Bits(Bits),
+    Imm(u32),
+    Param(u8),
+}
+
+/// One operation of an action, decoded when the gress loads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum MicroOp {
+    /// The destination bits sit in one container (at most 32 bits) and the operation's
+    /// result modulo 2^width depends only on its operands modulo 2^width (`Set`, `Add`,
+    /// `Sub`, `And`, `Or`, `Xor`, `Not`): computed in 32 bits.
+    Narrow {
+        dst: Bits,
+        alu: AluOp,
+        a: Src,
+        b: Src,
+    },
+    /// `Set` of a whole field (any width) from an operand.
+    SetField { dst: FieldId, a: Operand },
+    /// Anything else: `action.ops[i]` as the general path runs it.
+    General(u16),
+}
+
+/// How an action runs: operation by operation, each writing at once, when no operation
+/// reads a container an earlier one writes and there are no externs (the result is then
+/// the VLIW's: every read sees the PHV as it was before the action); else through the
+/// general path, which computes every result before writing any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActionPlan {
+    ops: Option<Vec<MicroOp>>,
+}
+
+/// [`ActionPlan`]s of a control's actions, indexed like [`ControlProgram::actions`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControlPlan {
+    actions: Vec<ActionPlan>,
+}
+
+impl ControlPlan {
+    /// Decode `control`'s actions over `layout`.
+    pub fn new(control: &ControlProgram, layout: &PhvLayout) -> ControlPlan {
+        ControlPlan {
+            actions: control
+                .actions
+                .iter()
+                .map(|a| ActionPlan::new(a, layout))
+                .collect(),
+        }
+    }
+}
+
+/// The bits of `field` (or of its bits `hi ..= lo`) if they sit in one container.
+fn bits_of(layout: &PhvLayout, field: FieldId, range: Option<(u16, u16)>) -> Option<Bits> {
+    let [s] = layout.fields[field as usize].slices.as_slice() else {
+        return None;
+    };
+    let (lo, width) = match range {
+        Some((hi, lo)) => (lo, hi - lo + 1),
+        None => (0, s.width as u16),
+    };
+    (lo as u32 + width as u32 <= s.width as u32).then_some(Bits {
+        container: s.container,
+        lsb: s.lsb + lo as u8,
+        mask: ((1u64 << width) - 1) as u32,
+    })
+}
+
+impl ActionPlan {
+    fn new(action: &Action, layout: &PhvLayout) -> ActionPlan {
+        if !action.externs.is_empty() {
+            return ActionPlan { ops: None };
+        }
+        let containers = |f: FieldId| {
+            layout.fields[f as usize]
+                .slices
+                .iter()
+                .map(|s| s.container)
+                .collect::<Vec<_>>()
+        };
+        let reads = |o: &Operand| match *o {
+            Operand::Field(f) | Operand::Slice { field: f, .. } => containers(f),
+            Operand::Const(_) | Operand::Param(_) => Vec::new(),
+        };
+        let mut written: Vec<u16> = Vec::new();
+        let mut ops = Vec::new();
+        for (i, op) in action.ops.iter().enumerate() {
+            if reads(&op.a)
+                .iter()
+                .chain(&reads(&op.b))
+                .any(|c| written.contains(c))
+            {
+                return ActionPlan { ops: None };
+            }
+            written.extend(containers(op.dst));
+            ops.push(Self::decode(op, i, layout));
+        }
+        ActionPlan { ops: Some(ops) }
+    }
+
+    fn decode(op: &Op, i: usize, layout: &PhvLayout) -> MicroOp {
+        let narrow_alu = matches!(
+            op.alu,
+            AluOp::Set | AluOp::Add | AluOp::Sub | AluOp::And | AluOp::Or | AluOp::Xor | AluOp::Not
+        );
+        let src = |o: &Operand| match *o {
+            Operand::Field(f) => bits_of(layout, f, None).map(Src::Bits),
+            Operand::Slice { field, hi, lo } => bits_of(layout, field, Some((hi, lo)))
+                .filter(|_| hi - lo < 32)
+                .map(Src::Bits),
+            // Only the low bits count modulo 2^width (width <= 32).
+            Operand::Const(c) => Some(Src::Imm(c as u32)),
+            Operand::Param(p) => Some(Src::Param(p)),
+        };
+        if narrow_alu {
+            if let (Some(dst), Some(a), Some(b)) = (
+                bits_of(layout, op.dst, op.dst_slice),
+                src(&op.a),
+                src(&op.b),
+            ) {
+                return MicroOp::Narrow {
+                    dst,
+                    alu: op.alu,
+                    a,
+                    b,
+                };
+            }
+        }
+        if op.alu == AluOp::Set && op.dst_slice.is_none() {
+            return MicroOp::SetField {
+                dst: op.dst,
+                a: op.a,
+            };
+        }
+        MicroOp::General(i as u16)
+    }
+}
+
+#[inline(always)]
+fn src(s: Src, args: &[u128], phv: &Phv) -> u32 {
+    match s {
+        Src::Bits(b) => b.get(phv),
+        Src::Imm(v) => v,
+        Src::Param(i) => args[i as usize] as u32,
+    }
+}
+
+/// Run a hazard-free action's decoded operations in order.
+#[inline]
+fn run_micro_ops(
+    ops: &[MicroOp],
+    action: &Action,
+    args: &[u128],
+    layout: &PhvLayout,
+    phv: &mut Phv,
+) {
+    for m in ops {
+        match *m {
+            MicroOp::Narrow { dst, alu, a, b } => {
+                let (a, b) = (src(a, args, phv), src(b, args, phv));
+                let r = match alu {
+                    AluOp::Set => a,
+                    AluOp::Add => a.wrapping_add(b),
+                    AluOp::Sub => a.wrapping_sub(b),
+                    AluOp::And => a & b,
+                    AluOp::Or => a | b,
+                    AluOp::Xor => a ^ b,
+                    AluOp::Not => !a,
+                    _ => unreachable!("decoded as narrow only for these"),
+                };
+                phv.deposit_masked(dst.container, dst.lsb, dst.mask, r);
+            }
+            MicroOp::SetField { dst, a } => {
+                let v = operand(&a, args, layout, phv);
+                phv.set(&layout.fields[dst as usize], v);
+            }
+            MicroOp::General(i) => {
+                let op = &action.ops[i as usize];
+                let (v, m) = op_result(op, args, layout, phv);
+                write_result(op.dst, v, m, layout, phv);
+            }
+        }
+    }
+}
+
 /// Run one action with its action data, and the externs it drives, for a table in `stage`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_action(
@@ -312,6 +515,7 @@ fn eval(c: &Cond, layout: &PhvLayout, phv: &Phv) -> bool {
 /// Run the control over a parsed PHV.
 pub fn run_control(
     control: &ControlProgram,
+    plan: &ControlPlan,
     layout: &PhvLayout,
     tables: &mut [TableState],
     phv: &mut Phv,
@@ -346,16 +550,20 @@ pub fn run_control(
                 let hit = found.is_some();
                 let slot = found.map(|(_, s)| s);
                 let call = found.map_or(&table.default_action, |(c, _)| c);
-                run_action(
-                    &control.actions[call.action as usize],
-                    table.stage,
-                    &call.args,
-                    control,
-                    layout,
-                    phv,
-                    ext,
-                    pkt,
-                );
+                let action = &control.actions[call.action as usize];
+                match &plan.actions[call.action as usize].ops {
+                    Some(ops) => run_micro_ops(ops, action, &call.args, layout, phv),
+                    None => run_action(
+                        action,
+                        table.stage,
+                        &call.args,
+                        control,
+                        layout,
+                        phv,
+                        ext,
+                        pkt,
+                    ),
+                }
                 let action_run = call.action;
                 state.count_direct(slot, pkt.bytes);
                 stats.tables_applied += 1;

@@ -153,13 +153,29 @@ pub fn parse(
                     if cursor_bits + bits > data.len() * 8 {
                         return Err(truncated(cursor_bits + bits, cursor_bits));
                     }
-                    for s in &header.slices {
-                        let at = cursor_bits + s.offset as usize;
-                        let v = read_bits(data, at, s.width as usize) as u32;
-                        phv.deposit(s.container, s.lsb, s.width, v);
+                    let start = cursor_bits / 8;
+                    match data.get(start..start + header.load_end) {
+                        Some(bytes) if cursor_bits % 8 == 0 => {
+                            // Byte-aligned with room for every 8-byte load.
+                            for l in &header.loads {
+                                let b = l.byte as usize;
+                                let word = u64::from_be_bytes(
+                                    bytes[b..b + 8].try_into().expect("eight bytes"),
+                                );
+                                let s = &l.slice;
+                                s.put(phv, (word >> l.shift) as u32 & s.mask);
+                            }
+                        }
+                        _ => {
+                            for s in &header.slices {
+                                let at = cursor_bits + s.offset as usize;
+                                let v = read_bits(data, at, s.width as usize) as u32;
+                                s.put(phv, v);
+                            }
+                        }
                     }
                     for s in &header.valid {
-                        phv.deposit(s.container, s.lsb, s.width, 1);
+                        s.put(phv, 1);
                     }
                     cursor_bits += bits;
                 }

@@ -80,6 +80,19 @@ impl Phv {
         *word = (*word & !(m << lsb)) | ((v & m) << lsb);
     }
 
+    /// Bits `lsb ..` of container `c` under `mask` (`mask` = the width's low bits).
+    #[inline(always)]
+    pub fn slice_masked(&self, c: u16, lsb: u8, mask: u32) -> u32 {
+        (self.words[c as usize] >> lsb) & mask
+    }
+
+    /// Write `v` (truncated to `mask`) into bits `lsb ..` of container `c`.
+    #[inline(always)]
+    pub fn deposit_masked(&mut self, c: u16, lsb: u8, mask: u32, v: u32) {
+        let word = &mut self.words[c as usize];
+        *word = (*word & !(mask << lsb)) | ((v & mask) << lsb);
+    }
+
     /// Raw container values (for traces and tests).
     pub fn containers(&self) -> &[u32] {
         &self.words
@@ -97,6 +110,36 @@ pub struct WireSlice {
     pub lsb: u8,
     /// Its width (at most 32).
     pub width: u8,
+    /// `width` low bits set (precomputed).
+    pub mask: u32,
+}
+
+impl WireSlice {
+    /// The slice's bits in `phv`.
+    #[inline(always)]
+    pub fn get(&self, phv: &Phv) -> u32 {
+        (phv.words[self.container as usize] >> self.lsb) & self.mask
+    }
+
+    /// Write `v` (at most `width` bits) into the slice.
+    #[inline(always)]
+    pub fn put(&self, phv: &mut Phv, v: u32) {
+        let word = &mut phv.words[self.container as usize];
+        *word = (*word & !(self.mask << self.lsb)) | (v << self.lsb);
+    }
+}
+
+/// How the parser reads one slice of a header whose first bit is byte-aligned: one
+/// big-endian 8-byte load at `byte` (from the header's first byte), shifted right by
+/// `shift`, masked by `mask`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SliceLoad {
+    /// The first byte of the load, from the header's first byte.
+    pub byte: u16,
+    /// Right shift of the loaded big-endian word.
+    pub shift: u8,
+    /// The slice.
+    pub slice: WireSlice,
 }
 
 /// A header as the wire has it: every field's container slices in wire order with their bit
@@ -110,15 +153,18 @@ pub struct HeaderWire {
     pub slices: Vec<WireSlice>,
     /// The validity bit's slices (one bit).
     pub valid: Vec<WireSlice>,
+    /// `slices` as 8-byte loads, for a header starting on a byte boundary.
+    pub loads: Vec<SliceLoad>,
+    /// Bytes from the header's first byte to the end of its last load: a header starting
+    /// on a byte boundary with this many bytes left in the packet is read with `loads`.
+    pub load_end: usize,
 }
 
 impl HeaderWire {
     /// Whether the header is valid in `phv`.
     #[inline]
     pub fn is_valid(&self, phv: &Phv) -> bool {
-        self.valid
-            .iter()
-            .any(|s| phv.slice(s.container, s.lsb, s.width) != 0)
+        self.valid.iter().any(|s| s.get(phv) != 0)
     }
 }
 
@@ -133,6 +179,7 @@ pub fn field_slices(layout: &PhvLayout, fields: &[FieldId]) -> (Vec<WireSlice>, 
                 container: s.container,
                 lsb: s.lsb,
                 width: s.width,
+                mask: low_mask(s.width),
             });
             offset += s.width as u32;
         }
@@ -160,10 +207,23 @@ impl WireLayout {
                 .iter()
                 .map(|h| {
                     let (slices, bits) = field_slices(layout, &h.fields);
+                    // A slice is at most 32 bits, so with its offset in the first byte
+                    // it fits one 8-byte load.
+                    let loads: Vec<SliceLoad> = slices
+                        .iter()
+                        .map(|&s| SliceLoad {
+                            byte: (s.offset / 8) as u16,
+                            shift: (64 - s.offset % 8 - s.width as u32) as u8,
+                            slice: s,
+                        })
+                        .collect();
+                    let load_end = loads.iter().map(|l| l.byte as usize + 8).max().unwrap_or(0);
                     HeaderWire {
                         bits,
                         slices,
                         valid: field_slices(layout, &[h.valid]).0,
+                        loads,
+                        load_end,
                     }
                 })
                 .collect(),

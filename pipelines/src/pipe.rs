@@ -18,7 +18,9 @@ use crate::control::{ControlError, ResolvedControlOp};
 use crate::counter::{CounterBank, Counts};
 use crate::deparser::{deparse, mirror_header, MirrorHeader};
 use crate::hash::HashEngine;
-use crate::mau::{run_control, ControlStats, DepthView, ExternState, NoDepths, PacketCtx};
+use crate::mau::{
+    run_control, ControlPlan, ControlStats, DepthView, ExternState, NoDepths, PacketCtx,
+};
 use crate::meter::{MeterBank, MeterConfig, MeterReading};
 use crate::parser::{parse, ParseError};
 use crate::phv::{Phv, WireLayout};
@@ -280,6 +282,8 @@ pub struct LoadedGress {
     inputs: Vec<(Intrinsic, FieldId)>,
     /// Headers and checksums as container slices, for the parser and the deparser.
     wire: WireLayout,
+    /// The actions, decoded.
+    plan: ControlPlan,
     /// The gress extracts nothing, applies nothing and binds no intrinsic: it leaves every
     /// packet as it is and asks for nothing (the stock routers' egress).
     identity: bool,
@@ -376,6 +380,7 @@ impl LoadedGress {
             .filter_map(|&i| bind[i as usize].map(|f| (i, f)))
             .collect();
         let wire = WireLayout::new(&prog.phv, &prog.deparser);
+        let plan = ControlPlan::new(&prog.control, &prog.phv);
         let identity = {
             let start = &prog.parser.states[prog.parser.start as usize];
             spec.parser.max_depth >= 1
@@ -410,6 +415,7 @@ impl LoadedGress {
             bind,
             inputs,
             wire,
+            plan,
             identity,
             scratch: Vec::new(),
         })
@@ -522,6 +528,7 @@ impl LoadedGress {
         };
         let stats = run_control(
             &self.prog.control,
+            &self.plan,
             layout,
             &mut self.tables,
             phv,

@@ -1074,7 +1074,8 @@ impl Chip {
     /// The packet takes its pipe's next ingress issue slot.
     fn issue_ingress(&mut self, now: Time, pkt: u32, q: &mut impl Schedule<ChipEvent>) {
         let port = self.packets.slots[pkt as usize].ingress_port;
-        let pipe = &mut self.pipes[self.ports[port as usize].pipe as usize];
+        let pipe_id = self.ports[port as usize].pipe as usize;
+        let pipe = &mut self.pipes[pipe_id];
         let issue = self
             .clock
             .cycle_at_or_after(now)
@@ -1083,7 +1084,8 @@ impl Chip {
         pipe.ingress_issued += 1;
         pipe.in_ingress += 1;
         let done = self.clock.time_of(issue + self.ingress_latency);
-        q.at(done, ChipEvent::IngressDone { pkt, issue });
+        // Issue slots only move forward and the latency is fixed: exits come in time order.
+        q.at_in_lane(2 * pipe_id, done, ChipEvent::IngressDone { pkt, issue });
     }
 
     fn ingress_done(&mut self, now: Time, h: u32, issue: u64, q: &mut impl Schedule<ChipEvent>) {
@@ -1297,7 +1299,8 @@ impl Chip {
         let slot = &mut self.packets.slots[d.handle as usize];
         slot.deq = Some(d);
         slot.deq_time = now;
-        let pipe = &mut self.pipes[p.pipe as usize];
+        let pipe_id = p.pipe as usize;
+        let pipe = &mut self.pipes[pipe_id];
         let issue = self
             .clock
             .cycle_at_or_after(now)
@@ -1305,7 +1308,8 @@ impl Chip {
         pipe.egress_next_issue = issue + 1;
         pipe.in_egress += 1;
         let done = self.clock.time_of(issue + self.egress_latency);
-        q.at(
+        q.at_in_lane(
+            2 * pipe_id + 1,
             done,
             ChipEvent::EgressDone {
                 pkt: d.handle,
