@@ -234,10 +234,25 @@ impl HeaderWire {
 
 /// The container slices of `fields` as one bit string (wire order), and its length.
 pub fn field_slices(layout: &PhvLayout, fields: &[FieldId]) -> (Vec<WireSlice>, u32) {
-    let mut out = Vec::new();
+    let mut out: Vec<WireSlice> = Vec::new();
     let mut offset = 0u32;
     for &f in fields {
         for s in &layout.fields[f as usize].slices {
+            // Bits that follow the previous slice in the same container, just below it,
+            // extend it: one read or write instead of two.
+            if let Some(p) = out.last_mut() {
+                let w = p.width as u32 + s.width as u32;
+                if p.container == s.container
+                    && s.lsb as u32 + s.width as u32 == p.lsb as u32
+                    && w <= 32
+                {
+                    p.lsb = s.lsb;
+                    p.width = w as u8;
+                    p.mask = low_mask(w as u8);
+                    offset += s.width as u32;
+                    continue;
+                }
+            }
             out.push(WireSlice {
                 offset,
                 container: s.container,
