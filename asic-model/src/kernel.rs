@@ -139,7 +139,7 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
         let k = self.first.0.min(self.heap_first());
-        (k != u128::MAX).then(|| Time((k >> 64) as u64))
+        (k != u128::MAX).then_some(Time((k >> 64) as u64))
     }
 
     /// Events pending.

@@ -47,22 +47,15 @@ impl Drop for BitWriter<'_> {
 
 /// The Internet checksum (RFC 1071) of the bit string the slices `sources` hold (a
 /// checksum's fields, [`WireLayout::checksums`]), zero-padded to a multiple of 16 bits.
-/// Sums 16-bit words as the bits stream past, so it needs no buffer.
+///
+/// Each slice's value is added shifted to where its last bit sits in its 16-bit word, not
+/// split into words: as 2^16 = 1 modulo 0xffff, that sum is congruent to the sum of the
+/// words, and it is zero only when every bit is; folding either gives the same checksum.
 pub fn internet_checksum(sources: &[WireSlice], phv: &Phv) -> u16 {
     let mut sum: u64 = 0;
-    // Bits not summed yet, in the low `pending` bits (below 16 between slices; the bits
-    // above them are stale, masked away when summed).
-    let (mut acc, mut pending) = (0u64, 0u32);
     for s in sources {
-        acc = (acc << s.width) | s.get(phv) as u64;
-        pending += s.width as u32;
-        while pending >= 16 {
-            pending -= 16;
-            sum += (acc >> pending) & 0xffff;
-        }
-    }
-    if pending > 0 {
-        sum += (acc << (16 - pending)) & 0xffff;
+        let end = s.offset + s.width as u32;
+        sum += (s.get(phv) as u64) << ((16 - end % 16) % 16);
     }
     while sum >> 16 != 0 {
         sum = (sum & 0xffff) + (sum >> 16);
@@ -143,6 +136,60 @@ pub fn mirror_header(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_checksum_is_that_of_the_16_bit_words() {
+        let mut x: u64 = 99;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for round in 0..300 {
+            let mut phv = Phv::new(8);
+            let mut slices = Vec::new();
+            let mut offset = 0;
+            for _ in 0..(1 + next() % 12) {
+                let width = 1 + (next() % 32) as u8;
+                let lsb = (next() % (33 - width as u64)) as u8;
+                let container = (next() % 8) as u16;
+                let s = WireSlice {
+                    offset,
+                    container,
+                    lsb,
+                    width,
+                    mask: ((1u64 << width) - 1) as u32,
+                };
+                // Every other round all zero or all ones, for the folding's edge cases.
+                let v = match round % 3 {
+                    0 => 0,
+                    1 => u32::MAX,
+                    _ => next() as u32,
+                };
+                s.put(&mut phv, v & s.mask);
+                slices.push(s);
+                offset += width as u32;
+            }
+            // The bit string, zero-padded to 16 bits, summed word by word.
+            let mut bits = Vec::new();
+            for s in &slices {
+                let v = s.get(&phv);
+                bits.extend((0..s.width).rev().map(|i| (v >> i) & 1));
+            }
+            while bits.len() % 16 != 0 {
+                bits.push(0);
+            }
+            let mut sum: u64 = bits
+                .chunks(16)
+                .map(|w| w.iter().fold(0u64, |a, &b| a << 1 | b as u64))
+                .sum();
+            while sum >> 16 != 0 {
+                sum = (sum & 0xffff) + (sum >> 16);
+            }
+            assert_eq!(internet_checksum(&slices, &phv), !(sum as u16));
+        }
+    }
 
     #[test]
     fn bit_writer_packs_unaligned_fields() {

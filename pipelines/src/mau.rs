@@ -17,7 +17,7 @@
 use crate::counter::CounterBank;
 use crate::hash::HashEngine;
 use crate::meter::MeterBank;
-use crate::phv::{mask, Phv};
+use crate::phv::{mask, FieldRef, Phv};
 use crate::program::{
     Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, FieldId, Node, Op,
     Operand, PhvLayout, TableNext,
@@ -223,14 +223,48 @@ pub struct ActionPlan {
     ops: Option<Vec<MicroOp>>,
 }
 
-/// [`ActionPlan`]s of a control's actions, indexed like [`ControlProgram::actions`].
+/// A gateway operand, decoded: a field in one container, or anything else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GateOperand {
+    Ref(FieldRef),
+    Const(u128),
+    General(Operand),
+}
+
+impl GateOperand {
+    fn new(o: &Operand, layout: &PhvLayout) -> GateOperand {
+        match *o {
+            Operand::Field(f) => GateOperand::Ref(FieldRef::new(layout, Some(f))),
+            Operand::Const(c) => GateOperand::Const(c),
+            other => GateOperand::General(other),
+        }
+    }
+
+    #[inline(always)]
+    fn value(&self, layout: &PhvLayout, phv: &Phv) -> u128 {
+        match self {
+            GateOperand::Ref(r) => r.get(layout, phv),
+            GateOperand::Const(c) => *c,
+            GateOperand::General(o) => operand(o, &[], layout, phv),
+        }
+    }
+}
+
+/// A table key, decoded: its field and the bits `hi ..= lo` it matches on, if a slice.
+type KeyPlan = SmallVec<[(FieldRef, Option<(u16, u16)>); 4]>;
+
+/// What a control runs, decoded when the gress loads: [`ActionPlan`]s indexed like
+/// [`ControlProgram::actions`], gateways that compare two operands (others evaluate their
+/// [`Cond`]) and table keys, indexed like theirs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ControlPlan {
     actions: Vec<ActionPlan>,
+    gates: Vec<Option<(GateOperand, CmpOp, GateOperand)>>,
+    keys: Vec<KeyPlan>,
 }
 
 impl ControlPlan {
-    /// Decode `control`'s actions over `layout`.
+    /// Decode `control`'s actions, gateways and keys over `layout`.
     pub fn new(control: &ControlProgram, layout: &PhvLayout) -> ControlPlan {
         ControlPlan {
             actions: control
@@ -238,7 +272,41 @@ impl ControlPlan {
                 .iter()
                 .map(|a| ActionPlan::new(a, layout))
                 .collect(),
+            gates: control
+                .gateways
+                .iter()
+                .map(|g| match &g.cond {
+                    Cond::Cmp { a, op, b } => Some((
+                        GateOperand::new(a, layout),
+                        *op,
+                        GateOperand::new(b, layout),
+                    )),
+                    _ => None,
+                })
+                .collect(),
+            keys: control
+                .tables
+                .iter()
+                .map(|t| {
+                    t.keys
+                        .iter()
+                        .map(|k| (FieldRef::new(layout, Some(k.field)), k.slice))
+                        .collect()
+                })
+                .collect(),
         }
+    }
+}
+
+#[inline(always)]
+fn compare(a: u128, op: CmpOp, b: u128) -> bool {
+    match op {
+        CmpOp::Eq => a == b,
+        CmpOp::Ne => a != b,
+        CmpOp::Lt => a < b,
+        CmpOp::Le => a <= b,
+        CmpOp::Gt => a > b,
+        CmpOp::Ge => a >= b,
     }
 }
 
@@ -497,14 +565,7 @@ fn eval(c: &Cond, layout: &PhvLayout, phv: &Phv) -> bool {
         Cond::True => true,
         Cond::Cmp { a, op, b } => {
             let (a, b) = (operand(a, &[], layout, phv), operand(b, &[], layout, phv));
-            match op {
-                CmpOp::Eq => a == b,
-                CmpOp::Ne => a != b,
-                CmpOp::Lt => a < b,
-                CmpOp::Le => a <= b,
-                CmpOp::Gt => a > b,
-                CmpOp::Ge => a >= b,
-            }
+            compare(a, *op, b)
         }
         Cond::And(x, y) => eval(x, layout, phv) && eval(y, layout, phv),
         Cond::Or(x, y) => eval(x, layout, phv) || eval(y, layout, phv),
@@ -528,7 +589,11 @@ pub fn run_control(
         node = match n {
             Node::Gateway(g) => {
                 let gw = &control.gateways[g as usize];
-                if eval(&gw.cond, layout, phv) {
+                let holds = match &plan.gates[g as usize] {
+                    Some((a, op, b)) => compare(a.value(layout, phv), *op, b.value(layout, phv)),
+                    None => eval(&gw.cond, layout, phv),
+                };
+                if holds {
                     gw.on_true
                 } else {
                     gw.on_false
@@ -538,9 +603,9 @@ pub fn run_control(
                 let table = &control.tables[t as usize];
                 // Pushed one by one: collecting through the iterator costs several times more.
                 let mut key = KeyValues::new();
-                for k in &table.keys {
-                    let v = phv.get(&layout.fields[k.field as usize]);
-                    key.push(match k.slice {
+                for &(field, slice) in &plan.keys[t as usize] {
+                    let v = field.get(layout, phv);
+                    key.push(match slice {
                         Some((hi, lo)) => (v >> lo) & mask((hi - lo + 1) as u32),
                         None => v,
                     });

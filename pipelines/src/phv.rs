@@ -99,6 +99,70 @@ impl Phv {
     }
 }
 
+/// A field resolved for the per-packet path: absent, in one container (read and written
+/// with one mask), or spread over several (through its [`Field`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldRef {
+    /// No field: reads 0, writes nothing.
+    Absent,
+    /// Bits `lsb ..` of one container under `mask`.
+    Narrow {
+        /// The container.
+        container: u16,
+        /// Lowest bit.
+        lsb: u8,
+        /// The field's width in low bits.
+        mask: u32,
+    },
+    /// Several containers.
+    Wide(FieldId),
+}
+
+impl FieldRef {
+    /// Resolve `field` of `layout`.
+    pub fn new(layout: &PhvLayout, field: Option<FieldId>) -> FieldRef {
+        let Some(f) = field else {
+            return FieldRef::Absent;
+        };
+        match layout.fields[f as usize].slices.as_slice() {
+            [s] => FieldRef::Narrow {
+                container: s.container,
+                lsb: s.lsb,
+                mask: low_mask(s.width),
+            },
+            _ => FieldRef::Wide(f),
+        }
+    }
+
+    /// The field's value (0 when absent).
+    #[inline(always)]
+    pub fn get(self, layout: &PhvLayout, phv: &Phv) -> u128 {
+        match self {
+            FieldRef::Absent => 0,
+            FieldRef::Narrow {
+                container,
+                lsb,
+                mask,
+            } => phv.slice_masked(container, lsb, mask) as u128,
+            FieldRef::Wide(f) => phv.get(&layout.fields[f as usize]),
+        }
+    }
+
+    /// Write the field (truncated to its width; nothing when absent).
+    #[inline(always)]
+    pub fn set(self, layout: &PhvLayout, phv: &mut Phv, v: u128) {
+        match self {
+            FieldRef::Absent => {}
+            FieldRef::Narrow {
+                container,
+                lsb,
+                mask,
+            } => phv.deposit_masked(container, lsb, mask, v as u32),
+            FieldRef::Wide(f) => phv.set(&layout.fields[f as usize], v),
+        }
+    }
+}
+
 /// One container slice of a header's field, where the wire has it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WireSlice {
@@ -170,10 +234,25 @@ impl HeaderWire {
 
 /// The container slices of `fields` as one bit string (wire order), and its length.
 pub fn field_slices(layout: &PhvLayout, fields: &[FieldId]) -> (Vec<WireSlice>, u32) {
-    let mut out = Vec::new();
+    let mut out: Vec<WireSlice> = Vec::new();
     let mut offset = 0u32;
     for &f in fields {
         for s in &layout.fields[f as usize].slices {
+            // Bits that follow the previous slice in the same container, just below it,
+            // extend it: one read or write instead of two.
+            if let Some(p) = out.last_mut() {
+                let w = p.width as u32 + s.width as u32;
+                if p.container == s.container
+                    && s.lsb as u32 + s.width as u32 == p.lsb as u32
+                    && w <= 32
+                {
+                    p.lsb = s.lsb;
+                    p.width = w as u8;
+                    p.mask = low_mask(w as u8);
+                    offset += s.width as u32;
+                    continue;
+                }
+            }
             out.push(WireSlice {
                 offset,
                 container: s.container,

@@ -23,7 +23,7 @@ use crate::mau::{
 };
 use crate::meter::{MeterBank, MeterConfig, MeterReading};
 use crate::parser::{parse, ParseError};
-use crate::phv::{Phv, WireLayout};
+use crate::phv::{FieldRef, Phv, WireLayout};
 use crate::program::{
     ControlProgram, CounterId, FieldId, Gress, GressProgram, Intrinsic, KeyMatch, MeterId, Next,
     ParserErrorPolicy, RegisterId, TableId, Transition,
@@ -277,9 +277,10 @@ pub struct LoadedGress {
     max_depth: usize,
     ext: ExternState,
     phv: Phv,
-    bind: Bindings,
+    /// Per intrinsic (`Intrinsic as usize`), its field resolved.
+    refs: [FieldRef; Intrinsic::COUNT],
     /// The inputs the program reads, with their fields (of [`INPUTS`]).
-    inputs: Vec<(Intrinsic, FieldId)>,
+    inputs: Vec<(Intrinsic, FieldRef)>,
     /// Headers and checksums as container slices, for the parser and the deparser.
     wire: WireLayout,
     /// The actions, decoded.
@@ -377,8 +378,9 @@ impl LoadedGress {
         }
         let inputs = INPUTS
             .iter()
-            .filter_map(|&i| bind[i as usize].map(|f| (i, f)))
+            .filter_map(|&i| bind[i as usize].map(|f| (i, FieldRef::new(&prog.phv, Some(f)))))
             .collect();
+        let refs = bind.map(|f| FieldRef::new(&prog.phv, f));
         let wire = WireLayout::new(&prog.phv, &prog.deparser);
         let plan = ControlPlan::new(&prog.control, &prog.phv);
         let identity = {
@@ -412,7 +414,7 @@ impl LoadedGress {
             ),
             tables,
             prog,
-            bind,
+            refs,
             inputs,
             wire,
             plan,
@@ -473,12 +475,7 @@ impl LoadedGress {
         let layout = &self.prog.phv;
         let phv = &mut self.phv;
         phv.clear();
-        let put = |phv: &mut Phv, f: Option<u16>, v: u128| {
-            if let Some(f) = f {
-                phv.set(&layout.fields[f as usize], v);
-            }
-        };
-        let b = self.bind;
+        let refs = &self.refs;
         // Only the inputs the program reads (resolved at load).
         for &(which, f) in &self.inputs {
             let value = match which {
@@ -498,7 +495,7 @@ impl LoadedGress {
                 Intrinsic::Deflected => inp.deflected as u64,
                 _ => unreachable!("INPUTS lists only these"),
             };
-            phv.set(&layout.fields[f as usize], value as u128);
+            f.set(layout, phv, value as u128);
         }
 
         let (payload, parser_error) = match parse(
@@ -514,7 +511,7 @@ impl LoadedGress {
                 ParserErrorPolicy::Drop => return Err(f.error),
                 ParserErrorPolicy::Continue => {
                     let code = f.error.code();
-                    put(phv, b[Intrinsic::ParserError as usize], code as u128);
+                    refs[Intrinsic::ParserError as usize].set(layout, phv, code as u128);
                     (f.payload, code)
                 }
             },
@@ -549,7 +546,7 @@ impl LoadedGress {
         } else {
             data.splice(..payload, self.scratch.iter().copied());
         }
-        let get = |i: Intrinsic| b[i as usize].map_or(0, |f| phv.get(&layout.fields[f as usize]));
+        let get = |i: Intrinsic| refs[i as usize].get(layout, phv);
         let mirror_session = get(Intrinsic::MirrorSession) as u16;
         let mirror_header = if mirror_session != 0 && !self.prog.deparser.mirror_emit.is_empty() {
             mirror_header(&self.prog.deparser, &self.wire, phv, &mut self.scratch)

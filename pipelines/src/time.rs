@@ -77,13 +77,29 @@ impl fmt::Display for Time {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Clock {
     hz: u64,
+    /// `PS_PER_SEC / hz` in lowest terms (`num / den`): the same quotients, in 64 bits
+    /// while the products fit.
+    num: u64,
+    den: u64,
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 impl Clock {
     /// A clock of `hz` cycles per second (`hz > 0`; profiles are validated for this).
     pub fn new(hz: u64) -> Clock {
         assert!(hz > 0, "clock frequency must be positive");
-        Clock { hz }
+        let g = gcd(PS_PER_SEC, hz);
+        Clock {
+            hz,
+            num: PS_PER_SEC / g,
+            den: hz / g,
+        }
     }
 
     /// Frequency in Hz.
@@ -91,17 +107,25 @@ impl Clock {
         self.hz
     }
 
-    /// The time at which cycle `n` begins.
+    /// The time at which cycle `n` begins: `ceil(n * 1e12 / hz)`.
+    #[inline]
     pub fn time_of(self, n: u64) -> Time {
-        Time((n as u128 * PS_PER_SEC as u128).div_ceil(self.hz as u128) as u64)
+        match n.checked_mul(self.num) {
+            Some(p) => Time(p.div_ceil(self.den)),
+            None => Time((n as u128 * self.num as u128).div_ceil(self.den as u128) as u64),
+        }
     }
 
     /// The first cycle that begins at or after `t`.
+    #[inline]
     pub fn cycle_at_or_after(self, t: Time) -> u64 {
         // The smallest m with time_of(m) = ceil(m * 1e12 / hz) >= t, i.e. m * 1e12 / hz > t - 1.
         match t.0 {
             0 => 0,
-            t => ((t - 1) as u128 * self.hz as u128 / PS_PER_SEC as u128) as u64 + 1,
+            t => match (t - 1).checked_mul(self.den) {
+                Some(p) => p / self.num + 1,
+                None => ((t - 1) as u128 * self.den as u128 / self.num as u128) as u64 + 1,
+            },
         }
     }
 
@@ -135,6 +159,33 @@ mod tests {
             assert_eq!(c.cycle_at_or_after(c.time_of(n) + Time(1)), n + 1);
             assert_eq!(c.cycle_at_or_before(c.time_of(n)), n);
             assert_eq!(c.cycle_at_or_before(c.time_of(n + 1) - Time(1)), n);
+        }
+    }
+
+    #[test]
+    fn clock_conversions_match_the_128_bit_formulas() {
+        for hz in [
+            1u64,
+            7,
+            1_000_000_000,
+            1_220_000_000,
+            1_250_000_000,
+            999_999_937,
+        ] {
+            let c = Clock::new(hz);
+            for n in [0u64, 1, 2, 3, 1_000_003, u64::MAX / 1_000_000, u64::MAX / 7] {
+                let t = (n as u128 * PS_PER_SEC as u128).div_ceil(hz as u128);
+                if t <= u64::MAX as u128 {
+                    assert_eq!(c.time_of(n), Time(t as u64), "hz {hz} n {n}");
+                }
+                for t in [1u64, 2, 819, 820, 821, n, n.saturating_mul(3), u64::MAX / 3] {
+                    let want = match t {
+                        0 => 0,
+                        t => ((t - 1) as u128 * hz as u128 / PS_PER_SEC as u128) as u64 + 1,
+                    };
+                    assert_eq!(c.cycle_at_or_after(Time(t)), want, "hz {hz} t {t}");
+                }
+            }
         }
     }
 
