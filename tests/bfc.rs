@@ -1,7 +1,9 @@
 //! BFC (programs/bfc) on a small network: pauses, resumes, queue assignment and drained
 //! state, checked against the paper's rules (Goyal et al., NSDI 2022, §3.3).
 
+use asic::net::packet::{data_frame_len, mss};
 use asic::net::{self, scenario::NetScenario, sim::NetRun};
+use asic_model::mac::{slot_time, wire_bytes, IFG_BYTES};
 use std::path::Path;
 
 fn run(text: &str) -> NetRun {
@@ -81,15 +83,6 @@ fn testbed(traffic: &str, stop_ns: u64) -> NetRun {
     net::run_detailed(s, &dir, None).unwrap()
 }
 
-/// Depth (cells) of a step series at `t` ps.
-fn depth_at(s: &asic::net::records::Series, t: u64) -> f64 {
-    s.points
-        .iter()
-        .take_while(|p| p.0 <= t)
-        .last()
-        .map_or(0.0, |p| p.1)
-}
-
 #[test]
 fn a_queue_above_th_pauses_its_upstream_within_one_hrtt_plus_the_pipeline() {
     // A group-2 flow (through S1) and a group-3 flow (through S3) meet at S2's port 6.
@@ -126,7 +119,7 @@ fn a_queue_above_th_pauses_its_upstream_within_one_hrtt_plus_the_pipeline() {
     // the depth export's period and delay.
     let clock = chip.clock();
     let cyc = |n: u64| clock.time_of(n).ps();
-    let mtu_ps = 1538 * 8 * 10; // 1538 wire bytes at 100G
+    let mtu_ps = slot_time(data_frame_len(mss(1500)), 100).ps();
     let hrtt = 2 * (100_000 + mtu_ps);
     let pipeline = 2 * cyc(chip.ingress_latency_cycles())
         + cyc(chip.egress_latency_cycles())
@@ -177,7 +170,7 @@ fn flows_get_queues_of_their_own_while_they_fit() {
             .series
             .iter()
             .filter(|s| used.contains(&s.name.as_str()))
-            .filter(|s| depth_at(s, t) > 0.0)
+            .filter(|s| s.value_at(t) > 0.0)
             .count()
     };
     let both_ends = r
@@ -245,7 +238,8 @@ fn an_upstream_queue_resumes_only_once_its_counted_packets_have_left() {
     // queue: every packet still queued behind it arrived while the queue was at most Th
     // (the highest Th, one active queue) as the stale depth showed it, give or take the
     // export's delay: two MTUs of cells.
-    let bound = (spec.th_cells(100, 1, cell) + 2 * 1538_u32.div_ceil(cell)) as f64;
+    let mtu_wire = (wire_bytes(data_frame_len(mss(1500))) + IFG_BYTES) as u32;
+    let bound = (spec.th_cells(100, 1, cell) + 2 * mtu_wire.div_ceil(cell)) as f64;
     let clock = chip.clock();
     // From the resume frame's departure at S2 to the AFC at S1: the cable, the frame, S1's
     // ingress and the AFC latency.
@@ -265,7 +259,7 @@ fn an_upstream_queue_resumes_only_once_its_counted_packets_have_left() {
     assert!(resumes.len() >= 3, "S1 paused and resumed: {resumes:?}");
     let mut peak: f64 = 0.0;
     for &t in &resumes {
-        let d = depth_at(g2_queue, t - back);
+        let d = g2_queue.value_at(t - back);
         peak = peak.max(d);
         assert!(
             d <= bound,

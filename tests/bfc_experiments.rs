@@ -15,17 +15,13 @@ use asic::net::rng::Stream;
 use asic::net::scenario::{NetScenario, TopologySource};
 use asic::net::sim::NetRun;
 use asic::net::topology::TopologySpec;
-use asic_model::mac::{wire_bytes, IFG_BYTES};
+use asic::report::metrics::time_weighted_mean;
+use asic_model::mac::slot_time;
 use std::path::{Path, PathBuf};
 
 fn bfc_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/bfc")
 }
-
-/// Bytes of a buffer cell on `tofino2-100g` (programs/bfc/tofino2-100g.ron).
-const CELL: f64 = 176.0;
-/// The testbed's link delay (testbed-topology.ron), ps.
-const TESTBED_LINK_PS: u64 = 100_000;
 
 /// The testbed topology with BFC's parameters replaced.
 fn testbed_topology(bfc: &BfcSpec) -> TopologySpec {
@@ -50,52 +46,6 @@ fn testbed(bfc: &BfcSpec, traffic: &str, seed: u64, stop_ns: u64) -> NetRun {
 
 fn series<'a>(r: &'a RunRecord, name: &str) -> Option<&'a Series> {
     r.series.iter().find(|s| s.name == name)
-}
-
-/// Time average of a step series (points are changes) over [t0, t1] ps.
-fn time_avg(s: &Series, t0: u64, t1: u64) -> f64 {
-    let mut sum = 0.0;
-    let mut v = 0.0;
-    let mut t = t0;
-    for &(at, x) in &s.points {
-        if at > t0 {
-            let end = at.min(t1);
-            if end > t {
-                sum += v * (end - t) as f64;
-                t = end;
-            }
-        }
-        if at >= t1 {
-            break;
-        }
-        v = x;
-    }
-    if t1 > t {
-        sum += v * (t1 - t) as f64;
-    }
-    sum / (t1 - t0) as f64
-}
-
-/// Largest value a step series takes in [t0, t1] ps.
-fn max_in(s: &Series, t0: u64, t1: u64) -> f64 {
-    let mut before = 0.0;
-    let mut m: f64 = 0.0;
-    for &(at, x) in &s.points {
-        if at <= t0 {
-            before = x;
-        } else if at <= t1 {
-            m = m.max(x);
-        }
-    }
-    m.max(before)
-}
-
-/// Wire time (ps) of a flow of `size` application bytes at `gbps`, framing and gap included.
-fn flow_wire_ps(size: u64, gbps: u32) -> f64 {
-    let m = mss(1500) as u64;
-    let frame = |payload: u64| (wire_bytes(data_frame_len(payload as usize)) + IFG_BYTES) as f64;
-    let bytes = (size / m) as f64 * frame(m) + if size % m > 0 { frame(size % m) } else { 0.0 };
-    bytes * 8.0 / gbps as f64 * 1000.0
 }
 
 /// What the two-flow testbed run measured at S2's port to r2 (port 6).
@@ -131,38 +81,32 @@ fn two_flows(th_us: f64) -> TwoFlows {
         rec.flows.iter().all(|f| f.end_ps.is_some()),
         "both flows end"
     );
+    let cell = r.chips[0].profile().tm.cell_bytes;
+    let topo = testbed_topology(&bfc);
+    let r2_link_ps = topo.links.iter().find(|l| l.a == "r2").unwrap().delay_ns * 1000;
     let tx = series(rec, "tb.port6.tx_bytes").unwrap();
     let t0 = tx.points.iter().find(|p| p.1 > 0.0).unwrap().0;
     // While both flows are sending: until the first one's last byte leaves port 6.
-    let t1 = rec.flows.iter().filter_map(|f| f.end_ps).min().unwrap() - TESTBED_LINK_PS;
-    let data_queues: Vec<&Series> = (0..15)
+    let t1 = rec.flows.iter().filter_map(|f| f.end_ps).min().unwrap() - r2_link_ps;
+    let window = |s: &Series| s.window(t0, t1);
+    let data_queues: Vec<Series> = (0..15)
         .filter_map(|q| series(rec, &format!("tb.port6.q{q}.depth_cells")))
+        .map(window)
         .collect();
     assert_eq!(data_queues.len(), 2, "the two flows in two queues");
-    let kb = |cells: f64| cells * CELL / 1000.0;
+    let kb = |cells: f64| cells * cell as f64 / 1000.0;
+    let mean = |s: &Series| time_weighted_mean(s, t1).unwrap();
+    let max = |s: &Series| s.points.iter().map(|p| p.1).fold(0.0, f64::max);
     // The bytes port 6 sent in the window, as wire time (all full-size frames but the
     // first flow's last one; the refresh walk's bitmap frames are not counted).
-    let sent = |s: &Series, t: u64| {
-        s.points
-            .iter()
-            .take_while(|p| p.0 <= t)
-            .last()
-            .map_or(0.0, |p| p.1)
-    };
-    let frame = data_frame_len(mss(1500)) as f64;
-    let busy = (sent(tx, t1) - sent(tx, t0)) / frame * flow_wire_ps(mss(1500) as u64, 100);
+    let frame = data_frame_len(mss(1500));
+    let frames = (tx.value_at(t1) - tx.value_at(t0)) / frame as f64;
+    let busy = frames * slot_time(frame, 100).ps() as f64;
     TwoFlows {
-        th_kb: kb(bfc.th_cells(100, 2, CELL as u32) as f64),
-        queue_mean_kb: kb(data_queues.iter().map(|s| time_avg(s, t0, t1)).sum::<f64>() / 2.0),
-        queue_max_kb: kb(data_queues
-            .iter()
-            .map(|s| max_in(s, t0, t1))
-            .fold(0.0, f64::max)),
-        port_mean_kb: kb(time_avg(
-            series(rec, "tb.port6.depth_cells").unwrap(),
-            t0,
-            t1,
-        )),
+        th_kb: kb(bfc.th_cells(100, 2, cell) as f64),
+        queue_mean_kb: kb(data_queues.iter().map(mean).sum::<f64>() / 2.0),
+        queue_max_kb: kb(data_queues.iter().map(max).fold(0.0, f64::max)),
+        port_mean_kb: kb(mean(&window(series(rec, "tb.port6.depth_cells").unwrap()))),
         utilisation: busy / (t1 - t0) as f64,
         s1_pauses: rec
             .pauses
@@ -319,18 +263,18 @@ fn testbed_hol_blocking() {
 /// One scheme of experiment 3: what replaces BFC in programs/bfc/clos.ron.
 struct Scheme {
     name: &'static str,
-    /// `None`: BFC as the file has it; else the router, this TM configuration (RON) and
-    /// this transport (RON).
+    /// `None`: BFC as the file has it; else the ECMP router with [`PFC_TM_FIELDS`] and these
+    /// further TM fields (RON, each preceded by a comma), and this transport (RON).
     baseline: Option<(&'static str, &'static str)>,
 }
 
-/// The 6 MB pool of clos.ron with PFC on priority 0 of every port. The paper's PFC threshold
-/// is dynamic (11 % of the free buffer); the TM's XOFF is static, so it is set where it
-/// keeps the pool lossless: 1,500 cells (264 KB, 11 % of the free buffer when about 40 % of
-/// it is free), twelve ingress ports at XOFF taking half the pool; headroom for 2 µs of 100G
-/// plus two MTUs.
-const PFC_TM: &str = "(pool_cells: [34090], pfc: (groups: [(priority: 0, xoff_cells: 1500, \
-                      hysteresis_cells: 64, headroom_cells: 300)])";
+/// The TM fields every baseline has: the 6 MB pool of clos.ron with PFC on priority 0 of
+/// every port. The paper's PFC threshold is dynamic (11 % of the free buffer); the TM's XOFF
+/// is static: 1,500 cells (264 KB, 11 % of the free buffer when about 40 % of it is free),
+/// so twelve ingress ports at XOFF take half the pool; headroom for 2 µs of 100G plus two
+/// MTUs. (It does not keep the baselines lossless: programs/bfc/README.md.)
+const PFC_TM_FIELDS: &str = "pool_cells: [34090], pfc: (groups: [(priority: 0, \
+                             xoff_cells: 1500, hysteresis_cells: 64, headroom_cells: 300)])";
 
 /// Experiment 3 on clos.ron: `scheme`, with or without the scaled incast; the summary of
 /// the run and its largest p99 of a switch's buffer (bytes).
@@ -343,11 +287,7 @@ fn clos(scheme: &Scheme, incast: bool) -> (asic::report::metrics::Summary, f64) 
     if let Some((tm, transport)) = scheme.baseline {
         g.program = Some("stock:ecmp_router".into());
         g.bfc = None;
-        let tm = if tm.is_empty() {
-            PFC_TM.to_string() + ")"
-        } else {
-            format!("{PFC_TM}, {tm})")
-        };
+        let tm = format!("({PFC_TM_FIELDS}{tm})");
         g.tm = Some(ron::from_str(&tm).unwrap_or_else(|e| panic!("{tm}: {e}")));
         s.transport = ron::from_str(transport).unwrap();
     }
@@ -380,7 +320,7 @@ fn clos(scheme: &Scheme, incast: bool) -> (asic::report::metrics::Summary, f64) 
         .filter(|x| x.name.ends_with(".buffer_cells"))
         .filter_map(|x| x.p99)
         .fold(0.0, f64::max)
-        * CELL;
+        * r.chips[0].profile().tm.cell_bytes as f64;
     (summary, p99_buffer)
 }
 
@@ -399,7 +339,7 @@ fn clos_against_dt_pfc_and_dctcp() {
         Scheme {
             name: "DCTCP (K = 100 KB) + PFC",
             baseline: Some((
-                "default_queue: (ecn: Threshold(k_cells: 568))",
+                ", default_queue: (ecn: Threshold(k_cells: 568))",
                 "Dctcp((reno: (init_cwnd: 70, min_rto_us: 200.0)))",
             )),
         },

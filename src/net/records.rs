@@ -53,6 +53,26 @@ pub struct Series {
     pub points: Vec<(u64, f64)>,
 }
 
+impl Series {
+    /// The value at `t` ps: the last point at or before it (0 before the first).
+    pub fn value_at(&self, t: u64) -> f64 {
+        let i = self.points.partition_point(|p| p.0 <= t);
+        i.checked_sub(1).map_or(0.0, |i| self.points[i].1)
+    }
+
+    /// The series cut to `[t0, t1]`: its value at `t0`, then its points after `t0` up to
+    /// `t1` (for statistics over a window, e.g. `time_weighted_mean(&s.window(t0, t1), t1)`).
+    pub fn window(&self, t0: u64, t1: u64) -> Series {
+        let mut points = vec![(t0, self.value_at(t0))];
+        points.extend(self.points.iter().filter(|p| p.0 > t0 && p.0 <= t1));
+        Series {
+            name: self.name.clone(),
+            unit: self.unit.clone(),
+            points,
+        }
+    }
+}
+
 /// A pause state change on a link (PFC class or a per-queue pause).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PauseEvent {
@@ -110,4 +130,29 @@ pub struct RunRecord {
     pub drops: Vec<DropCount>,
     /// Per-host totals.
     pub hosts: Vec<HostTotals>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Series;
+    use crate::report::metrics::time_weighted_mean;
+
+    #[test]
+    fn a_window_starts_at_the_value_in_force() {
+        let s = Series {
+            name: "q".into(),
+            unit: "cells".into(),
+            points: vec![(10, 4.0), (20, 8.0), (40, 0.0)],
+        };
+        assert_eq!(s.value_at(5), 0.0);
+        assert_eq!(s.value_at(10), 4.0);
+        assert_eq!(s.value_at(39), 8.0);
+        let w = s.window(15, 30);
+        assert_eq!(w.points, vec![(15, 4.0), (20, 8.0)]);
+        // 4 for 5 ps, then 8 for 10 ps.
+        assert_eq!(
+            time_weighted_mean(&w, 30),
+            Some((4.0 * 5.0 + 8.0 * 10.0) / 15.0)
+        );
+    }
 }
