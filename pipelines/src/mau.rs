@@ -298,18 +298,6 @@ impl ControlPlan {
     }
 }
 
-#[inline(always)]
-fn compare(a: u128, op: CmpOp, b: u128) -> bool {
-    match op {
-        CmpOp::Eq => a == b,
-        CmpOp::Ne => a != b,
-        CmpOp::Lt => a < b,
-        CmpOp::Le => a <= b,
-        CmpOp::Gt => a > b,
-        CmpOp::Ge => a >= b,
-    }
-}
-
 /// The bits of `field` (or of its bits `hi ..= lo`) if they sit in one container.
 fn bits_of(layout: &PhvLayout, field: FieldId, range: Option<(u16, u16)>) -> Option<Bits> {
     let [s] = layout.fields[field as usize].slices.as_slice() else {
@@ -565,7 +553,7 @@ fn eval(c: &Cond, layout: &PhvLayout, phv: &Phv) -> bool {
         Cond::True => true,
         Cond::Cmp { a, op, b } => {
             let (a, b) = (operand(a, &[], layout, phv), operand(b, &[], layout, phv));
-            compare(a, *op, b)
+            op.holds(a, b)
         }
         Cond::And(x, y) => eval(x, layout, phv) && eval(y, layout, phv),
         Cond::Or(x, y) => eval(x, layout, phv) || eval(y, layout, phv),
@@ -590,7 +578,7 @@ pub fn run_control(
             Node::Gateway(g) => {
                 let gw = &control.gateways[g as usize];
                 let holds = match &plan.gates[g as usize] {
-                    Some((a, op, b)) => compare(a.value(layout, phv), *op, b.value(layout, phv)),
+                    Some((a, op, b)) => op.holds(a.value(layout, phv), b.value(layout, phv)),
                     None => eval(&gw.cond, layout, phv),
                 };
                 if holds {

@@ -653,6 +653,21 @@ pub enum CmpOp {
     Ge,
 }
 
+impl CmpOp {
+    /// `a op b`, unsigned (gateways and stateful-ALU predicates compare alike).
+    #[inline(always)]
+    pub fn holds(self, a: u128, b: u128) -> bool {
+        match self {
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+        }
+    }
+}
+
 /// A gateway condition: comparisons combined with and/or/not.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Cond {

@@ -20,7 +20,7 @@
 
 use crate::mau::alu;
 use crate::phv::mask;
-use crate::program::{CmpOp, SaluOperand, SaluValue, StatefulAlu};
+use crate::program::{SaluOperand, SaluValue, StatefulAlu};
 
 /// A register array's elements. Elements are at most 64 bits wide (the verifier checks the
 /// program's widths against the profile, whose widest is 32 bits today).
@@ -77,17 +77,6 @@ impl RegisterBank {
     }
 }
 
-fn cmp(op: CmpOp, a: u128, b: u128) -> bool {
-    match op {
-        CmpOp::Eq => a == b,
-        CmpOp::Ne => a != b,
-        CmpOp::Lt => a < b,
-        CmpOp::Le => a <= b,
-        CmpOp::Gt => a > b,
-        CmpOp::Ge => a >= b,
-    }
-}
-
 /// What one execution did, for traces and tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SaluResult {
@@ -121,7 +110,7 @@ pub fn execute(
     };
     let mut outcomes = 0u8;
     for (k, c) in salu.conditions.iter().enumerate() {
-        if cmp(c.op, val(c.a), val(c.b)) {
+        if c.op.holds(val(c.a), val(c.b)) {
             outcomes |= 1 << k;
         }
     }
@@ -152,7 +141,7 @@ pub fn execute(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::program::{AluOp, Predicate, SaluCond, SaluOutput, SaluUpdate};
+    use crate::program::{AluOp, CmpOp, Predicate, SaluCond, SaluOutput, SaluUpdate};
 
     /// Predicate "condition 0 true": outcome vectors 1 and 3 (of 0..4), bits 1 and 3.
     const C0: Predicate = Predicate(0b1010_1010_1010_1010);

@@ -1015,13 +1015,7 @@ impl Chip {
                 if let Some(until) = p.rx_paused_until[priority as usize] {
                     if until <= now {
                         p.rx_paused_until[priority as usize] = None;
-                        self.pause_log.push(PauseRecord {
-                            at: until,
-                            port,
-                            priority,
-                            paused: false,
-                            direction: PauseDirection::Received,
-                        });
+                        self.log_pause(until, port, priority, false, PauseDirection::Received);
                     }
                 }
             }
@@ -1045,13 +1039,7 @@ impl Chip {
                 paused,
             } => {
                 if self.tm.is_queue_paused(port, queue) != paused {
-                    self.pause_log.push(PauseRecord {
-                        at: now,
-                        port,
-                        priority: queue as u8,
-                        paused,
-                        direction: PauseDirection::Afc,
-                    });
+                    self.log_pause(now, port, queue as u8, paused, PauseDirection::Afc);
                 }
                 self.tm.set_queue_paused(port, queue, paused, now.ps());
                 if !paused {

@@ -65,19 +65,13 @@ impl Chip {
         for (prio, t) in times.iter().enumerate().take(levels) {
             let Some(quanta) = *t else { continue };
             let priority = prio as u8;
-            let p = &mut self.ports[port as usize];
-            let was = p.rx_paused_until[prio];
+            let was = self.ports[port as usize].rx_paused_until[prio];
             if let Some(until) = was.filter(|&u| u <= now) {
                 // Ran out before this frame (its PauseEnd has not run yet).
-                p.rx_paused_until[prio] = None;
-                self.pause_log.push(PauseRecord {
-                    at: until,
-                    port,
-                    priority,
-                    paused: false,
-                    direction: PauseDirection::Received,
-                });
+                self.ports[port as usize].rx_paused_until[prio] = None;
+                self.log_pause(until, port, priority, false, PauseDirection::Received);
             }
+            let p = &mut self.ports[port as usize];
             let paused = p.rx_paused_until[prio].is_some();
             if quanta > 0 {
                 let until = now + Time(quanta_ps(quanta as u32, gbps));
@@ -89,13 +83,7 @@ impl Chip {
                 self.tm.resume(port, priority, now.ps());
             }
             if paused != (quanta > 0) {
-                self.pause_log.push(PauseRecord {
-                    at: now,
-                    port,
-                    priority,
-                    paused: quanta > 0,
-                    direction: PauseDirection::Received,
-                });
+                self.log_pause(now, port, priority, quanta > 0, PauseDirection::Received);
             }
         }
         self.kick_dequeue(now, port, q);
@@ -124,35 +112,36 @@ impl Chip {
                 if quanta > 0 {
                     p.pfc_epoch = p.pfc_epoch.wrapping_add(1);
                     p.pfc_refresh[prio] = Some(p.pfc_epoch);
-                    let every = refresh_interval_ps(quanta as u32, p.gbps).max(1);
-                    q.at(
-                        now + Time(every),
-                        ChipEvent::PfcRefresh {
-                            port,
-                            priority,
-                            epoch: p.pfc_epoch,
-                        },
-                    );
+                    let epoch = p.pfc_epoch;
+                    self.schedule_pfc_refresh(now, port, priority, epoch, quanta, q);
                 }
-                self.log_sent(start, port, priority, true);
+                self.log_pause(start, port, priority, true, PauseDirection::Sent);
             } else {
                 let start = self.send_pfc(now, port, priority, 0, wire);
                 let p = &mut self.ports[port as usize];
                 p.counters.pfc_xon_tx[prio] += 1;
                 p.pfc_refresh[prio] = None;
-                self.log_sent(start, port, priority, false);
+                self.log_pause(start, port, priority, false, PauseDirection::Sent);
             }
         }
         self.pfc_events = events;
     }
 
-    fn log_sent(&mut self, at: Time, port: u16, priority: u8, paused: bool) {
+    /// Record a pause state change (see [`PauseRecord`] for what `at` means).
+    pub(super) fn log_pause(
+        &mut self,
+        at: Time,
+        port: u16,
+        priority: u8,
+        paused: bool,
+        direction: PauseDirection,
+    ) {
         self.pause_log.push(PauseRecord {
             at,
             port,
             priority,
             paused,
-            direction: PauseDirection::Sent,
+            direction,
         });
     }
 
@@ -177,7 +166,22 @@ impl Chip {
         self.send_pfc(now, port, priority, quanta, wire);
         let p = &mut self.ports[port as usize];
         p.counters.pfc_refresh_tx[prio] += 1;
-        let every = refresh_interval_ps(quanta as u32, p.gbps).max(1);
+        self.schedule_pfc_refresh(now, port, priority, epoch, quanta, q);
+    }
+
+    /// The next refresh of an XOFF sent with `quanta`, before the link partner's pause runs
+    /// out.
+    fn schedule_pfc_refresh(
+        &self,
+        now: Time,
+        port: u16,
+        priority: u8,
+        epoch: u32,
+        quanta: u16,
+        q: &mut impl Schedule<ChipEvent>,
+    ) {
+        let gbps = self.ports[port as usize].gbps;
+        let every = refresh_interval_ps(quanta as u32, gbps).max(1);
         q.at(
             now + Time(every),
             ChipEvent::PfcRefresh {
