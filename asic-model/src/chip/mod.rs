@@ -1064,11 +1064,7 @@ impl Chip {
         let port = self.packets.slots[pkt as usize].ingress_port;
         let pipe_id = self.ports[port as usize].pipe as usize;
         let pipe = &mut self.pipes[pipe_id];
-        let issue = self
-            .clock
-            .cycle_at_or_after(now)
-            .max(pipe.ingress_next_issue);
-        pipe.ingress_next_issue = issue + 1;
+        let issue = take_issue_slot(self.clock, now, &mut pipe.ingress_next_issue);
         pipe.ingress_issued += 1;
         pipe.in_ingress += 1;
         let done = self.clock.time_of(issue + self.ingress_latency);
@@ -1289,11 +1285,7 @@ impl Chip {
         slot.deq_time = now;
         let pipe_id = p.pipe as usize;
         let pipe = &mut self.pipes[pipe_id];
-        let issue = self
-            .clock
-            .cycle_at_or_after(now)
-            .max(pipe.egress_next_issue);
-        pipe.egress_next_issue = issue + 1;
+        let issue = take_issue_slot(self.clock, now, &mut pipe.egress_next_issue);
         pipe.in_egress += 1;
         let done = self.clock.time_of(issue + self.egress_latency);
         q.at_in_lane(
@@ -1397,4 +1389,12 @@ impl Chip {
         wire.transmit(port, start, &self.packets.slots[h as usize].data);
         self.packets.release(h);
     }
+}
+
+/// A gress issues one packet per cycle: the first cycle edge at or after `now` that is not
+/// before `next` (the cycle after the previous issue); `next` moves past it.
+fn take_issue_slot(clock: Clock, now: Time, next: &mut u64) -> u64 {
+    let issue = clock.cycle_at_or_after(now).max(*next);
+    *next = issue + 1;
+    issue
 }
