@@ -62,6 +62,12 @@ fn bfc_pauses_and_drains_to_zero() {
                 let v = chip.register_read_by_name(pipe, "pause_ctr", i).unwrap();
                 assert_eq!(v, 0, "chip {c} pipe {pipe} pause_ctr[{i}]");
             }
+            // Every queue an entry took was given back when the entry went idle: credit 1
+            // (idle, last held by an entry) or 2 (never taken), none 0 (active).
+            for i in 0..2048 {
+                let v = chip.register_read_by_name(pipe, "claims", i).unwrap();
+                assert!(v == 1 || v == 2, "chip {c} pipe {pipe} claims[{i}] = {v}");
+            }
         }
     }
 }
@@ -139,50 +145,79 @@ fn a_queue_above_th_pauses_its_upstream_within_one_hrtt_plus_the_pipeline() {
     );
 }
 
-#[test]
-fn flows_get_queues_of_their_own_while_they_fit() {
-    // Two group-1 and four group-2 flows share S1's port 2 (15 data queues), started 2 µs
-    // apart (more than a pipe traversal, so each sees the queues taken before it).
-    let flows: Vec<String> = (0..6)
+/// `n` flows through S1's port 2 (15 data queues): two group-1 flows (g1), the rest group 2
+/// (g2), flow `i` starting at `i · gap_ns`, run until `stop_ns` (or all ended).
+fn flows_at_s1(n: usize, gap_ns: u64, stop_ns: u64) -> NetRun {
+    let flows: Vec<String> = (0..n)
         .map(|i| {
             let (src, dst) = if i < 2 { ("g1", "r1") } else { ("g2", "r2") };
             format!(
                 r#"Flow((src: "{src}", dst: "{dst}", size: 300000, start_ns: {}))"#,
-                2000 * i
+                gap_ns * i as u64
             )
         })
         .collect();
-    let r = testbed(&flows.join(", "), 2_000_000);
+    testbed(&flows.join(", "), stop_ns)
+}
+
+/// The queues of the flow-table entries of egress port 2 that are active (packets queued,
+/// `size > 0`) at the end of `r`, one per entry.
+fn active_queues_at_port2(r: &NetRun) -> Vec<u64> {
+    let chip = &r.chips[0];
+    (2 << 10..3 << 10)
+        .filter(|&i| chip.register_read_by_name(0, "size", i).unwrap() > 0)
+        .map(|i| chip.register_read_by_name(0, "qassign", i).unwrap())
+        .collect()
+}
+
+/// No two active entries share a queue at any of `instants` (ns), and at one of them at least
+/// `at_once` are active (so the check is not vacuous: an entry is idle whenever its flow has
+/// no packet queued at S1).
+fn own_queues_throughout(n: usize, gap_ns: u64, instants: &[u64], at_once: usize) {
+    let mut most = 0;
+    for &t in instants {
+        let mut qs = active_queues_at_port2(&flows_at_s1(n, gap_ns, t));
+        let active = qs.len();
+        qs.sort_unstable();
+        qs.dedup();
+        assert_eq!(
+            qs.len(),
+            active,
+            "at {t} ns: {active} active entries in {qs:?}"
+        );
+        most = most.max(active);
+    }
+    assert!(
+        most >= at_once,
+        "{most} of {n} flows active at once, want {at_once}"
+    );
+    // And the flows all finish.
+    let r = flows_at_s1(n, gap_ns, 4_000_000);
     assert!(r.record.flows.iter().all(|f| f.end_ps.is_some()));
-    // Each data queue of port 2 that ever held a packet: one per flow, none shared.
-    let used: Vec<&str> = r
-        .record
-        .series
-        .iter()
-        .filter(|s| s.name.starts_with("tb.port2.q") && !s.name.starts_with("tb.port2.q15."))
-        .filter(|s| s.points.iter().any(|p| p.1 > 0.0))
-        .map(|s| s.name.as_str())
-        .collect();
-    assert_eq!(used.len(), 6, "six flows in six queues: {used:?}");
-    // While all six were active, six queues held packets at once at some point.
-    let busy_at = |t: u64| {
-        r.record
-            .series
-            .iter()
-            .filter(|s| used.contains(&s.name.as_str()))
-            .filter(|s| s.value_at(t) > 0.0)
-            .count()
-    };
-    let both_ends = r
-        .record
-        .flows
-        .iter()
-        .filter_map(|f| f.end_ps)
-        .min()
-        .unwrap();
-    assert!((12_000_000..both_ends)
-        .step_by(10_000)
-        .any(|t| busy_at(t) == 6));
+}
+
+#[test]
+fn flows_get_queues_of_their_own_while_they_fit() {
+    // Started 2 µs apart (more than a pipe traversal plus the depth export's delay, so each
+    // new flow sees the queues taken before it published as busy).
+    own_queues_throughout(6, 2000, &[3_000, 11_000, 15_000, 20_000, 40_000, 80_000], 6);
+}
+
+#[test]
+fn flows_starting_together_still_get_queues_of_their_own() {
+    // Fourteen flows for 15 data queues, 5 ns apart: every new flow after the first arrives
+    // while the queues just given out still read empty in the published depths, and while
+    // the first flows' entries go idle between their packets (the NIC interleaves twelve
+    // flows). The claim (the min/max unit over the port's queue credits) keeps them apart.
+    // Checked through the start (20 µs); later, entries idle past the sticky time are
+    // reassigned and may take a queue a sticky entry returns to (programs/bfc/README.md,
+    // known gaps).
+    own_queues_throughout(
+        14,
+        5,
+        &[1_000, 2_000, 3_000, 5_000, 10_000, 15_000, 20_000],
+        10,
+    );
 }
 
 #[test]

@@ -270,7 +270,7 @@ fn table_need(t: &Table, c: &ControlProgram, layout: &PhvLayout, spec: &PipeSpec
             .ops
             .iter()
             .map(|o| o.dst)
-            .chain(action.externs.iter().filter_map(|x| extern_access(c, x).1));
+            .chain(action.externs.iter().flat_map(|x| extern_access(c, x).1));
         for dst in dsts {
             for sl in &layout.fields[dst as usize].slices {
                 need.containers.insert(sl.container);

@@ -48,10 +48,12 @@ enum Extern {
         width: u16,
         index: u16,
     },
+    /// A `RegisterAction`, or a `MinMaxAction` (`lane_out`: it also returns the lane).
     RegisterAction {
         salu: SaluId,
         index: u16,
         out: u16,
+        lane_out: bool,
     },
     Meter {
         id: MeterId,
@@ -76,6 +78,7 @@ impl Extern {
     fn type_name(&self) -> &'static str {
         match self {
             Extern::Register { .. } => tna::REGISTER,
+            Extern::RegisterAction { lane_out: true, .. } => tna::MINMAX_ACTION,
             Extern::RegisterAction { .. } => tna::REGISTER_ACTION,
             Extern::Meter { .. } => tna::METER,
             Extern::Counter { .. } => tna::COUNTER,
@@ -127,11 +130,8 @@ fn op_reads(op: &Op) -> Vec<FieldId> {
     v
 }
 
-/// Fields an extern call reads and the field it writes.
-pub(crate) fn extern_access(
-    c: &ControlProgram,
-    call: &ExternCall,
-) -> (Vec<FieldId>, Option<FieldId>) {
+/// Fields an extern call reads and the fields it writes.
+pub(crate) fn extern_access(c: &ControlProgram, call: &ExternCall) -> (Vec<FieldId>, Vec<FieldId>) {
     let index_reads = |i: &ExternIndex| -> Vec<FieldId> {
         match i {
             ExternIndex::Operand(o) => operand_field(*o).into_iter().collect(),
@@ -142,7 +142,12 @@ pub(crate) fn extern_access(
         }
     };
     match call {
-        ExternCall::Stateful { salu, index, dst } => {
+        ExternCall::Stateful {
+            salu,
+            index,
+            dst,
+            lane_dst,
+        } => {
             let mut r = index_reads(index);
             if let Some(s) = c.salus.get(*salu as usize) {
                 let mut add = |o: &SaluOperand| {
@@ -163,27 +168,31 @@ pub(crate) fn extern_access(
                         add(o);
                     }
                 }
+                if let Some(m) = &s.minmax {
+                    add(&m.mask);
+                    add(&m.postmod);
+                }
             }
-            (r, *dst)
+            (r, dst.iter().chain(lane_dst).copied().collect())
         }
-        ExternCall::Meter { index, dst, .. } => (index_reads(index), Some(*dst)),
-        ExternCall::Count { index, .. } => (index_reads(index), None),
+        ExternCall::Meter { index, dst, .. } => (index_reads(index), vec![*dst]),
+        ExternCall::Count { index, .. } => (index_reads(index), Vec::new()),
         ExternCall::Hash { hash, dst } => (
             c.hashes
                 .get(*hash as usize)
                 .map_or(Vec::new(), |h| h.fields.clone()),
-            Some(*dst),
+            vec![*dst],
         ),
-        ExternCall::Random { dst } => (Vec::new(), Some(*dst)),
+        ExternCall::Random { dst } => (Vec::new(), vec![*dst]),
         ExternCall::QueueDepth { port, queue, dst } => (
             operand_field(*port)
                 .into_iter()
                 .chain(operand_field(*queue))
                 .collect(),
-            Some(*dst),
+            vec![*dst],
         ),
         ExternCall::EmptyQueues { port, dst } => {
-            (operand_field(*port).into_iter().collect(), Some(*dst))
+            (operand_field(*port).into_iter().collect(), vec![*dst])
         }
     }
 }
@@ -407,7 +416,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             }
             Ok(())
         };
-        if !i.functions.is_empty() && tname != tna::REGISTER_ACTION {
+        if !i.functions.is_empty() && ![tna::REGISTER_ACTION, tna::MINMAX_ACTION].contains(&tname) {
             return Err(err(
                 ErrorKind::Unsupported,
                 i.span,
@@ -452,7 +461,8 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 });
                 Extern::Register { id, width, index }
             }
-            tna::REGISTER_ACTION => self.register_action(i, qualified)?,
+            tna::REGISTER_ACTION => self.register_action(i, qualified, false)?,
+            tna::MINMAX_ACTION => self.register_action(i, qualified, true)?,
             tna::METER => {
                 ntypes(1, "I")?;
                 nargs(
@@ -593,14 +603,27 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         })
     }
 
-    /// `RegisterAction<T, I, U>(reg) name = { void apply(inout T value, out U rv) { ... } };`
-    fn register_action(&mut self, i: &ast::Instantiation, qualified: String) -> Result<Extern> {
+    /// `RegisterAction<T, I, U>(reg) name = { void apply(inout T value, out U rv) { ... } };`,
+    /// or with `minmax`, `MinMaxAction<T, I, U>(reg) name = { void apply(inout bit<128> value,
+    /// out U rv, out U lane) { rv = this.min8(value, mask, lane, postmod); } };` where `I`
+    /// indexes 128-bit words of the register.
+    fn register_action(
+        &mut self,
+        i: &ast::Instantiation,
+        qualified: String,
+        minmax: bool,
+    ) -> Result<Extern> {
         let env = self.scope.env();
+        let kind = if minmax {
+            tna::MINMAX_ACTION
+        } else {
+            tna::REGISTER_ACTION
+        };
         if !(2..=3).contains(&i.type_args.len()) {
             return Err(err(
                 ErrorKind::Type,
                 i.type_name.span,
-                "write `RegisterAction<T, I, U>(register)`",
+                format!("write `{kind}<T, I, U>(register)`"),
             ));
         }
         let width = type_width(env, &i.type_args[0])?;
@@ -618,7 +641,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 return Err(err(
                     ErrorKind::Type,
                     i.span,
-                    "`RegisterAction` takes the register it updates",
+                    format!("`{kind}` takes the register it updates"),
                 ))
             }
         };
@@ -634,12 +657,13 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 format!("undeclared register `{}`", reg_name.name),
             ));
         };
-        if (rw, ri) != (width, index) {
+        // A min/max action indexes words, not elements: only the element type must agree.
+        if rw != width || (!minmax && ri != index) {
             return Err(err(
                 ErrorKind::Type,
                 i.type_name.span,
                 format!(
-                    "`{}` is Register<bit<{rw}>, bit<{ri}>> but this RegisterAction is for \
+                    "`{}` is Register<bit<{rw}>, bit<{ri}>> but this {kind} is for \
                      <bit<{width}>, bit<{index}>>",
                     reg_name.name
                 ),
@@ -649,45 +673,50 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             return Err(err(
                 ErrorKind::Type,
                 i.span,
-                "a RegisterAction needs exactly one function: `void apply(inout T value[, out U \
-                 rv]) { ... }`",
+                format!(
+                    "a {kind} needs exactly one function: `void apply(inout T value[, out U \
+                     rv]) {{ ... }}`"
+                ),
             ));
         };
         if f.name.name != "apply" || f.ret.is_some() {
             return Err(err(
                 ErrorKind::Unsupported,
                 f.name.span,
-                "only `void apply(...)` is supported in a RegisterAction",
+                format!("only `void apply(...)` is supported in a {kind}"),
             ));
         }
-        let (value, rv) = match f.params.as_slice() {
-            [v] => (v, None),
-            [v, r] => (v, Some(r)),
-            _ => {
-                return Err(err(
-                    ErrorKind::Type,
-                    f.name.span,
-                    "`apply` takes `inout T value` and optionally `out U rv`",
-                ))
-            }
+        let max_params = if minmax { 3 } else { 2 };
+        let Some((value, outs)) = f.params.split_first().filter(|(_, o)| o.len() < max_params)
+        else {
+            return Err(err(
+                ErrorKind::Type,
+                f.name.span,
+                if minmax {
+                    "`apply` takes `inout bit<128> value`, optionally `out U rv` and `out U lane`"
+                } else {
+                    "`apply` takes `inout T value` and optionally `out U rv`"
+                },
+            ));
         };
-        if value.dir != ast::Direction::InOut || type_width(env, &value.ty)? != width {
+        let value_width = if minmax { MinMax::WORD_BITS } else { width };
+        if value.dir != ast::Direction::InOut || type_width(env, &value.ty)? != value_width {
             return Err(err(
                 ErrorKind::Type,
                 value.name.span,
                 format!(
-                    "the first parameter must be `inout bit<{width}> {}`",
+                    "the first parameter must be `inout bit<{value_width}> {}`",
                     value.name.name
                 ),
             ));
         }
-        if let Some(r) = rv {
+        for r in outs {
             if r.dir != ast::Direction::Out || type_width(env, &r.ty)? != out {
                 return Err(err(
                     ErrorKind::Type,
                     r.name.span,
                     format!(
-                        "the second parameter must be `out bit<{out}> {}`",
+                        "an output parameter must be `out bit<{out}> {}`",
                         r.name.name
                     ),
                 ));
@@ -697,13 +726,37 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             scope: &self.scope,
             name: &i.name.name,
             value: &value.name.name,
-            out: rv.map(|r| r.name.name.as_str()),
+            out: outs.first().map(|r| r.name.name.as_str()),
             width,
             out_width: out,
             spec: &self.spec.salu,
         };
         let layout = &mut *self.layout;
-        let prog = salu::compile(&cx, &f.body, &mut |fr: &FieldRef| layout.field(env, fr))?;
+        let mut field = |fr: &FieldRef| layout.field(env, fr);
+        let (prog, unit, lane_out) = if minmax {
+            let mcx = salu::MinMaxContext {
+                salu: cx,
+                lane: outs.get(1).map(|r| r.name.name.as_str()),
+            };
+            let m = salu::compile_minmax(&mcx, &f.body, &mut field)?;
+            // The unit returns the selected lane's value as read.
+            let outputs = if m.value_out {
+                vec![SaluOutput {
+                    when: Predicate::ALWAYS,
+                    value: SaluValue::Old,
+                }]
+            } else {
+                Vec::new()
+            };
+            let prog = salu::SaluProgram {
+                conditions: Vec::new(),
+                updates: Vec::new(),
+                outputs,
+            };
+            (prog, Some(m.minmax), m.lane_out)
+        } else {
+            (salu::compile(&cx, &f.body, &mut field)?, None, false)
+        };
         let id = self.control.salus.len() as SaluId;
         self.control.salus.push(StatefulAlu {
             name: qualified,
@@ -711,11 +764,13 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             conditions: prog.conditions,
             updates: prog.updates,
             outputs: prog.outputs,
+            minmax: unit,
         });
         Ok(Extern::RegisterAction {
             salu: id,
             index,
             out,
+            lane_out,
         })
     }
 
@@ -903,14 +958,28 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             Ok(())
         };
         let call = match (&x, m.name.as_str(), args) {
-            (Extern::RegisterAction { salu, index, out }, "execute", [idx]) => {
+            (
+                Extern::RegisterAction {
+                    salu,
+                    index,
+                    out,
+                    lane_out,
+                },
+                "execute",
+                [idx, lane @ ..],
+            ) if lane.len() <= *lane_out as usize => {
                 want(*out)?;
                 let what = format!("`{}`", n.name);
                 let index = self.extern_index(scope, idx, *index, &what)?;
+                let lane_dst = match lane {
+                    [l] => Some(self.lane_dst(scope, l, *out)?),
+                    _ => None,
+                };
                 ExternCall::Stateful {
                     salu: *salu,
                     index,
                     dst: Some(self.layout.field(env, &dst)),
+                    lane_dst,
                 }
             }
             (Extern::Meter { id, index }, "execute", [idx]) => {
@@ -983,6 +1052,9 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     &x,
                     m,
                     match &x {
+                        Extern::RegisterAction { lane_out: true, .. } => {
+                            "`dst = mm.execute(word[, lane])`"
+                        }
                         Extern::RegisterAction { .. } => "`dst = ra.execute(index)`",
                         Extern::Meter { .. } => "`colour = m.execute(index)`",
                         Extern::Hash { .. } => "`dst = h.get({fields})`",
@@ -1003,6 +1075,23 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         }))
     }
 
+    /// The field a min/max action's selected lane goes to (`mm.execute(word, lane)`).
+    fn lane_dst(&mut self, scope: &Scope, e: &Expr, width: u16) -> Result<FieldId> {
+        let env = scope.env();
+        let f = scope.lvalue(e)?;
+        if f.width != width {
+            return Err(err(
+                ErrorKind::Type,
+                e.span,
+                format!(
+                    "the lane is bit<{width}> (the action's output type) but {} is bit<{}>",
+                    f.name, f.width
+                ),
+            ));
+        }
+        Ok(self.layout.field(env, &f))
+    }
+
     /// `extern.method(...);` as a statement, if it is one.
     fn extern_stmt(&mut self, scope: &Scope, call: &Expr) -> Result<Option<Part>> {
         let Some((n, x, m, args)) = self.extern_method(call) else {
@@ -1010,12 +1099,26 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         };
         let what = format!("`{}`", n.name);
         let c = match (&x, m.name.as_str(), args) {
-            (Extern::RegisterAction { salu, index, .. }, "execute", [idx]) => {
+            (
+                Extern::RegisterAction {
+                    salu,
+                    index,
+                    out,
+                    lane_out,
+                },
+                "execute",
+                [idx, lane @ ..],
+            ) if lane.len() <= *lane_out as usize => {
                 let index = self.extern_index(scope, idx, *index, &what)?;
+                let lane_dst = match lane {
+                    [l] => Some(self.lane_dst(scope, l, *out)?),
+                    _ => None,
+                };
                 ExternCall::Stateful {
                     salu: *salu,
                     index,
                     dst: None,
+                    lane_dst,
                 }
             }
             (Extern::Counter { id, index }, "count", [idx]) => {
@@ -1033,6 +1136,9 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     &x,
                     m,
                     match &x {
+                        Extern::RegisterAction { lane_out: true, .. } => {
+                            "`mm.execute(word[, lane]);`"
+                        }
                         Extern::RegisterAction { .. } => "`ra.execute(index);`",
                         Extern::Counter { .. } => "`c.count(index);`",
                         Extern::DirectCounter(_) => "`dc.count();`",
@@ -1320,7 +1426,8 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         writes.extend(
             into.externs
                 .iter()
-                .filter_map(|(c, _)| extern_access(&self.control, c).1.map(|f| (f, None))),
+                .flat_map(|(c, _)| extern_access(&self.control, c).1)
+                .map(|f| (f, None)),
         );
         let check_reads =
             |reads: &[FieldId], writes: &[(FieldId, Option<(u16, u16)>)]| -> Result<()> {
@@ -1358,9 +1465,9 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             new_writes.push((op.dst, op.dst_slice));
         }
         for (c, cspan) in &part.externs {
-            let (reads, dst) = extern_access(&self.control, c);
+            let (reads, dsts) = extern_access(&self.control, c);
             check_reads(&reads, &writes)?;
-            if let Some(d) = dst {
+            for d in dsts {
                 check_write(d, None, &writes)?;
                 new_writes.push((d, None));
             }

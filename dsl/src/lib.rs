@@ -33,7 +33,9 @@
 //!   action is one VLIW operation reading the PHV as it was before the action.
 //! - Externs: `Register<T, I>(size[, init])` with `RegisterAction<T, I, U>` (one
 //!   read-modify-write of one register array per packet; conditions, updates and outputs
-//!   limited by the profile's `salu`), `Meter<I>(size, MeterType_t.BYTES|PACKETS)`,
+//!   limited by the profile's `salu`) and T2NA's `MinMaxAction<T, I, U>` (`[rv =]
+//!   this.min8|max8|min16|max16(value, mask[, lane[, postmod]])` over one 128-bit word, on
+//!   chips whose profile has `salu.minmax`), `Meter<I>(size, MeterType_t.BYTES|PACKETS)`,
 //!   `Counter<W, I>(size, CounterType_t.X)`, `DirectCounter<W>(CounterType_t.X)` attached with
 //!   `counters = dc;`, `Hash<W>(HashAlgorithm_t.IDENTITY|CRC8|CRC16|CRC32[, seed])` (the
 //!   optional second argument is the CRC's initial value, a model extension: TNA has no seed

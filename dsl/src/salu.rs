@@ -14,7 +14,7 @@
 //! one pass through the ALU and is rejected.
 
 use pipelines::program::{
-    AluOp, CmpOp, Predicate, SaluCond, SaluOperand, SaluOutput, SaluUpdate, SaluValue,
+    AluOp, CmpOp, MinMax, Predicate, SaluCond, SaluOperand, SaluOutput, SaluUpdate, SaluValue,
 };
 use pipelines::spec::SaluSpec;
 
@@ -514,4 +514,156 @@ impl Builder<'_, '_, '_, '_> {
             }
         })
     }
+}
+
+/// What the compiler needs to know about one `MinMaxAction`.
+pub struct MinMaxContext<'s, 'e, 'a> {
+    /// Names visible in the body, and the register and output as for a `RegisterAction`
+    /// (`width` is the lane width, `out_width` the width of both outputs).
+    pub salu: SaluContext<'s, 'e, 'a>,
+    /// The second `out` parameter (the selected lane), if declared.
+    pub lane: Option<&'s str>,
+}
+
+/// A compiled `MinMaxAction` body.
+pub struct MinMaxProgram {
+    /// The unit's settings.
+    pub minmax: MinMax,
+    /// Whether `rv` receives the selected lane's value.
+    pub value_out: bool,
+    /// Whether the lane parameter receives the selected lane's number.
+    pub lane_out: bool,
+}
+
+/// Compile a `MinMaxAction` body: one call of the unit,
+/// `[rv =] this.min8(value, mask[, lane[, postmod]]);` (or `max8`, `min16`, `max16`), where
+/// `lane` names the second `out` parameter and `postmod` (a field or a constant, negative to
+/// subtract) is added to the selected lane.
+pub fn compile_minmax(
+    cx: &MinMaxContext,
+    body: &Block,
+    field_id: &mut dyn FnMut(&FieldRef) -> u16,
+) -> Result<MinMaxProgram> {
+    let s = &cx.salu;
+    let env = s.scope.env();
+    let shape = || {
+        format!(
+            "a MinMaxAction body is one call: `[rv =] this.min8({}, mask[, lane[, postmod]]);` \
+             (or max8, min16, max16)",
+            s.value
+        )
+    };
+    let (call, value_out) = match body.stmts.as_slice() {
+        [Stmt::Call(e)] => (e, false),
+        [Stmt::Assign { lhs, rhs, .. }] if matches!(&lhs.kind, ExprKind::Name(n) if Some(n.name.as_str()) == s.out) => {
+            (rhs, true)
+        }
+        _ => return Err(err(ErrorKind::Unsupported, body.span, shape())),
+    };
+    let Some((target, method, args)) = call.method_call() else {
+        return Err(err(ErrorKind::Unsupported, call.span, shape()));
+    };
+    if !matches!(&target.kind, ExprKind::Name(n) if n.name == "this") {
+        return Err(err(ErrorKind::Unsupported, call.span, shape()));
+    }
+    let (max, lane_bits) = match method.name.as_str() {
+        "min8" => (false, 8),
+        "max8" => (true, 8),
+        "min16" => (false, 16),
+        "max16" => (true, 16),
+        other => {
+            return Err(err(
+                ErrorKind::Unsupported,
+                method.span,
+                format!("`this.{other}`: the min/max unit does min8, max8, min16 or max16"),
+            ))
+        }
+    };
+    if lane_bits != s.width {
+        return Err(err(
+            ErrorKind::Type,
+            method.span,
+            format!(
+                "`{}` works on {lane_bits}-bit lanes but the register's elements are bit<{}>",
+                method.name, s.width
+            ),
+        ));
+    }
+    if !s.spec.minmax {
+        return Err(err(
+            ErrorKind::Resource,
+            method.span,
+            "this chip's stateful ALU has no min/max unit (profile `salu.minmax`)",
+        ));
+    }
+    let lanes = MinMax::WORD_BITS / lane_bits;
+    let (v, mask, lane, postmod) = match args {
+        [v, m] => (v, m, None, None),
+        [v, m, l] => (v, m, Some(l), None),
+        [v, m, l, p] => (v, m, Some(l), Some(p)),
+        _ => return Err(err(ErrorKind::Type, call.span, shape())),
+    };
+    if !matches!(&v.kind, ExprKind::Name(n) if n.name == s.value) {
+        return Err(err(
+            ErrorKind::Type,
+            v.span,
+            format!("the unit searches the word read: pass `{}`", s.value),
+        ));
+    }
+    let mut operand = |e: &Expr, width: u16, what: &str| -> Result<SaluOperand> {
+        match s.scope.value_of_width(e, width)? {
+            Value::Const(c) => Ok(SaluOperand::Const(c)),
+            Value::Field(f) => Ok(SaluOperand::Field(field_id(&f))),
+            _ => Err(err(
+                ErrorKind::Unsupported,
+                e.span,
+                format!(
+                    "`{}`: the {what} is a whole field or a constant",
+                    env.text(e.span)
+                ),
+            )),
+        }
+    };
+    let mask = operand(mask, lanes, "mask")?;
+    let lane_out = match lane {
+        None => false,
+        Some(l) if matches!(&l.kind, ExprKind::Name(n) if Some(n.name.as_str()) == cx.lane) => true,
+        Some(l) => {
+            return Err(err(
+                ErrorKind::Type,
+                l.span,
+                format!(
+                    "the lane goes to the second `out` parameter of `apply`{}",
+                    cx.lane.map_or(String::new(), |n| format!(" (`{n}`)"))
+                ),
+            ))
+        }
+    };
+    let postmod = match postmod {
+        None => SaluOperand::Const(0),
+        Some(p) => match &p.kind {
+            // `-k`: two's complement at the lane width.
+            ExprKind::Unary(UnOp::Neg, x) => match operand(x, lane_bits, "postmod")? {
+                SaluOperand::Const(k) if k > 0 && k <= 1 << (lane_bits - 1) => {
+                    SaluOperand::Const((1u128 << lane_bits) - k)
+                }
+                _ => {
+                    return Err(err(
+                        ErrorKind::Type,
+                        p.span,
+                        format!(
+                            "a negative postmod is a constant from -1 to -{}",
+                            1u32 << (lane_bits - 1)
+                        ),
+                    ))
+                }
+            },
+            _ => operand(p, lane_bits, "postmod")?,
+        },
+    };
+    Ok(MinMaxProgram {
+        minmax: MinMax { max, mask, postmod },
+        value_out,
+        lane_out,
+    })
 }

@@ -157,6 +157,9 @@ pub const MIRROR: &str = "Mirror";
 pub const REGISTER: &str = "Register";
 /// `RegisterAction<T, I, U>(register) name = { void apply(inout T value, out U rv) {...} };`
 pub const REGISTER_ACTION: &str = "RegisterAction";
+/// `MinMaxAction<T, I, U>(register) name = { void apply(inout bit<128> value, out U rv, out U
+/// lane) { rv = this.min8(value, mask, lane, postmod); } };` (T2NA; the JBay min/max unit).
+pub const MINMAX_ACTION: &str = "MinMaxAction";
 /// `Meter<I>(size, MeterType_t.BYTES | PACKETS)`.
 pub const METER: &str = "Meter";
 /// `Counter<W, I>(size, CounterType_t.X)`.

@@ -141,7 +141,8 @@ fn flow_counter_lowers_its_register_action_and_hash() {
         vec![ExternCall::Stateful {
             salu: 0,
             index: ExternIndex::Hash(0),
-            dst: Some(field(ig, "meta.count"))
+            dst: Some(field(ig, "meta.count")),
+            lane_dst: None,
         }]
     );
     // Externs live in the stage of the table that drives them; the range table reading the
@@ -560,4 +561,53 @@ fn queue_depth_lowers_to_a_published_depth_read_in_ingress() {
     assert!(e.message.contains("write `QueueDepth()`"), "{}", e.message);
     let e = bad("QueueDepth() qd;", "qd.read(meta.port, 1);");
     assert!(e.message.contains("assign the depth"), "{}", e.message);
+}
+
+#[test]
+fn minmax_action_lowers_to_the_min_max_unit_on_jbay_only() {
+    let src = common::program(
+        common::STATES,
+        r#"
+        Register<bit<8>, bit<8>>(256, 2) credits;
+        MinMaxAction<bit<8>, bit<4>, bit<8>>(credits) take = {
+            void apply(inout bit<128> value, out bit<8> rv, out bit<8> lane) {
+                rv = this.max8(value, meta.wide, lane, -128);
+            }
+        };
+        action go() { meta.a = take.execute(meta.a[3:0], meta.b); }
+        apply { go(); }
+        "#,
+        "",
+    );
+    let c = ok(&src, "tofino2-like");
+    let ig = &c.program.ingress;
+    let s = &ig.control.salus[0];
+    assert_eq!(
+        s.minmax,
+        Some(MinMax {
+            max: true,
+            mask: SaluOperand::Field(field(ig, "meta.wide")),
+            postmod: SaluOperand::Const(0x80),
+        })
+    );
+    assert!(s.conditions.is_empty() && s.updates.is_empty());
+    let go = ig
+        .control
+        .actions
+        .iter()
+        .find(|a| a.name.ends_with(".go"))
+        .unwrap();
+    let ExternCall::Stateful { dst, lane_dst, .. } = &go.externs[0] else {
+        panic!("{:?}", go.externs)
+    };
+    assert_eq!(*dst, Some(field(ig, "meta.a")));
+    assert_eq!(*lane_dst, Some(field(ig, "meta.b")));
+    // Tofino-1 has no min/max unit: the error names the profile's setting.
+    let e = compile(&src, "t.p4", &profile("tofino1-like")).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Resource);
+    assert!(e.message.contains("salu.minmax"), "{}", e.message);
+    // The lane width follows the register's elements.
+    let bad = src.replace("this.max8", "this.max16");
+    let e = compile(&bad, "t.p4", &profile("tofino2-like")).unwrap_err();
+    assert!(e.message.contains("16-bit lanes"), "{}", e.message);
 }

@@ -22,7 +22,7 @@ use crate::program::{
     Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, FieldId, Node, Op,
     Operand, PhvLayout, TableNext,
 };
-use crate::salu::{execute, RegisterBank};
+use crate::salu::{execute, minmax_lanes, RegisterBank};
 use crate::table::{KeyValues, TableState};
 use crate::time::{Clock, Time};
 use rand_chacha::ChaCha8Rng;
@@ -451,15 +451,28 @@ pub fn run_action(
     }
     for call in &action.externs {
         match *call {
-            ExternCall::Stateful { salu, index, dst } => {
+            ExternCall::Stateful {
+                salu,
+                index,
+                dst,
+                lane_dst,
+            } => {
                 let s = &control.salus[salu as usize];
-                let size = ext.registers[s.register as usize].len();
-                let i = extern_index(index, size, args, control, ext, layout, phv);
+                let reg = &ext.registers[s.register as usize];
+                // A min/max program addresses words of `lanes` elements.
+                let lanes = match s.minmax {
+                    Some(_) => minmax_lanes(reg.width()).unwrap_or(1) as usize,
+                    None => 1,
+                };
+                let i = extern_index(index, reg.len() / lanes, args, control, ext, layout, phv);
                 let r = execute(s, &mut ext.registers[s.register as usize], i, |f| {
                     phv.get(&layout.fields[f as usize])
                 });
                 if let Some(d) = dst {
                     results.push((d, r.output, u128::MAX));
+                }
+                if let Some(d) = lane_dst {
+                    results.push((d, r.lane as u128, u128::MAX));
                 }
             }
             ExternCall::Meter { meter, index, dst } => {

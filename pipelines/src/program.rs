@@ -824,7 +824,8 @@ pub struct SaluOutput {
     pub value: SaluValue,
 }
 
-/// A stateful-ALU program (a `RegisterAction`): one read-modify-write of one element.
+/// A stateful-ALU program (a `RegisterAction`): one read-modify-write of one element, or,
+/// with `minmax`, a search over the lanes of one SRAM word.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatefulAlu {
     /// Qualified name.
@@ -837,6 +838,37 @@ pub struct StatefulAlu {
     pub updates: Vec<SaluUpdate>,
     /// Predicated outputs (at most `salu.outputs`); none returned gives 0.
     pub outputs: Vec<SaluOutput>,
+    /// The min/max unit instead of the compare and update ALUs (then `conditions` and
+    /// `updates` are empty and the output is the selected lane's value).
+    #[serde(default)]
+    pub minmax: Option<MinMax>,
+}
+
+/// JBay's stateful min/max unit (T2NA `min8`/`max8`/`min16`/`max16`): the stateful ALU reads
+/// a whole 128-bit SRAM word, that is 16 lanes of 8 bits or 8 lanes of 16 bits (the lane is
+/// the register's element, so the extern's index selects a word: elements
+/// `word·lanes .. word·lanes + lanes`), picks the smallest (largest) lane among those `mask`
+/// enables, returns its value and lane number, and adds `postmod` to that lane as it writes
+/// the word back. In one pass, so a search and a claim cannot interleave with another
+/// packet's: what makes it the tool for "give me a free queue" at line rate.
+///
+/// Assumptions where no public source says: ties go to the lowest lane; `postmod` saturates
+/// at 0 and at the lane's maximum; a mask enabling no lane returns the lane maximum (min) or
+/// 0 (max) at lane 0 and writes nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MinMax {
+    /// `true` selects the largest lane, `false` the smallest.
+    pub max: bool,
+    /// The lanes considered: bit `l` enables lane `l` (from the PHV or a constant).
+    pub mask: SaluOperand,
+    /// Added to the selected lane, two's complement at the lane width (from the PHV or a
+    /// constant; `Const(0)` leaves the word as it was).
+    pub postmod: SaluOperand,
+}
+
+impl MinMax {
+    /// Bits of an SRAM word, the unit's input.
+    pub const WORD_BITS: u16 = 128;
 }
 
 /// What a meter or counter counts.
@@ -929,10 +961,12 @@ pub enum ExternCall {
     Stateful {
         /// The program.
         salu: SaluId,
-        /// Which element.
+        /// Which element (for a min/max program, which word).
         index: ExternIndex,
         /// Where the output goes.
         dst: Option<FieldId>,
+        /// Where a min/max program's selected lane number goes.
+        lane_dst: Option<FieldId>,
     },
     /// Colour the packet with a meter: 0 green, 1 yellow, 3 red (TNA's encoding).
     Meter {

@@ -20,7 +20,7 @@
 
 use crate::mau::alu;
 use crate::phv::mask;
-use crate::program::{SaluOperand, SaluValue, StatefulAlu};
+use crate::program::{MinMax, SaluOperand, SaluValue, StatefulAlu};
 
 /// A register array's elements. Elements are at most 64 bits wide (the verifier checks the
 /// program's widths against the profile, whose widest is 32 bits today).
@@ -88,9 +88,18 @@ pub struct SaluResult {
     pub outcomes: u8,
     /// Value returned to the PHV.
     pub output: u128,
+    /// The lane a min/max program selected (0 otherwise).
+    pub lane: u8,
 }
 
-/// Run `salu` on element `index` of `reg`; `field(f)` reads PHV field `f` (pre-action).
+/// Lanes of one SRAM word for elements of `width` bits, if the min/max unit takes them.
+pub fn minmax_lanes(width: u8) -> Option<u16> {
+    matches!(width, 8 | 16).then(|| MinMax::WORD_BITS / width as u16)
+}
+
+/// Run `salu` on element `index` of `reg` (for a min/max program, on word `index`: the
+/// caller takes it modulo [`RegisterBank::len`] / lanes); `field(f)` reads PHV field `f`
+/// (pre-action).
 #[inline]
 pub fn execute(
     salu: &StatefulAlu,
@@ -98,6 +107,9 @@ pub fn execute(
     index: usize,
     field: impl Fn(u16) -> u128,
 ) -> SaluResult {
+    if let Some(mm) = &salu.minmax {
+        return execute_minmax(mm, reg, index, field);
+    }
     let w = reg.width as u16;
     let m = mask(w as u32);
     let old = reg.values[index] as u128;
@@ -135,6 +147,65 @@ pub fn execute(
         new: new as u64,
         outcomes,
         output,
+        lane: 0,
+    }
+}
+
+/// The min/max unit on word `word` (see [`MinMax`] for the semantics and assumptions).
+fn execute_minmax(
+    mm: &MinMax,
+    reg: &mut RegisterBank,
+    word: usize,
+    field: impl Fn(u16) -> u128,
+) -> SaluResult {
+    let w = reg.width;
+    let lanes = MinMax::WORD_BITS as usize / w as usize;
+    let lane_max = mask(w as u32) as u64;
+    let operand = |o: SaluOperand| match o {
+        SaluOperand::Register => 0,
+        SaluOperand::Field(f) => field(f),
+        SaluOperand::Const(c) => c,
+    };
+    let enabled = operand(mm.mask);
+    let base = word * lanes;
+    let lane_values = &mut reg.values[base..base + lanes];
+    let mut best: Option<(usize, u64)> = None;
+    for (l, &v) in lane_values.iter().enumerate() {
+        if enabled >> l & 1 == 0 {
+            continue;
+        }
+        let better = match best {
+            None => true,
+            Some((_, b)) => (mm.max && v > b) || (!mm.max && v < b),
+        };
+        if better {
+            best = Some((l, v));
+        }
+    }
+    let Some((lane, value)) = best else {
+        let none = if mm.max { 0 } else { lane_max };
+        return SaluResult {
+            old: none,
+            new: none,
+            outcomes: 0,
+            output: none as u128,
+            lane: 0,
+        };
+    };
+    // Two's complement at the lane width: the top bit set means subtract.
+    let m = operand(mm.postmod) as u64 & lane_max;
+    let new = if m >> (w - 1) & 1 == 1 {
+        value.saturating_sub((lane_max - m) + 1)
+    } else {
+        value.saturating_add(m).min(lane_max)
+    };
+    lane_values[lane] = new;
+    SaluResult {
+        old: value,
+        new,
+        outcomes: 0,
+        output: value as u128,
+        lane: lane as u8,
     }
 }
 
@@ -169,6 +240,7 @@ mod tests {
                 when: Predicate::ALWAYS,
                 value: SaluValue::Old,
             }],
+            minmax: None,
         }
     }
 
@@ -222,6 +294,7 @@ mod tests {
                     value: SaluValue::New,
                 },
             ],
+            minmax: None,
         };
         let mut r = RegisterBank::new(1, 16, 0x00ff);
         // 0x00ff != 0x0f0f: reg = 0x00ff ^ 0x0f0f = 0x0ff0, returned.
@@ -233,6 +306,75 @@ mod tests {
         // PHV operands are truncated to the register width: 0x1_0000 reads as 0.
         let c = execute(&s, &mut r, 0, |_| 0x1_0000);
         assert_eq!(c.outcomes, 1);
+    }
+
+    /// A min8 claim: the least-used enabled lane, incremented; the same unit releases a lane
+    /// by enabling only it with postmod -1.
+    fn claim() -> StatefulAlu {
+        StatefulAlu {
+            name: "claim".into(),
+            register: 0,
+            conditions: vec![],
+            updates: vec![],
+            outputs: vec![SaluOutput {
+                when: Predicate::ALWAYS,
+                value: SaluValue::Old,
+            }],
+            minmax: Some(MinMax {
+                max: false,
+                mask: SaluOperand::Field(0),
+                postmod: SaluOperand::Field(1),
+            }),
+        }
+    }
+
+    #[test]
+    fn min8_picks_the_lowest_enabled_lane_and_post_modifies_it() {
+        // Two words of 16 lanes; word 1 is elements 16..32.
+        let mut r = RegisterBank::new(32, 8, 0);
+        let s = claim();
+        let phv = |mask: u128, post: u128| move |f: u16| if f == 0 { mask } else { post };
+        // Lanes 0..3 enabled, all 0: ties go to the lowest lane, which becomes 1.
+        let a = execute(&s, &mut r, 1, phv(0b1111, 1));
+        assert_eq!((a.output, a.lane, a.new), (0, 0, 1));
+        let b = execute(&s, &mut r, 1, phv(0b1111, 1));
+        assert_eq!((b.output, b.lane), (0, 1));
+        assert_eq!(&r.values()[16..20], &[1, 1, 0, 0]);
+        assert!(r.values()[..16].iter().all(|&v| v == 0), "word 0 untouched");
+        // Release lane 0 (postmod 0xff = -1), then it is the least used again.
+        let c = execute(&s, &mut r, 1, phv(0b0001, 0xff));
+        assert_eq!((c.output, c.lane, c.new), (1, 0, 0));
+        assert_eq!(execute(&s, &mut r, 1, phv(0b1111, 0)).lane, 0);
+        // -1 on 0 saturates; +1 on 255 saturates.
+        assert_eq!(execute(&s, &mut r, 0, phv(0b100, 0xff)).new, 0);
+        r.write(5, 255).unwrap();
+        assert_eq!(execute(&s, &mut r, 0, phv(1 << 5, 1)).new, 255);
+        // No lane enabled: the lane maximum, lane 0, nothing written.
+        let before = r.values().to_vec();
+        let d = execute(&s, &mut r, 0, phv(0, 1));
+        assert_eq!((d.output, d.lane), (255, 0));
+        assert_eq!(r.values(), &before[..]);
+    }
+
+    #[test]
+    fn max16_takes_eight_lanes_of_a_word() {
+        let mut r = RegisterBank::new(16, 16, 0);
+        for (i, v) in [3u128, 9, 9, 1, 0, 0, 0, 7].into_iter().enumerate() {
+            r.write(8 + i, v).unwrap();
+        }
+        let s = StatefulAlu {
+            minmax: Some(MinMax {
+                max: true,
+                mask: SaluOperand::Const(0xff),
+                postmod: SaluOperand::Const(0xfff8), // -8
+            }),
+            ..claim()
+        };
+        let a = execute(&s, &mut r, 1, |_| 0);
+        assert_eq!((a.output, a.lane, a.new), (9, 1, 1));
+        assert_eq!(minmax_lanes(16), Some(8));
+        assert_eq!(minmax_lanes(8), Some(16));
+        assert_eq!(minmax_lanes(32), None);
     }
 
     #[test]

@@ -48,6 +48,10 @@ pub struct SaluSpec {
     pub outputs: u8,
     /// Widest register element in bits.
     pub max_width_bits: u8,
+    /// Whether it has the min/max unit ([`crate::program::MinMax`], JBay's `min8`/`max8`/
+    /// `min16`/`max16`); absent means no.
+    #[serde(default)]
+    pub minmax: bool,
 }
 
 /// Per-stage resources that table placement must respect.

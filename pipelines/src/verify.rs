@@ -311,8 +311,25 @@ fn verify_control(
                 ExternIndex::Operand(o) => operand_ok(o, a.params.len()),
                 ExternIndex::Hash(h) => (h as usize) < c.hashes.len(),
             };
+            let mut lane = None;
             let (ok, dst) = match *call {
-                ExternCall::Stateful { salu, index, dst } => {
+                ExternCall::Stateful {
+                    salu,
+                    index,
+                    dst,
+                    lane_dst,
+                } => {
+                    lane = lane_dst;
+                    if lane_dst.is_some()
+                        && c.salus
+                            .get(salu as usize)
+                            .is_some_and(|s| s.minmax.is_none())
+                    {
+                        return cx.err(
+                            &place,
+                            "takes a lane number from a stateful ALU without the min/max unit",
+                        );
+                    }
                     let ok = (salu as usize) < c.salus.len() && index_ok(index);
                     if ok {
                         let r = c.salus[salu as usize].register;
@@ -362,12 +379,10 @@ fn verify_control(
                     (operand_ok(port, a.params.len()), Some(dst))
                 }
             };
-            if !ok || dst.is_some_and(|d| d as usize >= nf) {
+            if !ok || dst.into_iter().chain(lane).any(|d| d as usize >= nf) {
                 return cx.err(&place, format!("bad extern call {call:?}"));
             }
-            if let Some(d) = dst {
-                dsts.push((d, u128::MAX));
-            }
+            dsts.extend(dst.into_iter().chain(lane).map(|d| (d, u128::MAX)));
         }
         for (i, &(f, bits)) in dsts.iter().enumerate() {
             if dsts[..i].iter().any(|&(g, b)| g == f && b & bits != 0) {
@@ -554,6 +569,50 @@ fn verify_extern_arrays(
                 format!("names missing register array #{}", s.register),
             );
         }
+        if let Some(mm) = &s.minmax {
+            if !spec.salu.minmax {
+                return cx.err(
+                    &place,
+                    "uses the min/max unit; this chip's stateful ALU has none (salu.minmax)",
+                );
+            }
+            let r = &c.registers[s.register as usize];
+            let Some(lanes) = crate::salu::minmax_lanes(r.width) else {
+                return cx.err(
+                    &place,
+                    format!(
+                        "searches register array {} of {}-bit elements; min/max lanes are 8 or                          16 bits",
+                        r.name, r.width
+                    ),
+                );
+            };
+            if r.size % lanes as u32 != 0 {
+                return cx.err(
+                    &place,
+                    format!(
+                        "searches register array {} of {} elements, not whole {}-bit words of                          {lanes} lanes",
+                        r.name,
+                        r.size,
+                        crate::program::MinMax::WORD_BITS
+                    ),
+                );
+            }
+            if !s.conditions.is_empty() || !s.updates.is_empty() {
+                return cx.err(
+                    &place,
+                    "uses the min/max unit together with compare or update ALUs; the unit takes                      all of them",
+                );
+            }
+            if [mm.mask, mm.postmod]
+                .iter()
+                .any(|o| matches!(o, SaluOperand::Register))
+            {
+                return cx.err(
+                    &place,
+                    "a min/max mask or postmod must be a field or constant",
+                );
+            }
+        }
         let limits = [
             (
                 s.conditions.len(),
@@ -593,7 +652,10 @@ fn verify_extern_arrays(
             && s.outputs.iter().all(|o| match &o.value {
                 SaluValue::Operand(x) => operand_ok(x),
                 _ => true,
-            });
+            })
+            && s.minmax
+                .iter()
+                .all(|m| operand_ok(&m.mask) && operand_ok(&m.postmod));
         if !ok {
             return cx.err(&place, "reads a missing field");
         }

@@ -463,6 +463,7 @@ fn register_program() -> (Builder, Hdr, FieldId) {
             when: Predicate::ALWAYS,
             value: SaluValue::New,
         }],
+        minmax: None,
     });
     let a = b.action_x(
         "count",
@@ -472,6 +473,7 @@ fn register_program() -> (Builder, Hdr, FieldId) {
             salu: 0,
             index: ExternIndex::Operand(Operand::Field(h.ingress_port)),
             dst: Some(out),
+            lane_dst: None,
         }],
     );
     let t = b.table("count", 1, &[], &[a], a, vec![], 1);

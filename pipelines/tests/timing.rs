@@ -44,11 +44,13 @@ fn program(f: [StageFeatures; 3]) -> Builder {
                     b: SaluOperand::Const(1),
                 }],
                 outputs: vec![],
+                minmax: None,
             });
             externs.push(ExternCall::Stateful {
                 salu: r,
                 index: ExternIndex::Operand(Operand::Const(0)),
                 dst: None,
+                lane_dst: None,
             });
         }
         if feat.meter {

@@ -29,6 +29,7 @@ fn counter_program() -> (Builder, Hdr) {
             b: SaluOperand::Const(1),
         }],
         outputs: vec![],
+        minmax: None,
     });
     (b, h)
 }
@@ -38,6 +39,7 @@ fn inc(index: u128) -> ExternCall {
         salu: 0,
         index: ExternIndex::Operand(Operand::Const(index)),
         dst: None,
+        lane_dst: None,
     }
 }
 

@@ -7,10 +7,15 @@
 // 2. flow table: three register arrays indexed by egress port ++ CRC32(5-tuple)[9:0]:
 //    `size` (packets resident), `stamp` (ns of the last enqueue or dequeue), `qassign`.
 //    The entry is reassigned when size was 0 and the stamp is older than the sticky time;
-//    the new queue is the first empty queue at or after this pipe's rotating start
-//    (`pick_empty`, from the empty-queue bitmap the TM publishes), else a random data queue
-//    (`rand_q`). `mode` (egress_cfg) selects the baselines: 1 hashes the flow to a fixed queue
-//    (BFC + stochastic), 2 puts every flow in queue 0 (BFC + single);
+//    the new queue is, among the data queues the TM publishes as empty, the one with the
+//    most credit in `claims` (free before idle-but-sticky before active), searched and taken
+//    in one pass of the stateful min/max unit (`max8`), so no two new flows get the same
+//    queue however close together they arrive; with no queue published empty, a random data
+//    queue (`rand_q`). An entry going idle (size 1 -> 0, on the dequeue path) gives its
+//    queue's credit back; a sticky return takes it again (its queue from `qlast`, written by
+//    the dequeue path, as `qassign` is only written after the claim's stage). `mode`
+//    (ingress_cfg) selects the baselines: 1 hashes the flow to a fixed queue (BFC +
+//    stochastic), 2 puts every flow in queue 0 (BFC + single);
 // 3. backpressure: if the assigned queue's published depth exceeds Th (pause_th, keyed by
 //    the port's speed class and N_active = data queues neither empty nor paused), and
 //    (ingress, egress) is not elided (bp_elide), pause_ctr[ingress port ++ upstreamQ] += 1;
@@ -63,7 +68,7 @@ header rec_h {
     bit<8>  up_q;   // upstreamQ the data packet arrived with
     bit<8>  incr;   // 1: the packet incremented its pause counter
     bit<8>  sess;   // egress mirror session of the dequeue record (0: none)
-    bit<8>  pad;
+    bit<8>  q;      // DEQ: the queue the data packet left
     bit<32> idx;    // flow-table index; FIX: the bitmap received
     bit<32> todo;   // FIX: queues still to fix
 }
@@ -156,10 +161,18 @@ struct metadata_t {
     bit<32> now;
     bit<1>  reassign;
     bit<8>  rnd;
-    bit<32> start;
-    bit<7>  newq;
     bit<7>  q;
     bit<8>  q8;
+    bit<8>  qlast;   // the entry's queue at its last dequeue
+    // the claim (min/max unit): lanes searched, the word's half, the lane taken, -128 or +1
+    bit<7>  lq;      // the one queue to claim or release when the search is not over `e_lo`/`e_hi`
+    bit<16> e_lo;    // published-empty data queues 0..15
+    bit<16> e_hi;    // published-empty data queues 16..31
+    bit<16> cmask;
+    bit<8>  cbase;
+    bit<7>  cword;
+    bit<8>  clane;
+    bit<8>  cpost;
     // N_active: data queues neither empty nor paused, counted a byte of `idle` at a time
     bit<8>  n0;
     bit<8>  n1;
@@ -262,11 +275,19 @@ control Ingress(inout headers_t hdr,
     Random<bit<8>>() rng;
     QueueDepth() qd;
 
-    // The flow table (three arrays, one per field) and the rotating start.
+    // The flow table (three arrays, one per field, as the paper), plus the entry's queue as
+    // of its last dequeue (`qlast`), which a returning sticky flow reclaims before `qassign`'s
+    // stage.
     Register<bit<16>, bit<16>>(65536, 0) size;
     Register<bit<32>, bit<16>>(65536, 0) stamp;
     Register<bit<8>, bit<16>>(65536, 0) qassign;
-    Register<bit<32>, bit<1>>(1, 0) rotor;
+    Register<bit<8>, bit<16>>(65536, 0) qlast;
+    // Per egress port (out_port[5:0]) and half of its queues, a credit per queue: 2 free,
+    // 1 idle but maybe still held by a sticky entry, 0 active (an entry with size > 0 has
+    // it). One 128-bit word of 16 8-bit lanes, which the min/max unit searches and claims in
+    // one pass, so two new flows can never take the same queue, and a new flow takes a
+    // sticky entry's queue only when no free one is left.
+    Register<bit<8>, bit<11>>(2048, 2) claims;
     // Pause counters by ingress port ++ upstreamQ, and per ingress port the upstream queues
     // that should be paused (the refresh bitmap).
     Register<bit<16>, bit<12>>(4096, 0) pause_ctr;
@@ -295,21 +316,29 @@ control Ingress(inout headers_t hdr,
         void apply(inout bit<8> value, out bit<8> rv) {
             if ((bit<8>)meta.reassign == 1) {
                 if ((bit<8>)meta.found == 1) {
-                    value = (bit<8>)meta.newq;
-                    rv = (bit<8>)meta.newq;
+                    value = meta.clane | meta.cbase;
                 } else {
                     value = (bit<8>)meta.rq;
-                    rv = (bit<8>)meta.rq;
                 }
-            } else {
-                rv = value;
+            }
+            rv = value;
+        }
+    };
+    // Enqueue: read; dequeue: the queue the packet left.
+    RegisterAction<bit<8>, bit<16>, bit<8>>(qlast) qlast_step = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+            if ((bit<8>)meta.step == 2) {
+                value = hdr.rec.q;
             }
         }
     };
-    RegisterAction<bit<32>, bit<1>, bit<32>>(rotor) rotor_step = {
-        void apply(inout bit<32> value, out bit<32> rv) {
-            rv = value;
-            value = value + 1;
+    // A new flow: the enabled queue with the most credit, taken (cpost -128: to 0); a sticky
+    // return or the stochastic/single queue: that queue, taken; an entry going idle: its
+    // queue, +1 (free to a sticky return, second choice for a new flow).
+    MinMaxAction<bit<8>, bit<7>, bit<8>>(claims) claim_step = {
+        void apply(inout bit<128> value, out bit<8> rv, out bit<8> lane) {
+            this.max8(value, meta.cmask, lane, meta.cpost);
         }
     };
     RegisterAction<bit<16>, bit<12>, bit<16>>(pause_ctr) ctr_step = {
@@ -427,22 +456,20 @@ control Ingress(inout headers_t hdr,
     }
 
     // ---- queue choice ----
-    action set_newq(bit<7> q) {
-        meta.newq = q;
-        meta.found = 1;
-    }
     action set_rq(bit<7> q) {
         meta.rq = q;
     }
-    // First empty data queue at or after the rotating start (ternary, by priority).
-    table pick_empty {
-        key = {
-            meta.start : ternary;
-            meta.empty : ternary;
-        }
-        actions = { set_newq; NoAction; }
-        default_action = NoAction();
-        size = 1024;
+    action set_lane(bit<16> lanes, bit<8> base, bit<1> half) {
+        meta.cmask = lanes;
+        meta.cbase = base;
+        meta.cword[0:0] = half;
+    }
+    // The claim word's lane mask for one queue `lq`: 1 << (lq % 16), in half lq / 16.
+    table lane_mask {
+        key = { meta.lq : exact; }
+        actions = { set_lane; }
+        default_action = set_lane(1, 0, 0);
+        size = 128;
     }
     // A uniform data queue for a random (dynamic) or hashed (stochastic) byte.
     table rand_q {
@@ -564,6 +591,9 @@ control Ingress(inout headers_t hdr,
                 // The dequeue path.
                 meta.step = ST_DEQ;
                 meta.idx = hdr.rec.idx[15:0];
+                meta.cword[6:1] = hdr.rec.idx[15:10];
+                meta.lq = hdr.rec.q[6:0];
+                meta.cpost = 1;
                 meta.up_q = hdr.rec.up_q;
                 meta.pm_idx = hdr.rec.port[6:0];
                 meta.out_port = hdr.rec.port;
@@ -606,7 +636,6 @@ control Ingress(inout headers_t hdr,
                 if (hdr.ipv4.isValid() && hdr.ipv4.ttl > 1) {
                     // A data packet: route it.
                     meta.kind = K_DATA;
-                    meta.start = rotor_step.execute(0);
                     if (port_route.apply().miss) {
                         ipv4_lpm.apply();
                         if (meta.ecmp_group != 0) {
@@ -625,6 +654,8 @@ control Ingress(inout headers_t hdr,
             meta.up_q = hdr.tp.queue[7:0];
             meta.pm_idx = meta.in_port[6:0];
             meta.idx = meta.out_port[5:0] ++ meta.fid[9:0];
+            meta.cword[6:1] = meta.out_port[5:0];
+            meta.cpost = 0x80;
             meta.map_op = 3;
             meta.map_idx = meta.out_port[6:0];
         }
@@ -647,8 +678,12 @@ control Ingress(inout headers_t hdr,
         if (meta.step != ST_NONE) {
             meta.old_size = size_step.execute(meta.idx);
             meta.old_stamp = stamp_step.execute(meta.idx);
+            meta.qlast = qlast_step.execute(meta.idx);
         }
         if (meta.step == ST_ENQ) {
+            // The queue to claim unless a new flow searches: the stochastic or single
+            // variant's, or the dynamic variant's random one when no queue is empty.
+            meta.lq = meta.rq;
             bp_elide.apply();
             meta.empty = qd.empty(meta.out_port[8:0]);
             hdr.rec.setValid();
@@ -674,10 +709,45 @@ control Ingress(inout headers_t hdr,
             // Queues neither empty nor paused count towards N_active (the popcount tables
             // count the data queues whose bit in `idle` is 0).
             meta.idle = meta.empty | meta.map_old;
-            meta.empty = meta.empty & meta.data_mask;
-            if (meta.old_size == 0 && meta.now > meta.old_stamp) {
-                meta.reassign = 1;
+            meta.e_lo = meta.empty[15:0] & meta.data_mask[15:0];
+            meta.e_hi = meta.empty[31:16] & meta.data_mask[31:16];
+            if (meta.old_size == 0) {
+                if (meta.now > meta.old_stamp) {
+                    meta.reassign = 1;
+                } else {
+                    // A sticky return: the entry's queue, claimed again.
+                    meta.lq = meta.qlast[6:0];
+                }
             }
+        }
+        // ---- queue choice: the claim, then the flow table's assignment ----
+        if (meta.step == ST_ENQ) {
+            popcount0.apply();
+            popcount1.apply();
+            popcount2.apply();
+            popcount3.apply();
+        }
+        if (meta.step == ST_ENQ && meta.reassign == 1 && meta.mode == 0
+                && (meta.e_lo != 0 || meta.e_hi != 0)) {
+            // A new flow searches the published-empty data queues of one half of the port's
+            // queues (the flow hash's, unless it has none), for the one with most credit.
+            meta.found = 1;
+            if ((meta.fid[10:10] == 0 && meta.e_lo != 0) || meta.e_hi == 0) {
+                meta.cmask = meta.e_lo;
+                meta.cbase = 0;
+                meta.cword[0:0] = 0;
+            } else {
+                meta.cmask = meta.e_hi;
+                meta.cbase = 16;
+                meta.cword[0:0] = 1;
+            }
+        } else {
+            lane_mask.apply();
+        }
+        // An entry becoming active (size 0 -> 1) takes its queue; one going idle gives it back.
+        if ((meta.step == ST_ENQ && meta.old_size == 0)
+                || (meta.step == ST_DEQ && meta.old_size == 1)) {
+            claim_step.execute(meta.cword, meta.clane);
         }
         // ---- a received bitmap: fix the queues where it differs, one per pass ----
         if (meta.kind == K_QP && meta.map_op == 3 && meta.diff != 0) {
@@ -701,16 +771,6 @@ control Ingress(inout headers_t hdr,
             }
         }
 
-        // ---- queue choice and backpressure ----
-        if (meta.step == ST_ENQ) {
-            popcount0.apply();
-            popcount1.apply();
-            popcount2.apply();
-            popcount3.apply();
-            if (meta.mode == 0) {
-                pick_empty.apply();
-            }
-        }
         if (meta.step == ST_ENQ) {
             meta.n0 = meta.n0 + meta.n1;
             meta.n2 = meta.n2 + meta.n3;
@@ -721,6 +781,7 @@ control Ingress(inout headers_t hdr,
             meta.q = meta.q8[6:0];
             ig_tm_md.qid = meta.q8[6:0];
         }
+        // ---- backpressure ----
         if (meta.step == ST_ENQ) {
             pause_th.apply();
             meta.qlen = qd.read(meta.out_port[8:0], meta.q);
@@ -870,6 +931,7 @@ control Egress(inout headers_t hdr,
                 hdr.mrec.port = hdr.rec.port;
                 hdr.mrec.up_q = hdr.rec.up_q;
                 hdr.mrec.incr = hdr.rec.incr;
+                hdr.mrec.q = (bit<8>)eg_intr_md.egress_qid;
                 hdr.mrec.idx = hdr.rec.idx;
                 eg_dprsr_md.mirror_session = (bit<10>)hdr.rec.sess;
             }

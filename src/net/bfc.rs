@@ -11,7 +11,7 @@
 //! - entries: `ingress_cfg` (sessions, sticky time, assignment mode) for front,
 //!   recirculation and generator ports; `egress_cfg` (speed class, control queue, data-queue
 //!   mask) per front port; `pause_th` for Th = HRTT · µ / N_active in cells; the popcount,
-//!   queue-mask, lowest-bit, first-empty and random-queue tables; the refresh `walk`; and
+//!   queue-mask, lowest-bit, claim-lane and random-queue tables; the refresh `walk`; and
 //!   `bp_elide` for (ingress, egress) pairs that both face a chip nearer the core (the
 //!   paper's Clos rule for deadlock freedom, App. B).
 
@@ -25,7 +25,8 @@ use tm::config::SchedulerConfig;
 /// How a BFC chip assigns flows to queues (the paper's three variants, Fig. 8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Assignment {
-    /// Dynamic queue assignment: an empty queue from the bitmap, else a random one.
+    /// Dynamic queue assignment: of the queues published empty, the one with the fewest
+    /// active flow-table entries (claimed in one min/max pass); else a random one.
     #[default]
     Dynamic,
     /// BFC + stochastic: the flow hash picks a fixed queue.
@@ -340,26 +341,15 @@ impl BfcSpec {
                 ));
             }
         }
-        // First empty data queue at or after the start, modulo the queues used.
-        let start_mask = (nq - 1) as u64;
-        for s in 0..nq {
-            for i in 0..nq {
-                let q = (s + i) % nq;
-                if q == ctrl {
-                    continue;
-                }
-                let care: u64 = (0..=i).map(|j| 1u64 << ((s + j) % nq)).sum();
-                v.push(entry(
-                    "pick_empty",
-                    vec![
-                        KeySpec::Ternary(n(s as u64), n(start_mask)),
-                        KeySpec::Ternary(n(1u64 << q), n(care)),
-                    ],
-                    "set_newq",
-                    vec![n(q as u64)],
-                    nq - i,
-                ));
-            }
+        // The claim word's lane for one queue: 16 lanes per 128-bit word, two words per port.
+        for q in 0..32u64 {
+            v.push(entry(
+                "lane_mask",
+                vec![KeySpec::Exact(n(q))],
+                "set_lane",
+                vec![n(1 << (q % 16)), n(q & 16), n(q / 16)],
+                0,
+            ));
         }
         // `rand_q` maps a byte to a data queue: for the dynamic variant's fallback the byte is
         // random and the map r mod (N - 1) (uniform within 1/256); for the stochastic variant

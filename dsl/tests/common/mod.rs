@@ -96,6 +96,7 @@ pub fn spec() -> PipeSpec {
             updates: 2,
             outputs: 4,
             max_width_bits: 32,
+            minmax: true,
         },
     }
 }

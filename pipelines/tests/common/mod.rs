@@ -49,6 +49,7 @@ pub fn spec() -> PipeSpec {
             updates: 2,
             outputs: 1,
             max_width_bits: 32,
+            minmax: true,
         },
     }
 }
