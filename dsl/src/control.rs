@@ -969,18 +969,8 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 [idx, lane @ ..],
             ) if lane.len() <= *lane_out as usize => {
                 want(*out)?;
-                let what = format!("`{}`", n.name);
-                let index = self.extern_index(scope, idx, *index, &what)?;
-                let lane_dst = match lane {
-                    [l] => Some(self.lane_dst(scope, l, *out)?),
-                    _ => None,
-                };
-                ExternCall::Stateful {
-                    salu: *salu,
-                    index,
-                    dst: Some(self.layout.field(env, &dst)),
-                    lane_dst,
-                }
+                let d = self.layout.field(env, &dst);
+                self.stateful_call(scope, (*salu, *index, *out), n, idx, lane, Some(d))?
             }
             (Extern::Meter { id, index }, "execute", [idx]) => {
                 if dst.width < 2 {
@@ -1075,21 +1065,42 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         }))
     }
 
-    /// The field a min/max action's selected lane goes to (`mm.execute(word, lane)`).
-    fn lane_dst(&mut self, scope: &Scope, e: &Expr, width: u16) -> Result<FieldId> {
+    /// `ra.execute(index)` or `mm.execute(word[, lane])` on the action extern `n` (its
+    /// program, index width and output width), its output to `dst`.
+    fn stateful_call(
+        &mut self,
+        scope: &Scope,
+        (salu, index, out): (SaluId, u16, u16),
+        n: &ast::Ident,
+        idx: &Expr,
+        lane: &[Expr],
+        dst: Option<FieldId>,
+    ) -> Result<ExternCall> {
         let env = scope.env();
-        let f = scope.lvalue(e)?;
-        if f.width != width {
-            return Err(err(
-                ErrorKind::Type,
-                e.span,
-                format!(
-                    "the lane is bit<{width}> (the action's output type) but {} is bit<{}>",
-                    f.name, f.width
-                ),
-            ));
-        }
-        Ok(self.layout.field(env, &f))
+        let index = self.extern_index(scope, idx, index, &format!("`{}`", n.name))?;
+        let lane_dst = match lane {
+            [l] => {
+                let f = scope.lvalue(l)?;
+                if f.width != out {
+                    return Err(err(
+                        ErrorKind::Type,
+                        l.span,
+                        format!(
+                            "the lane is bit<{out}> (the action's output type) but {} is bit<{}>",
+                            f.name, f.width
+                        ),
+                    ));
+                }
+                Some(self.layout.field(env, &f))
+            }
+            _ => None,
+        };
+        Ok(ExternCall::Stateful {
+            salu,
+            index,
+            dst,
+            lane_dst,
+        })
     }
 
     /// `extern.method(...);` as a statement, if it is one.
@@ -1109,17 +1120,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 "execute",
                 [idx, lane @ ..],
             ) if lane.len() <= *lane_out as usize => {
-                let index = self.extern_index(scope, idx, *index, &what)?;
-                let lane_dst = match lane {
-                    [l] => Some(self.lane_dst(scope, l, *out)?),
-                    _ => None,
-                };
-                ExternCall::Stateful {
-                    salu: *salu,
-                    index,
-                    dst: None,
-                    lane_dst,
-                }
+                self.stateful_call(scope, (*salu, *index, *out), n, idx, lane, None)?
             }
             (Extern::Counter { id, index }, "count", [idx]) => {
                 let index = self.extern_index(scope, idx, *index, &what)?;
