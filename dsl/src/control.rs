@@ -48,11 +48,12 @@ enum Extern {
         width: u16,
         index: u16,
     },
-    /// A `RegisterAction`, or a `MinMaxAction` (`lane_out`: it also returns the lane).
+    /// A `RegisterAction`, or a `MinMaxAction` (`minmax`; `lane_out`: it returns the lane).
     RegisterAction {
         salu: SaluId,
         index: u16,
         out: u16,
+        minmax: bool,
         lane_out: bool,
     },
     Meter {
@@ -78,7 +79,7 @@ impl Extern {
     fn type_name(&self) -> &'static str {
         match self {
             Extern::Register { .. } => tna::REGISTER,
-            Extern::RegisterAction { lane_out: true, .. } => tna::MINMAX_ACTION,
+            Extern::RegisterAction { minmax: true, .. } => tna::MINMAX_ACTION,
             Extern::RegisterAction { .. } => tna::REGISTER_ACTION,
             Extern::Meter { .. } => tna::METER,
             Extern::Counter { .. } => tna::COUNTER,
@@ -770,6 +771,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             salu: id,
             index,
             out,
+            minmax,
             lane_out,
         })
     }
@@ -964,6 +966,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     index,
                     out,
                     lane_out,
+                    ..
                 },
                 "execute",
                 [idx, lane @ ..],
@@ -1042,7 +1045,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     &x,
                     m,
                     match &x {
-                        Extern::RegisterAction { lane_out: true, .. } => {
+                        Extern::RegisterAction { minmax: true, .. } => {
                             "`dst = mm.execute(word[, lane])`"
                         }
                         Extern::RegisterAction { .. } => "`dst = ra.execute(index)`",
@@ -1116,6 +1119,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     index,
                     out,
                     lane_out,
+                    ..
                 },
                 "execute",
                 [idx, lane @ ..],
@@ -1137,7 +1141,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     &x,
                     m,
                     match &x {
-                        Extern::RegisterAction { lane_out: true, .. } => {
+                        Extern::RegisterAction { minmax: true, .. } => {
                             "`mm.execute(word[, lane]);`"
                         }
                         Extern::RegisterAction { .. } => "`ra.execute(index);`",

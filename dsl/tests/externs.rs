@@ -610,4 +610,13 @@ fn minmax_action_lowers_to_the_min_max_unit_on_jbay_only() {
     let bad = src.replace("this.max8", "this.max16");
     let e = compile(&bad, "t.p4", &profile("tofino2-like")).unwrap_err();
     assert!(e.message.contains("16-bit lanes"), "{}", e.message);
+    // Without a lane parameter there is no lane to return, and the error says what it is.
+    let no_lane = src
+        .replace(", out bit<8> lane)", ")")
+        .replace("meta.wide, lane, -128", "meta.wide");
+    let e = compile(&no_lane, "t.p4", &profile("tofino2-like")).unwrap_err();
+    assert_eq!(
+        e.message,
+        "`take.execute`: a `MinMaxAction` is used as `dst = mm.execute(word[, lane])`"
+    );
 }

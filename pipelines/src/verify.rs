@@ -581,7 +581,8 @@ fn verify_extern_arrays(
                 return cx.err(
                     &place,
                     format!(
-                        "searches register array {} of {}-bit elements; min/max lanes are 8 or                          16 bits",
+                        "searches register array {} of {}-bit elements; min/max lanes are 8 or \
+                         16 bits",
                         r.name, r.width
                     ),
                 );
@@ -590,7 +591,8 @@ fn verify_extern_arrays(
                 return cx.err(
                     &place,
                     format!(
-                        "searches register array {} of {} elements, not whole {}-bit words of                          {lanes} lanes",
+                        "searches register array {} of {} elements, not whole {}-bit words of \
+                         {lanes} lanes",
                         r.name,
                         r.size,
                         crate::program::MinMax::WORD_BITS
@@ -600,7 +602,8 @@ fn verify_extern_arrays(
             if !s.conditions.is_empty() || !s.updates.is_empty() {
                 return cx.err(
                     &place,
-                    "uses the min/max unit together with compare or update ALUs; the unit takes                      all of them",
+                    "uses the min/max unit together with compare or update ALUs; the unit takes \
+                     all of them",
                 );
             }
             if [mm.mask, mm.postmod]

@@ -136,6 +136,65 @@ fn stateful_alu_limits_are_named() {
     assert!(e.reason.contains("(salu.max_width_bits)"), "{e}");
 }
 
+/// A change to the counter program, before verifying it.
+type Edit = fn(&mut Builder);
+
+#[test]
+fn min_max_programs_are_checked_against_the_chip_and_the_register() {
+    let unit = MinMax {
+        max: false,
+        mask: SaluOperand::Const(0xffff),
+        postmod: SaluOperand::Const(1),
+    };
+    // The counter program's register is 32 bits wide and its ALU has an update.
+    let cases: Vec<(&str, Edit)> = vec![
+        (
+            "searches register array Ingress.r of 32-bit elements; min/max lanes are 8 or 16 bits",
+            |_| {},
+        ),
+        (
+            "searches register array Ingress.r of 24 elements, not whole 128-bit words of 16 lanes",
+            |b| {
+                b.g.control.registers[0].width = 8;
+                b.g.control.registers[0].size = 24;
+            },
+        ),
+        (
+            "uses the min/max unit together with compare or update ALUs; the unit takes all of them",
+            |b| b.g.control.registers[0].width = 8,
+        ),
+        (
+            "a min/max mask or postmod must be a field or constant",
+            |b| {
+                b.g.control.registers[0].width = 8;
+                b.g.control.salus[0].updates.clear();
+                b.g.control.salus[0].minmax.as_mut().unwrap().postmod = SaluOperand::Register;
+            },
+        ),
+    ];
+    for (want, f) in cases {
+        let (mut b, _h) = counter_program();
+        b.g.control.salus[0].minmax = Some(unit);
+        f(&mut b);
+        let e = err(&b);
+        assert_eq!(e.place, "ingress.control.salus[0] (Ingress.inc)");
+        assert_eq!(e.reason, want);
+    }
+    // A chip without the unit refuses even a well-formed program.
+    let (mut b, _h) = counter_program();
+    b.g.control.registers[0].width = 8;
+    b.g.control.salus[0].updates.clear();
+    b.g.control.salus[0].minmax = Some(unit);
+    let mut no_unit = spec();
+    no_unit.salu.minmax = false;
+    let e = verify_gress("ingress", &b.g, &no_unit).unwrap_err();
+    assert_eq!(
+        e.reason,
+        "uses the min/max unit; this chip's stateful ALU has none (salu.minmax)"
+    );
+    assert!(verify_gress("ingress", &b.g, &spec()).is_ok());
+}
+
 #[test]
 fn externs_must_sit_in_the_stage_of_their_table() {
     let (mut b, h) = counter_program();

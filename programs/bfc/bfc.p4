@@ -164,10 +164,11 @@ struct metadata_t {
     bit<7>  q;
     bit<8>  q8;
     bit<8>  qlast;   // the entry's queue at its last dequeue
-    // the claim (min/max unit): lanes searched, the word's half, the lane taken, -128 or +1
     bit<7>  lq;      // the one queue to claim or release when the search is not over `e_lo`/`e_hi`
     bit<16> e_lo;    // published-empty data queues 0..15
     bit<16> e_hi;    // published-empty data queues 16..31
+    // the claim (min/max unit): lanes searched, the lane's queue base, the word, the lane
+    // taken, the credit change (-128 takes, +1 gives back)
     bit<16> cmask;
     bit<8>  cbase;
     bit<7>  cword;

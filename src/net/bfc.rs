@@ -25,8 +25,8 @@ use tm::config::SchedulerConfig;
 /// How a BFC chip assigns flows to queues (the paper's three variants, Fig. 8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Assignment {
-    /// Dynamic queue assignment: of the queues published empty, the one with the fewest
-    /// active flow-table entries (claimed in one min/max pass); else a random one.
+    /// Dynamic queue assignment: of the queues published empty, the one with the most
+    /// credit (free, then idle, then active; taken in one min/max pass); else a random one.
     #[default]
     Dynamic,
     /// BFC + stochastic: the flow hash picks a fixed queue.
