@@ -208,14 +208,16 @@ fn flows_starting_together_still_get_queues_of_their_own() {
     // Fourteen flows for 15 data queues, 5 ns apart: every new flow after the first arrives
     // while the queues just given out still read empty in the published depths, and while
     // the first flows' entries go idle between their packets (the NIC interleaves twelve
-    // flows). The claim (the min/max unit over the port's queue credits) keeps them apart.
-    // Checked through the start (20 µs); later, entries idle past the sticky time are
-    // reassigned and may take a queue a sticky entry returns to (programs/bfc/README.md,
-    // known gaps).
+    // flows). The claim (the min/max unit over the port's queue credits) keeps them apart,
+    // and a queue stays held for its entry while the entry is idle, also past the sticky
+    // time: checked until the flows end (about 340 µs).
     own_queues_throughout(
         14,
         5,
-        &[1_000, 2_000, 3_000, 5_000, 10_000, 15_000, 20_000],
+        &[
+            1_000, 2_000, 3_000, 5_000, 10_000, 15_000, 20_000, 40_000, 80_000, 120_000, 160_000,
+            200_000, 240_000, 280_000, 320_000,
+        ],
         10,
     );
 }

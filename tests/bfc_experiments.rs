@@ -243,8 +243,11 @@ fn testbed_hol_blocking() {
         table.push((g2, row));
     }
     // The paper's claims: single is worst; stochastic has a lower mean but a high variance;
-    // dynamic the lowest mean and the least spread, none while few flows share the link
-    // (here G2 = 4: 6 flows at S1 -> S2 in 15 data queues; see the README for G2 >= 8).
+    // dynamic the lowest mean and the least spread, none while the flows at S1 -> S2 fit its
+    // queues. Here G2 = 4 and 8 (6 and 10 flows in 15 data queues). At G2 = 12 the group-1
+    // flows still have queues of their own (tests/bfc.rs checks that case), but the group-2
+    // flows share queues with group 3 at S2 -> R2 (20 flows), so their rate, and with it the
+    // link share left to group 1, varies by seed (programs/bfc/README.md).
     let sum = |v: usize, f: fn((f64, f64)) -> f64| table.iter().map(|r| f(r.1[v])).sum::<f64>();
     let mean = |x: (f64, f64)| x.0;
     let std = |x: (f64, f64)| x.1;
@@ -253,11 +256,13 @@ fn testbed_hol_blocking() {
     for (g2, row) in &table {
         assert!(row[2].0 < row[0].0, "G2 = {g2}: dynamic beats single");
     }
-    let g2_4 = table[0].1[2];
-    assert!(
-        g2_4.1 < 0.05 * g2_4.0,
-        "G2 = 4: dynamic std near 0: {g2_4:?}"
-    );
+    for (g2, row) in &table[..2] {
+        let (mean, std) = row[2];
+        assert!(
+            std < 0.05 * mean,
+            "G2 = {g2}: dynamic std near 0: {mean:.1} ± {std:.1}"
+        );
+    }
 }
 
 /// One scheme of experiment 3: what replaces BFC in programs/bfc/clos.ron.

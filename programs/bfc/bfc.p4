@@ -6,14 +6,16 @@
 // 1. route (ipv4_lpm / ecmp_select, as programs/ecmp_router);
 // 2. flow table: three register arrays indexed by egress port ++ CRC32(5-tuple)[9:0]:
 //    `size` (packets resident), `stamp` (ns of the last enqueue or dequeue), `qassign`.
-//    The entry is reassigned when size was 0 and the stamp is older than the sticky time;
-//    the new queue is, among the data queues the TM publishes as empty, the one with the
-//    most credit in `claims` (free before idle-but-sticky before active), searched and taken
-//    in one pass of the stateful min/max unit (`max8`), so no two new flows get the same
-//    queue however close together they arrive; with no queue published empty, a random data
-//    queue (`rand_q`). An entry going idle (size 1 -> 0, on the dequeue path) gives its
-//    queue's credit back; a sticky return takes it again (its queue from `qlast`, written by
-//    the dequeue path, as `qassign` is only written after the claim's stage). `mode`
+//    Per egress port, `claims` holds a credit per queue: free, held (an idle entry's), or
+//    active. An entry's first packet takes, of the port's data queues, the one with the
+//    most credit, searched and taken in one pass of the stateful min/max unit (`max8`), so
+//    no two new flows get the same queue however close together they arrive. An entry
+//    going idle (size 1 -> 0, on the dequeue path) gives its queue back as held; when its
+//    flow returns, it takes that queue again (from `qlast`, written by the dequeue path, as
+//    `qassign` is only written after the claim's stage). Within the sticky time it keeps
+//    the queue even if another flow took it meanwhile; after it (size was 0 and the stamp
+//    is older than the sticky time: reassigned), a queue taken meanwhile is given up for a
+//    random data queue (`rand_q`), as is a search that finds every queue active. `mode`
 //    (ingress_cfg) selects the baselines: 1 hashes the flow to a fixed queue (BFC +
 //    stochastic), 2 puts every flow in queue 0 (BFC + single);
 // 3. backpressure: if the assigned queue's published depth exceeds Th (pause_th, keyed by
@@ -164,7 +166,7 @@ struct metadata_t {
     bit<7>  q;
     bit<8>  q8;
     bit<8>  qlast;   // the entry's queue at its last dequeue
-    bit<7>  lq;      // the one queue to claim or release when the search is not over `e_lo`/`e_hi`
+    bit<7>  lq;      // the one queue to claim or give back when there is no search
     bit<16> e_lo;    // published-empty data queues 0..15
     bit<16> e_hi;    // published-empty data queues 16..31
     // the claim (min/max unit): lanes searched, the lane's queue base, the word, the lane
@@ -206,7 +208,7 @@ struct metadata_t {
     bit<32> pm_clr;
     bit<32> nmask;
     bit<32> expire;
-    bit<1>  found;
+    bit<8>  cval;    // the claimed lane's credit before the claim (0: it was active)
     bit<7>  rq;
     bit<32> pm_old;
 }
@@ -277,17 +279,17 @@ control Ingress(inout headers_t hdr,
     QueueDepth() qd;
 
     // The flow table (three arrays, one per field, as the paper), plus the entry's queue as
-    // of its last dequeue (`qlast`), which a returning sticky flow reclaims before `qassign`'s
-    // stage.
+    // of its last dequeue (`qlast`, 0xff: never dequeued), which a returning flow claims
+    // again before `qassign`'s stage.
     Register<bit<16>, bit<16>>(65536, 0) size;
     Register<bit<32>, bit<16>>(65536, 0) stamp;
     Register<bit<8>, bit<16>>(65536, 0) qassign;
-    Register<bit<8>, bit<16>>(65536, 0) qlast;
+    Register<bit<8>, bit<16>>(65536, 0xff) qlast;
     // Per egress port (out_port[5:0]) and half of its queues, a credit per queue: 2 free,
-    // 1 idle but maybe still held by a sticky entry, 0 active (an entry with size > 0 has
-    // it). One 128-bit word of 16 8-bit lanes, which the min/max unit searches and claims in
-    // one pass, so two new flows can never take the same queue, and a new flow takes a
-    // sticky entry's queue only when no free one is left.
+    // 1 held for an idle entry (until the entry returns, or a search finds no free queue),
+    // 0 active (an entry with size > 0 has it). One 128-bit word of 16 8-bit lanes, which the
+    // min/max unit searches and claims in one pass, so two new flows can never take the same
+    // queue, and a new flow takes a held queue only when no free one is left.
     Register<bit<8>, bit<11>>(2048, 2) claims;
     // Pause counters by ingress port ++ upstreamQ, and per ingress port the upstream queues
     // that should be paused (the refresh bitmap).
@@ -316,7 +318,7 @@ control Ingress(inout headers_t hdr,
     RegisterAction<bit<8>, bit<16>, bit<8>>(qassign) qassign_step = {
         void apply(inout bit<8> value, out bit<8> rv) {
             if ((bit<8>)meta.reassign == 1) {
-                if ((bit<8>)meta.found == 1) {
+                if (meta.cval != 0) {
                     value = meta.clane | meta.cbase;
                 } else {
                     value = (bit<8>)meta.rq;
@@ -334,12 +336,12 @@ control Ingress(inout headers_t hdr,
             }
         }
     };
-    // A new flow: the enabled queue with the most credit, taken (cpost -128: to 0); a sticky
-    // return or the stochastic/single queue: that queue, taken; an entry going idle: its
-    // queue, +1 (free to a sticky return, second choice for a new flow).
+    // A new entry: the enabled queue with the most credit, taken (cpost -128: to 0); a
+    // returning entry or the stochastic/single queue: that queue, taken; an entry going idle:
+    // its queue, +1 (held for it). Returns the credit before (0: the queue was active).
     MinMaxAction<bit<8>, bit<7>, bit<8>>(claims) claim_step = {
         void apply(inout bit<128> value, out bit<8> rv, out bit<8> lane) {
-            this.max8(value, meta.cmask, lane, meta.cpost);
+            rv = this.max8(value, meta.cmask, lane, meta.cpost);
         }
     };
     RegisterAction<bit<16>, bit<12>, bit<16>>(pause_ctr) ctr_step = {
@@ -715,8 +717,10 @@ control Ingress(inout headers_t hdr,
             if (meta.old_size == 0) {
                 if (meta.now > meta.old_stamp) {
                     meta.reassign = 1;
-                } else {
-                    // A sticky return: the entry's queue, claimed again.
+                }
+                if (meta.mode == 0 && meta.qlast[7:7] == 0) {
+                    // A returning flow: its queue, claimed again (held for it while idle,
+                    // so no search; an empty queue, as the paper's reassignment wants).
                     meta.lq = meta.qlast[6:0];
                 }
             }
@@ -729,16 +733,18 @@ control Ingress(inout headers_t hdr,
             popcount3.apply();
         }
         if (meta.step == ST_ENQ && meta.reassign == 1 && meta.mode == 0
-                && (meta.e_lo != 0 || meta.e_hi != 0)) {
-            // A new flow searches the published-empty data queues of one half of the port's
-            // queues (the flow hash's, unless it has none), for the one with most credit.
-            meta.found = 1;
+                && meta.qlast[7:7] == 1) {
+            // A new entry searches the data queues of one half of the port's queues (the flow
+            // hash's, unless only the other has queues published empty) for the one with the
+            // most credit. The credits, not the published depths, say which queues are free:
+            // the depths lag by the export's period and delay, the credits change in the
+            // pass that takes or gives back a queue.
             if ((meta.fid[10:10] == 0 && meta.e_lo != 0) || meta.e_hi == 0) {
-                meta.cmask = meta.e_lo;
+                meta.cmask = meta.data_mask[15:0];
                 meta.cbase = 0;
                 meta.cword[0:0] = 0;
             } else {
-                meta.cmask = meta.e_hi;
+                meta.cmask = meta.data_mask[31:16];
                 meta.cbase = 16;
                 meta.cword[0:0] = 1;
             }
@@ -748,7 +754,7 @@ control Ingress(inout headers_t hdr,
         // An entry becoming active (size 0 -> 1) takes its queue; one going idle gives it back.
         if ((meta.step == ST_ENQ && meta.old_size == 0)
                 || (meta.step == ST_DEQ && meta.old_size == 1)) {
-            claim_step.execute(meta.cword, meta.clane);
+            meta.cval = claim_step.execute(meta.cword, meta.clane);
         }
         // ---- a received bitmap: fix the queues where it differs, one per pass ----
         if (meta.kind == K_QP && meta.map_op == 3 && meta.diff != 0) {

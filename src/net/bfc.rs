@@ -25,8 +25,9 @@ use tm::config::SchedulerConfig;
 /// How a BFC chip assigns flows to queues (the paper's three variants, Fig. 8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Assignment {
-    /// Dynamic queue assignment: of the queues published empty, the one with the most
-    /// credit (free, then idle, then active; taken in one min/max pass); else a random one.
+    /// Dynamic queue assignment: a new flow gets the data queue with the most credit (free,
+    /// then held for an idle entry, then active; taken in one min/max pass), or a random one
+    /// when all are active; a returning flow takes its own queue again.
     #[default]
     Dynamic,
     /// BFC + stochastic: the flow hash picks a fixed queue.
