@@ -16,7 +16,7 @@
 
 use crate::control::{ControlError, ResolvedControlOp};
 use crate::counter::{CounterBank, Counts};
-use crate::deparser::{deparse, mirror_header, MirrorHeader};
+use crate::deparser::{emit, mirror_header, update_checksums, InPlace, MirrorHeader};
 use crate::hash::HashEngine;
 use crate::mau::{
     run_control, ControlPlan, ControlStats, DepthView, ExternState, NoDepths, PacketCtx,
@@ -25,8 +25,8 @@ use crate::meter::{MeterBank, MeterConfig, MeterReading};
 use crate::parser::{parse, ParseError};
 use crate::phv::{FieldRef, Phv, WireLayout};
 use crate::program::{
-    ControlProgram, CounterId, FieldId, Gress, GressProgram, Intrinsic, KeyMatch, MeterId, Next,
-    ParserErrorPolicy, RegisterId, TableId, Transition,
+    ControlProgram, CounterId, FieldId, Gress, GressProgram, HeaderId, Intrinsic, KeyMatch,
+    MeterId, Next, ParserErrorPolicy, RegisterId, TableId, Transition,
 };
 use crate::salu::RegisterBank;
 use crate::spec::{LatencySpec, PipeSpec, StageFeatures};
@@ -283,6 +283,10 @@ pub struct LoadedGress {
     inputs: Vec<(Intrinsic, FieldRef)>,
     /// Headers and checksums as container slices, for the parser and the deparser.
     wire: WireLayout,
+    /// What the deparser writes back when the headers stay in place.
+    in_place: InPlace,
+    /// The last packet's extractions (header, bit offset), from the parser.
+    extracted: Vec<(HeaderId, u32)>,
     /// The actions, decoded.
     plan: ControlPlan,
     /// The gress extracts nothing, applies nothing and binds no intrinsic: it leaves every
@@ -382,6 +386,7 @@ impl LoadedGress {
             .collect();
         let refs = bind.map(|f| FieldRef::new(&prog.phv, f));
         let wire = WireLayout::new(&prog.phv, &prog.deparser);
+        let in_place = InPlace::new(&prog, &wire);
         let plan = ControlPlan::new(&prog.control, &prog.phv);
         let identity = {
             let start = &prog.parser.states[prog.parser.start as usize];
@@ -417,6 +422,8 @@ impl LoadedGress {
             refs,
             inputs,
             wire,
+            in_place,
+            extracted: Vec::new(),
             plan,
             identity,
             scratch: Vec::new(),
@@ -505,6 +512,7 @@ impl LoadedGress {
             data,
             phv,
             self.max_depth,
+            &mut self.extracted,
         ) {
             Ok(p) => (p, 0),
             Err(f) => match self.prog.parser.on_error {
@@ -532,19 +540,22 @@ impl LoadedGress {
             &mut self.ext,
             &pkt,
         );
-        // The new headers replace the parsed ones; the payload stays where it is (it moves
-        // only when the headers changed length).
-        deparse(
-            &self.prog.deparser,
-            layout,
-            &self.wire,
-            phv,
-            &mut self.scratch,
-        );
-        if self.scratch.len() == payload {
-            data[..payload].copy_from_slice(&self.scratch);
-        } else {
-            data.splice(..payload, self.scratch.iter().copied());
+        let deparser = &self.prog.deparser;
+        update_checksums(deparser, layout, &self.wire, phv);
+        // Headers where the parser found them are written back in place; otherwise the new
+        // headers replace the parsed ones. The payload stays where it is (it moves only when
+        // the headers changed length).
+        let wire = &self.wire;
+        if !self
+            .in_place
+            .deparse(deparser, wire, phv, &self.extracted, payload, data)
+        {
+            emit(deparser, wire, phv, &mut self.scratch);
+            if self.scratch.len() == payload {
+                data[..payload].copy_from_slice(&self.scratch);
+            } else {
+                data.splice(..payload, self.scratch.iter().copied());
+            }
         }
         let get = |i: Intrinsic| refs[i as usize].get(layout, phv);
         let mirror_session = get(Intrinsic::MirrorSession) as u16;
