@@ -5,7 +5,7 @@
 //! bits something may have written since the parser read them need writing back, in place
 //! ([`InPlace`]); the rest of the packet's bytes already are what emitting would produce.
 
-use crate::phv::{ChecksumTerm, HeaderWire, Phv, SliceLoad, WireLayout};
+use crate::phv::{ChecksumTerm, HeaderWire, Phv, SliceLoad, WireLayout, WireSlice};
 use crate::program::{DeparserProgram, GressProgram, HeaderId, ParserOp, PhvLayout};
 
 /// Appends big-endian bit strings to a byte buffer, 32 bits at a time; dropping it writes
@@ -101,9 +101,34 @@ pub fn emit(prog: &DeparserProgram, wire: &WireLayout, phv: &Phv, out: &mut Vec<
 /// packet, so the packet's own byte is the byte emitting would write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InPlace {
-    /// Per header (indexed like [`PhvLayout::headers`]), its slices to write back, as
-    /// 8-byte big-endian stores from the header's first byte (the parser's loads).
-    stores: Vec<Vec<SliceLoad>>,
+    /// Per header (indexed like [`PhvLayout::headers`]), its slices to write back.
+    stores: Vec<Vec<Store>>,
+}
+
+/// How the deparser writes one slice back into a header's bytes (`byte` counts from the
+/// header's first byte).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Store {
+    /// A slice of 8 bits on a byte boundary: one byte.
+    B8 { byte: u16, slice: WireSlice },
+    /// A slice of 16 bits on a byte boundary: two bytes, big-endian.
+    B16 { byte: u16, slice: WireSlice },
+    /// A slice of 32 bits on a byte boundary: four bytes, big-endian.
+    B32 { byte: u16, slice: WireSlice },
+    /// Any other slice: its bits in the 8-byte big-endian word the parser loads it from.
+    Bits(SliceLoad),
+}
+
+impl Store {
+    fn new(l: SliceLoad) -> Store {
+        let (byte, slice) = (l.byte, l.slice);
+        match (slice.offset % 8, slice.width) {
+            (0, 8) => Store::B8 { byte, slice },
+            (0, 16) => Store::B16 { byte, slice },
+            (0, 32) => Store::B32 { byte, slice },
+            _ => Store::Bits(l),
+        }
+    }
 }
 
 impl InPlace {
@@ -167,7 +192,7 @@ impl InPlace {
                         let (k, m) = bits(l.slice.container, l.slice.lsb, l.slice.width);
                         (written[k] | twice[k]) & m != 0
                     })
-                    .copied()
+                    .map(|&l| Store::new(l))
                     .collect()
             })
             .collect();
@@ -206,13 +231,29 @@ impl InPlace {
             let Some(bytes) = data.get_mut(start..start + header.load_end) else {
                 return false;
             };
-            for l in &self.stores[h as usize] {
-                let b = l.byte as usize;
-                let window: &mut [u8; 8] = (&mut bytes[b..b + 8]).try_into().expect("eight bytes");
-                let s = &l.slice;
-                let m = (s.mask as u64) << l.shift;
-                let word = u64::from_be_bytes(*window) & !m | (s.get(phv) as u64) << l.shift;
-                *window = word.to_be_bytes();
+            for st in &self.stores[h as usize] {
+                match *st {
+                    Store::B8 { byte, slice } => bytes[byte as usize] = slice.get(phv) as u8,
+                    Store::B16 { byte, slice } => {
+                        let b = byte as usize;
+                        let v = slice.get(phv) as u16;
+                        bytes[b..b + 2].copy_from_slice(&v.to_be_bytes());
+                    }
+                    Store::B32 { byte, slice } => {
+                        let b = byte as usize;
+                        bytes[b..b + 4].copy_from_slice(&slice.get(phv).to_be_bytes());
+                    }
+                    Store::Bits(l) => {
+                        let b = l.byte as usize;
+                        let window: &mut [u8; 8] =
+                            (&mut bytes[b..b + 8]).try_into().expect("eight bytes");
+                        let s = &l.slice;
+                        let m = (s.mask as u64) << l.shift;
+                        let word =
+                            u64::from_be_bytes(*window) & !m | (s.get(phv) as u64) << l.shift;
+                        *window = word.to_be_bytes();
+                    }
+                }
             }
             at += header.bits;
         }
