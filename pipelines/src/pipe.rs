@@ -468,6 +468,13 @@ impl LoadedGress {
         &self.timing
     }
 
+    /// Whether the gress extracts nothing, applies nothing and binds no intrinsic (the
+    /// stock routers' egress): it leaves every packet as it is and its outputs are all
+    /// defaults, so a caller may skip it.
+    pub fn is_identity(&self) -> bool {
+        self.identity
+    }
+
     /// The PHV as the last packet left it (for traces and tests).
     pub fn phv(&self) -> &Phv {
         &self.phv
