@@ -1,8 +1,12 @@
 //! The deparser: recompute checksums, emit valid headers in order; the payload follows
 //! them unchanged (the pipe leaves it in place).
+//!
+//! Most packets leave with the headers they came with, at the same offsets: then only the
+//! bits something may have written since the parser read them need writing back, in place
+//! ([`InPlace`]); the rest of the packet's bytes already are what emitting would produce.
 
-use crate::phv::{HeaderWire, Phv, WireLayout, WireSlice};
-use crate::program::{DeparserProgram, HeaderId, PhvLayout};
+use crate::phv::{ChecksumTerm, HeaderWire, Phv, SliceLoad, WireLayout, WireSlice};
+use crate::program::{DeparserProgram, GressProgram, HeaderId, ParserOp, PhvLayout};
 
 /// Appends big-endian bit strings to a byte buffer, 32 bits at a time; dropping it writes
 /// what is left, the last byte zero-padded.
@@ -45,17 +49,17 @@ impl Drop for BitWriter<'_> {
     }
 }
 
-/// The Internet checksum (RFC 1071) of the bit string the slices `sources` hold (a
+/// The Internet checksum (RFC 1071) of the bit string the slices of `sources` hold (a
 /// checksum's fields, [`WireLayout::checksums`]), zero-padded to a multiple of 16 bits.
 ///
-/// Each slice's value is added shifted to where its last bit sits in its 16-bit word, not
-/// split into words: as 2^16 = 1 modulo 0xffff, that sum is congruent to the sum of the
-/// words, and it is zero only when every bit is; folding either gives the same checksum.
-pub fn internet_checksum(sources: &[WireSlice], phv: &Phv) -> u16 {
+/// Each slice's value is added shifted to where its last bit sits in its 16-bit word
+/// ([`ChecksumTerm::shift`]), not split into words: as 2^16 = 1 modulo 0xffff, that sum is
+/// congruent to the sum of the words, and it is zero only when every bit is; folding either
+/// gives the same checksum.
+pub fn internet_checksum(sources: &[ChecksumTerm], phv: &Phv) -> u16 {
     let mut sum: u64 = 0;
-    for s in sources {
-        let end = s.offset + s.width as u32;
-        sum += (s.get(phv) as u64) << ((16 - end % 16) % 16);
+    for t in sources {
+        sum += (t.slice.get(phv) as u64) << t.shift;
     }
     while sum >> 16 != 0 {
         sum = (sum & 0xffff) + (sum >> 16);
@@ -63,24 +67,198 @@ pub fn internet_checksum(sources: &[WireSlice], phv: &Phv) -> u16 {
     !(sum as u16)
 }
 
-/// Deparse the headers into `out` (cleared first): checksums recomputed, valid headers in
-/// emit order. The payload, which follows them, is the caller's.
+/// Recompute the checksums of the valid headers, writing them into their fields.
 /// `wire` is [`WireLayout::new`] of `layout` and `prog`.
-pub fn deparse(
+pub fn update_checksums(
     prog: &DeparserProgram,
     layout: &PhvLayout,
     wire: &WireLayout,
     phv: &mut Phv,
-    out: &mut Vec<u8>,
 ) {
-    for (c, sources) in prog.checksums.iter().zip(&wire.checksums) {
+    for (c, w) in prog.checksums.iter().zip(&wire.checksums) {
         if wire.headers[c.when_valid as usize].is_valid(phv) {
-            let sum = internet_checksum(sources, phv);
-            phv.set(&layout.fields[c.dst as usize], sum as u128);
+            let sum = internet_checksum(&w.terms, phv);
+            w.dst.set(layout, phv, sum as u128);
         }
     }
+}
+
+/// Emit the valid headers, in emit order, into `out` (cleared first); the payload, which
+/// follows them, is the caller's. Checksums are [`update_checksums`]'s.
+pub fn emit(prog: &DeparserProgram, wire: &WireLayout, phv: &Phv, out: &mut Vec<u8>) {
     out.clear();
     emit_headers(&prog.emit, &wire.headers, phv, out);
+}
+
+/// Per header, the container slices something other than the header's own extraction may
+/// write after the parser read them, found when a gress loads: what the deparser writes back
+/// when it leaves the headers in place ([`InPlace::deparse`]).
+///
+/// A slice is written back if its bits are a destination of an action's operation or
+/// extern, a checksum, a parser constant or an intrinsic, or are shared with another slice
+/// of any header (an overlay, or a validity bit): then the PHV may no longer hold what the
+/// wire has there. Every other bit of a header still holds what the parser read from the
+/// packet, so the packet's own byte is the byte emitting would write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InPlace {
+    /// Per header (indexed like [`PhvLayout::headers`]), its slices to write back.
+    stores: Vec<Vec<Store>>,
+}
+
+/// How the deparser writes one slice back into a header's bytes (`byte` counts from the
+/// header's first byte).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Store {
+    /// A slice of 8 bits on a byte boundary: one byte.
+    B8 { byte: u16, slice: WireSlice },
+    /// A slice of 16 bits on a byte boundary: two bytes, big-endian.
+    B16 { byte: u16, slice: WireSlice },
+    /// A slice of 32 bits on a byte boundary: four bytes, big-endian.
+    B32 { byte: u16, slice: WireSlice },
+    /// Any other slice: its bits in the 8-byte big-endian word the parser loads it from.
+    Bits(SliceLoad),
+}
+
+impl Store {
+    fn new(l: SliceLoad) -> Store {
+        let (byte, slice) = (l.byte, l.slice);
+        match (slice.offset % 8, slice.width) {
+            (0, 8) => Store::B8 { byte, slice },
+            (0, 16) => Store::B16 { byte, slice },
+            (0, 32) => Store::B32 { byte, slice },
+            _ => Store::Bits(l),
+        }
+    }
+}
+
+impl InPlace {
+    /// The slices of `prog`'s headers to write back; `wire` is [`WireLayout::new`] of it.
+    pub fn new(prog: &GressProgram, wire: &WireLayout) -> InPlace {
+        let layout = &prog.phv;
+        let containers = layout
+            .fields
+            .iter()
+            .flat_map(|f| &f.slices)
+            .map(|s| s.container as usize + 1)
+            .max()
+            .unwrap_or(0);
+        // Per container, the bits written after parsing, and the bits two header slices
+        // claim.
+        let mut written = vec![0u32; containers];
+        let mut once = vec![0u32; containers];
+        let mut twice = vec![0u32; containers];
+        let bits = |container: u16, lsb: u8, width: u8| {
+            (container as usize, (((1u64 << width) - 1) as u32) << lsb)
+        };
+        let c = &prog.control;
+        let fields = c
+            .actions
+            .iter()
+            .flat_map(|a| {
+                a.ops
+                    .iter()
+                    .map(|o| Some(o.dst))
+                    .chain(a.externs.iter().flat_map(|e| e.written()))
+            })
+            .chain(prog.deparser.checksums.iter().map(|k| Some(k.dst)))
+            .chain(prog.parser.states.iter().flat_map(|s| {
+                s.ops.iter().map(|o| match *o {
+                    ParserOp::SetConst { field, .. } => Some(field),
+                    ParserOp::Extract(_) | ParserOp::Advance(_) => None,
+                })
+            }))
+            .chain(layout.intrinsics.iter().map(|&(_, f)| Some(f)))
+            .flatten();
+        for f in fields {
+            for s in &layout.fields[f as usize].slices {
+                let (k, m) = bits(s.container, s.lsb, s.width);
+                written[k] |= m;
+            }
+        }
+        for h in &wire.headers {
+            for s in h.slices.iter().chain(&h.valid) {
+                let (k, m) = bits(s.container, s.lsb, s.width);
+                twice[k] |= once[k] & m;
+                once[k] |= m;
+            }
+        }
+        let stores = wire
+            .headers
+            .iter()
+            .map(|h| {
+                h.loads
+                    .iter()
+                    .filter(|l| {
+                        let (k, m) = bits(l.slice.container, l.slice.lsb, l.slice.width);
+                        (written[k] | twice[k]) & m != 0
+                    })
+                    .map(|&l| Store::new(l))
+                    .collect()
+            })
+            .collect();
+        InPlace { stores }
+    }
+
+    /// Deparse into the packet's own bytes, if its headers are where the parser found them:
+    /// the valid headers, in emit order, are exactly the ones `extracted` (from
+    /// [`crate::parser::parse`]) lists, in that order, one after another from the first
+    /// byte to `payload`, each with room for its 8-byte stores. Then each header's slices
+    /// to write back are written into `data` and the rest is left as it is, and this
+    /// returns true. Otherwise it returns false, having written at most some of those
+    /// slices, all inside `data[..payload]`, which the caller then replaces with
+    /// [`emit`]'s headers. Checksums are [`update_checksums`]'s.
+    pub fn deparse(
+        &self,
+        prog: &DeparserProgram,
+        wire: &WireLayout,
+        phv: &Phv,
+        extracted: &[(HeaderId, u32)],
+        payload: usize,
+        data: &mut [u8],
+    ) -> bool {
+        let mut next = extracted.iter();
+        let mut at = 0u32;
+        for &h in &prog.emit {
+            let header = &wire.headers[h as usize];
+            if !header.is_valid(phv) {
+                continue;
+            }
+            if next.next() != Some(&(h, at)) {
+                return false;
+            }
+            // A header the parser extracted lies before `payload`: the stores stay there.
+            let start = at as usize / 8;
+            let Some(bytes) = data.get_mut(start..start + header.load_end) else {
+                return false;
+            };
+            for st in &self.stores[h as usize] {
+                match *st {
+                    Store::B8 { byte, slice } => bytes[byte as usize] = slice.get(phv) as u8,
+                    Store::B16 { byte, slice } => {
+                        let b = byte as usize;
+                        let v = slice.get(phv) as u16;
+                        bytes[b..b + 2].copy_from_slice(&v.to_be_bytes());
+                    }
+                    Store::B32 { byte, slice } => {
+                        let b = byte as usize;
+                        bytes[b..b + 4].copy_from_slice(&slice.get(phv).to_be_bytes());
+                    }
+                    Store::Bits(l) => {
+                        let b = l.byte as usize;
+                        let window: &mut [u8; 8] =
+                            (&mut bytes[b..b + 8]).try_into().expect("eight bytes");
+                        let s = &l.slice;
+                        let m = (s.mask as u64) << l.shift;
+                        let word =
+                            u64::from_be_bytes(*window) & !m | (s.get(phv) as u64) << l.shift;
+                        *window = word.to_be_bytes();
+                    }
+                }
+            }
+            at += header.bits;
+        }
+        next.next().is_none() && at as usize == payload * 8
+    }
 }
 
 /// Append the valid ones of `headers`, in order, to `out`: their container slices in wire
@@ -136,6 +314,7 @@ pub fn mirror_header(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::phv::{checksum_terms, WireSlice};
 
     #[test]
     fn the_checksum_is_that_of_the_16_bit_words() {
@@ -187,7 +366,10 @@ mod tests {
             while sum >> 16 != 0 {
                 sum = (sum & 0xffff) + (sum >> 16);
             }
-            assert_eq!(internet_checksum(&slices, &phv), !(sum as u16));
+            assert_eq!(
+                internet_checksum(&checksum_terms(&slices), &phv),
+                !(sum as u16)
+            );
         }
     }
 

@@ -602,17 +602,31 @@ pub fn run_control(
             }
             Node::Table(t) => {
                 let table = &control.tables[t as usize];
-                // Pushed one by one: collecting through the iterator costs several times more.
-                let mut key = KeyValues::new();
-                for &(field, slice) in &plan.keys[t as usize] {
+                let value = |&(field, slice): &(FieldRef, Option<(u16, u16)>)| {
                     let v = field.get(layout, phv);
-                    key.push(match slice {
+                    match slice {
                         Some((hi, lo)) => (v >> lo) & mask((hi - lo + 1) as u32),
                         None => v,
-                    });
-                }
+                    }
+                };
+                // One key is looked up as it is; several are pushed one by one (collecting
+                // through the iterator costs several times more).
+                let (one, mut many);
+                let key: &[u128] = match plan.keys[t as usize].as_slice() {
+                    [k] => {
+                        one = value(k);
+                        std::slice::from_ref(&one)
+                    }
+                    keys => {
+                        many = KeyValues::new();
+                        for k in keys {
+                            many.push(value(k));
+                        }
+                        &many
+                    }
+                };
                 let state = &mut tables[t as usize];
-                let found = state.lookup_entry(&key);
+                let found = state.lookup_entry(key);
                 let hit = found.is_some();
                 let slot = found.map(|(_, s)| s);
                 let call = found.map_or(&table.default_action, |(c, _)| c);

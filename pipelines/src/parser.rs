@@ -8,7 +8,7 @@
 
 use crate::phv::{mask, HeaderWire, Phv};
 use crate::program::{
-    CasePattern, Next, ParserOp, ParserProgram, PhvLayout, SelectKey, Transition,
+    CasePattern, HeaderId, Next, ParserOp, ParserProgram, PhvLayout, SelectKey, Transition,
 };
 use std::fmt;
 
@@ -123,7 +123,9 @@ pub fn read_bits(data: &[u8], bit_off: usize, width: usize) -> u128 {
 /// Run the parser over `data`, visiting at most `max_depth` states. On success returns the
 /// byte offset where the payload starts (everything the parser did not extract or skip).
 /// On failure the headers extracted so far stay valid in the PHV. `wire` is
-/// [`crate::phv::WireLayout::headers`] of `layout`.
+/// [`crate::phv::WireLayout::headers`] of `layout`. `extracted` is set to every extraction,
+/// in order, as (header, bit offset in the packet): what the deparser needs to know to leave
+/// the headers where they are ([`crate::deparser::InPlace`]).
 pub fn parse(
     prog: &ParserProgram,
     layout: &PhvLayout,
@@ -131,7 +133,9 @@ pub fn parse(
     data: &[u8],
     phv: &mut Phv,
     max_depth: usize,
+    extracted: &mut Vec<(HeaderId, u32)>,
 ) -> Result<usize, ParseFailure> {
+    extracted.clear();
     let mut cursor_bits = 0usize;
     let mut state_id = prog.start;
     for _ in 0..max_depth {
@@ -177,6 +181,7 @@ pub fn parse(
                     for s in &header.valid {
                         s.put(phv, 1);
                     }
+                    extracted.push((h, cursor_bits as u32));
                     cursor_bits += bits;
                 }
                 ParserOp::Advance(bits) => {

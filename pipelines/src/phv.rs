@@ -266,15 +266,46 @@ pub fn field_slices(layout: &PhvLayout, fields: &[FieldId]) -> (Vec<WireSlice>, 
     (out, offset)
 }
 
+/// One slice of a checksum's sources, with the left shift that puts its last bit where it
+/// sits in its 16-bit word of the sources' bit string (see
+/// [`crate::deparser::internet_checksum`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChecksumTerm {
+    /// The slice.
+    pub slice: WireSlice,
+    /// `(16 - end % 16) % 16`, `end` the bit after the slice's last.
+    pub shift: u8,
+}
+
+/// The terms of `slices`, one bit string from bit 0.
+pub fn checksum_terms(slices: &[WireSlice]) -> Vec<ChecksumTerm> {
+    slices
+        .iter()
+        .map(|&slice| ChecksumTerm {
+            slice,
+            shift: ((16 - (slice.offset + slice.width as u32) % 16) % 16) as u8,
+        })
+        .collect()
+}
+
+/// A deparser checksum, resolved: its sources as [`ChecksumTerm`]s and its destination.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChecksumWire {
+    /// The sources.
+    pub terms: Vec<ChecksumTerm>,
+    /// The field that receives the checksum.
+    pub dst: FieldRef,
+}
+
 /// What the parser and deparser of a gress walk, resolved once when it loads: every
 /// header's slices ([`HeaderWire`], indexed like [`PhvLayout::headers`]) and every deparser
-/// checksum's sources as slices (indexed like [`DeparserProgram::checksums`]).
+/// checksum ([`ChecksumWire`], indexed like [`DeparserProgram::checksums`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WireLayout {
     /// Per header.
     pub headers: Vec<HeaderWire>,
-    /// Per checksum, its sources' slices.
-    pub checksums: Vec<Vec<WireSlice>>,
+    /// Per checksum.
+    pub checksums: Vec<ChecksumWire>,
 }
 
 impl WireLayout {
@@ -309,7 +340,10 @@ impl WireLayout {
             checksums: deparser
                 .checksums
                 .iter()
-                .map(|c| field_slices(layout, &c.sources).0)
+                .map(|c| ChecksumWire {
+                    terms: checksum_terms(&field_slices(layout, &c.sources).0),
+                    dst: FieldRef::new(layout, Some(c.dst)),
+                })
                 .collect(),
         }
     }

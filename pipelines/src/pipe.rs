@@ -16,7 +16,7 @@
 
 use crate::control::{ControlError, ResolvedControlOp};
 use crate::counter::{CounterBank, Counts};
-use crate::deparser::{deparse, mirror_header, MirrorHeader};
+use crate::deparser::{emit, mirror_header, update_checksums, InPlace, MirrorHeader};
 use crate::hash::HashEngine;
 use crate::mau::{
     run_control, ControlPlan, ControlStats, DepthView, ExternState, NoDepths, PacketCtx,
@@ -25,8 +25,8 @@ use crate::meter::{MeterBank, MeterConfig, MeterReading};
 use crate::parser::{parse, ParseError};
 use crate::phv::{FieldRef, Phv, WireLayout};
 use crate::program::{
-    ControlProgram, CounterId, FieldId, Gress, GressProgram, Intrinsic, KeyMatch, MeterId, Next,
-    ParserErrorPolicy, RegisterId, TableId, Transition,
+    ControlProgram, CounterId, FieldId, Gress, GressProgram, HeaderId, Intrinsic, KeyMatch,
+    MeterId, Next, ParserErrorPolicy, RegisterId, TableId, Transition,
 };
 use crate::salu::RegisterBank;
 use crate::spec::{LatencySpec, PipeSpec, StageFeatures};
@@ -277,12 +277,18 @@ pub struct LoadedGress {
     max_depth: usize,
     ext: ExternState,
     phv: Phv,
-    /// Per intrinsic (`Intrinsic as usize`), its field resolved.
-    refs: [FieldRef; Intrinsic::COUNT],
+    /// The field of [`Intrinsic::ParserError`].
+    parser_error: FieldRef,
     /// The inputs the program reads, with their fields (of [`INPUTS`]).
     inputs: Vec<(Intrinsic, FieldRef)>,
+    /// The outputs the program binds, with their fields (of [`OUTPUTS`]): the others read 0.
+    outputs: Vec<(Intrinsic, FieldRef)>,
     /// Headers and checksums as container slices, for the parser and the deparser.
     wire: WireLayout,
+    /// What the deparser writes back when the headers stay in place.
+    in_place: InPlace,
+    /// The last packet's extractions (header, bit offset), from the parser.
+    extracted: Vec<(HeaderId, u32)>,
     /// The actions, decoded.
     plan: ControlPlan,
     /// The gress extracts nothing, applies nothing and binds no intrinsic: it leaves every
@@ -290,6 +296,22 @@ pub struct LoadedGress {
     identity: bool,
     scratch: Vec<u8>,
 }
+
+/// The intrinsics the chip reads after the gress ran, into [`GressOutputs`].
+const OUTPUTS: [Intrinsic; 12] = [
+    Intrinsic::UcastEgressPort,
+    Intrinsic::UcastEgressPortValid,
+    Intrinsic::QueueId,
+    Intrinsic::DropCtl,
+    Intrinsic::IngressCos,
+    Intrinsic::McastGroup,
+    Intrinsic::DeflectOnDrop,
+    Intrinsic::BypassEgress,
+    Intrinsic::MirrorSession,
+    Intrinsic::MirrorTruncateBytes,
+    Intrinsic::Recirculate,
+    Intrinsic::AdvFlowCtl,
+];
 
 /// The intrinsics the chip writes before the parser runs.
 const INPUTS: [Intrinsic; 14] = [
@@ -376,12 +398,17 @@ impl LoadedGress {
         for &(i, f) in &prog.phv.intrinsics {
             bind[i as usize] = Some(f);
         }
-        let inputs = INPUTS
-            .iter()
-            .filter_map(|&i| bind[i as usize].map(|f| (i, FieldRef::new(&prog.phv, Some(f)))))
-            .collect();
-        let refs = bind.map(|f| FieldRef::new(&prog.phv, f));
+        let bound = |which: &[Intrinsic]| -> Vec<(Intrinsic, FieldRef)> {
+            which
+                .iter()
+                .filter_map(|&i| bind[i as usize].map(|f| (i, FieldRef::new(&prog.phv, Some(f)))))
+                .collect()
+        };
+        let inputs = bound(&INPUTS);
+        let outputs = bound(&OUTPUTS);
+        let parser_error = FieldRef::new(&prog.phv, bind[Intrinsic::ParserError as usize]);
         let wire = WireLayout::new(&prog.phv, &prog.deparser);
+        let in_place = InPlace::new(&prog, &wire);
         let plan = ControlPlan::new(&prog.control, &prog.phv);
         let identity = {
             let start = &prog.parser.states[prog.parser.start as usize];
@@ -414,9 +441,12 @@ impl LoadedGress {
             ),
             tables,
             prog,
-            refs,
+            parser_error,
             inputs,
+            outputs,
             wire,
+            in_place,
+            extracted: Vec::new(),
             plan,
             identity,
             scratch: Vec::new(),
@@ -436,6 +466,13 @@ impl LoadedGress {
     /// Where a packet is at each cycle after issue.
     pub fn timing(&self) -> &GressTiming {
         &self.timing
+    }
+
+    /// Whether the gress extracts nothing, applies nothing and binds no intrinsic (the
+    /// stock routers' egress): it leaves every packet as it is and its outputs are all
+    /// defaults, so a caller may skip it.
+    pub fn is_identity(&self) -> bool {
+        self.identity
     }
 
     /// The PHV as the last packet left it (for traces and tests).
@@ -475,7 +512,6 @@ impl LoadedGress {
         let layout = &self.prog.phv;
         let phv = &mut self.phv;
         phv.clear();
-        let refs = &self.refs;
         // Only the inputs the program reads (resolved at load).
         for &(which, f) in &self.inputs {
             let value = match which {
@@ -505,13 +541,14 @@ impl LoadedGress {
             data,
             phv,
             self.max_depth,
+            &mut self.extracted,
         ) {
             Ok(p) => (p, 0),
             Err(f) => match self.prog.parser.on_error {
                 ParserErrorPolicy::Drop => return Err(f.error),
                 ParserErrorPolicy::Continue => {
                     let code = f.error.code();
-                    refs[Intrinsic::ParserError as usize].set(layout, phv, code as u128);
+                    self.parser_error.set(layout, phv, code as u128);
                     (f.payload, code)
                 }
             },
@@ -532,46 +569,55 @@ impl LoadedGress {
             &mut self.ext,
             &pkt,
         );
-        // The new headers replace the parsed ones; the payload stays where it is (it moves
-        // only when the headers changed length).
-        deparse(
-            &self.prog.deparser,
-            layout,
-            &self.wire,
-            phv,
-            &mut self.scratch,
-        );
-        if self.scratch.len() == payload {
-            data[..payload].copy_from_slice(&self.scratch);
-        } else {
-            data.splice(..payload, self.scratch.iter().copied());
+        let deparser = &self.prog.deparser;
+        update_checksums(deparser, layout, &self.wire, phv);
+        // Headers where the parser found them are written back in place; otherwise the new
+        // headers replace the parsed ones. The payload stays where it is (it moves only when
+        // the headers changed length).
+        let wire = &self.wire;
+        if !self
+            .in_place
+            .deparse(deparser, wire, phv, &self.extracted, payload, data)
+        {
+            emit(deparser, wire, phv, &mut self.scratch);
+            if self.scratch.len() == payload {
+                data[..payload].copy_from_slice(&self.scratch);
+            } else {
+                data.splice(..payload, self.scratch.iter().copied());
+            }
         }
-        let get = |i: Intrinsic| refs[i as usize].get(layout, phv);
-        let mirror_session = get(Intrinsic::MirrorSession) as u16;
-        let mirror_header = if mirror_session != 0 && !self.prog.deparser.mirror_emit.is_empty() {
-            mirror_header(&self.prog.deparser, &self.wire, phv, &mut self.scratch)
-        } else {
-            MirrorHeader::default()
-        };
-        let valid = get(Intrinsic::UcastEgressPortValid) != 0;
-        Ok(GressOutputs {
-            ucast_egress_port: valid.then(|| get(Intrinsic::UcastEgressPort) as u16),
-            queue: get(Intrinsic::QueueId) as u16,
-            drop_ctl: get(Intrinsic::DropCtl) as u8,
+        // Only the outputs the program binds (resolved at load); the others read 0.
+        let mut out = GressOutputs {
             parser_error,
-            requests: TmRequests {
-                ingress_cos: get(Intrinsic::IngressCos) as u8,
-                mcast_group: get(Intrinsic::McastGroup) as u16,
-                deflect_on_drop: get(Intrinsic::DeflectOnDrop) != 0,
-                bypass_egress: get(Intrinsic::BypassEgress) != 0,
-                mirror_session,
-                mirror_truncate_bytes: get(Intrinsic::MirrorTruncateBytes) as u16,
-                recirculate: get(Intrinsic::Recirculate) != 0,
-                adv_flow_ctl: get(Intrinsic::AdvFlowCtl) as u32,
-                mirror_header,
-            },
             stats,
-        })
+            ..GressOutputs::default()
+        };
+        let (mut port, mut port_valid) = (0, false);
+        let r = &mut out.requests;
+        for &(which, f) in &self.outputs {
+            let v = f.get(layout, phv);
+            match which {
+                Intrinsic::UcastEgressPort => port = v as u16,
+                Intrinsic::UcastEgressPortValid => port_valid = v != 0,
+                Intrinsic::QueueId => out.queue = v as u16,
+                Intrinsic::DropCtl => out.drop_ctl = v as u8,
+                Intrinsic::IngressCos => r.ingress_cos = v as u8,
+                Intrinsic::McastGroup => r.mcast_group = v as u16,
+                Intrinsic::DeflectOnDrop => r.deflect_on_drop = v != 0,
+                Intrinsic::BypassEgress => r.bypass_egress = v != 0,
+                Intrinsic::MirrorSession => r.mirror_session = v as u16,
+                Intrinsic::MirrorTruncateBytes => r.mirror_truncate_bytes = v as u16,
+                Intrinsic::Recirculate => r.recirculate = v != 0,
+                Intrinsic::AdvFlowCtl => r.adv_flow_ctl = v as u32,
+                _ => unreachable!("OUTPUTS lists only these"),
+            }
+        }
+        out.ucast_egress_port = port_valid.then_some(port);
+        if r.mirror_session != 0 && !self.prog.deparser.mirror_emit.is_empty() {
+            r.mirror_header =
+                mirror_header(&self.prog.deparser, &self.wire, phv, &mut self.scratch);
+        }
+        Ok(out)
     }
 
     // -----------------------------------------------------------------------------------

@@ -71,6 +71,9 @@ type Stored = (ActionCall, u32);
 
 enum Store {
     Exact(FxHashMap<KeyValues, Stored>),
+    /// One exact key: its value alone is the map's key (no key list to build, hash and
+    /// compare per lookup).
+    ExactOne(FxHashMap<u128, Stored>),
     /// Prefix length → (masked value → action), longest first.
     Lpm(Vec<(u16, FxHashMap<u128, Stored>)>),
     /// Entries by descending priority, insertion order among equals.
@@ -120,7 +123,9 @@ impl TableState {
         param_counts: &[usize],
     ) -> Result<TableState, TableError> {
         let kinds: SmallVec<[MatchKind; 4]> = t.keys.iter().map(|k| k.kind).collect();
-        let store = if kinds.iter().all(|k| *k == MatchKind::Exact) {
+        let store = if kinds.as_slice() == [MatchKind::Exact] {
+            Store::ExactOne(FxHashMap::default())
+        } else if kinds.iter().all(|k| *k == MatchKind::Exact) {
             Store::Exact(FxHashMap::default())
         } else if kinds.as_slice() == [MatchKind::Lpm] {
             Store::Lpm(Vec::new())
@@ -249,6 +254,13 @@ impl TableState {
                 }
                 map.insert(key, (e.action, slot));
             }
+            Store::ExactOne(map) => {
+                let key = exact_value(&e.key[0]);
+                if map.contains_key(&key) {
+                    return Err(dup);
+                }
+                map.insert(key, (e.action, slot));
+            }
             Store::Lpm(levels) => {
                 let (value, len) = lpm_parts(&e.key[0], self.widths[0]);
                 let value = value & prefix_mask(len, self.widths[0]);
@@ -317,6 +329,10 @@ impl TableState {
                 let k: KeyValues = key.iter().map(exact_value).collect();
                 map.get(&k).map(|(_, s)| *s)
             }
+            Store::ExactOne(map) => match key {
+                [k] => map.get(&exact_value(k)).map(|(_, s)| *s),
+                _ => None,
+            },
             Store::Lpm(levels) => {
                 let Some(first) = key.first() else {
                     return Err(missing());
@@ -372,6 +388,10 @@ impl TableState {
                 let k: KeyValues = key.iter().map(exact_value).collect();
                 map.remove(&k).map(|s| s.1)
             }
+            Store::ExactOne(map) => match key {
+                [k] => map.remove(&exact_value(k)).map(|s| s.1),
+                _ => None,
+            },
             Store::Lpm(levels) => {
                 let Some(first) = key.first() else {
                     return Err(missing);
@@ -410,6 +430,10 @@ impl TableState {
                 let k: KeyValues = key.iter().map(exact_value).collect();
                 map.get_mut(&k).map(|(a, s)| (a, *s))
             }
+            Store::ExactOne(map) => match key {
+                [k] => map.get_mut(&exact_value(k)).map(|(a, s)| (a, *s)),
+                _ => None,
+            },
             Store::Lpm(levels) => {
                 let Some(first) = key.first() else {
                     return Err(missing);
@@ -441,6 +465,7 @@ impl TableState {
     pub fn lookup_entry(&self, key: &[u128]) -> Option<(&ActionCall, u32)> {
         match &self.store {
             Store::Exact(map) => map.get(key).map(|(a, s)| (a, *s)),
+            Store::ExactOne(map) => map.get(&key[0]).map(|(a, s)| (a, *s)),
             Store::Lpm(levels) => {
                 let w = self.widths[0];
                 levels

@@ -52,6 +52,54 @@ fn parser_extracts_selects_and_deparses_unchanged() {
 }
 
 #[test]
+fn headers_moved_or_removed_are_emitted_not_left_in_place() {
+    // The deparser leaves headers where the parser found them only while the valid headers
+    // are the extracted ones, in emit order; otherwise it emits them.
+    let frame = ipv4_frame([10, 0, 1, 2], 64);
+    // The action invalidates IPv4: Ethernet, then what followed IPv4.
+    let (mut b, h) = Builder::router(1);
+    let valid = b.g.phv.headers[h.ipv4 as usize].valid;
+    let strip = b.action("strip", &[], vec![set(valid, Operand::Const(0))]);
+    let t = b.table("t", 0, &[], &[strip], strip, vec![], 1);
+    b.chain(&[Node::Table(t)]);
+    let mut data = frame.clone();
+    b.load().process(&mut data, &at(0, 0)).unwrap();
+    assert_eq!(data, [&frame[..14], &frame[34..]].concat());
+    // IPv4 emitted before Ethernet, the TTL decremented.
+    let (mut b, h) = Builder::router(1);
+    b.g.deparser.emit.reverse();
+    let age = b.action(
+        "age",
+        &[],
+        vec![op(
+            h.ttl,
+            AluOp::Sub,
+            Operand::Field(h.ttl),
+            Operand::Const(1),
+        )],
+    );
+    let t = b.table("t", 0, &[], &[age], age, vec![], 1);
+    b.chain(&[Node::Table(t)]);
+    let mut data = frame.clone();
+    b.load().process(&mut data, &at(0, 0)).unwrap();
+    let mut ip = frame[14..34].to_vec();
+    ip[8] = 63;
+    let sum = ipv4_checksum(&ip);
+    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    assert_eq!(data, [&ip[..], &frame[..14], &frame[34..]].concat());
+    // Bytes the parser skips are dropped: Ethernet, then the 20 bytes after the skip as
+    // IPv4 (its checksum recomputed), then the rest.
+    let (mut b, _) = Builder::router(1);
+    b.g.parser.states[1].ops.insert(0, ParserOp::Advance(16));
+    let mut data = frame.clone();
+    b.load().process(&mut data, &at(0, 0)).unwrap();
+    let mut ip = frame[16..36].to_vec();
+    let sum = ipv4_checksum(&ip);
+    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    assert_eq!(data, [&frame[..14], &ip[..], &frame[36..]].concat());
+}
+
+#[test]
 fn parser_errors_take_the_error_path() {
     let (mut b, _h) = Builder::router(1);
     // EtherType 0x86dd rejects; 0x9999 loops on itself, one byte at a time.

@@ -709,7 +709,8 @@ impl TrafficManager {
         })
     }
 
-    /// Whether PFC events are waiting to be drained.
+    /// Whether PFC events are waiting to be drained (the chip asks after every event).
+    #[inline]
     pub fn has_pfc_events(&self) -> bool {
         !self.pfc_events.is_empty()
     }

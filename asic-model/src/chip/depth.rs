@@ -33,7 +33,9 @@ impl Chip {
     }
 
     /// The TM's depths may change at `now`: let the depth export capture what snapshots
-    /// saw of them before.
+    /// saw of them before. Inlined: a chip without an export (its program reads no depth)
+    /// pays one test per TM change.
+    #[inline]
     pub(super) fn before_tm_change(&mut self, now: Time) {
         if let Some(d) = &mut self.depths {
             d.before_change(&self.tm, now.ps());

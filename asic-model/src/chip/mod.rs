@@ -1105,6 +1105,21 @@ impl Chip {
         if r.mirror_session != 0 {
             self.mirror(now, h, &r, q);
         }
+        let unicast = |port: u16| match self.ports.get(port as usize) {
+            Some(p) if p.kind != PortKind::PktGen => Ok(port),
+            _ => Err(DropReason::InvalidEgressPort),
+        };
+        if !r.recirculate && r.mcast_group == 0 {
+            // One unicast copy, the common case: no list of destinations.
+            let port = out.ucast_egress_port.ok_or(DropReason::NoEgressPort);
+            return match port.and_then(unicast) {
+                Ok(port) => {
+                    let (queue, cos, dod) = (out.queue, r.ingress_cos, r.deflect_on_drop);
+                    self.enqueue_to(now, h, port, queue, 0, cos, dod, q)
+                }
+                Err(reason) => self.drop_packet(h, reason),
+            };
+        }
         // Destinations: the unicast port (or this pipe's first recirculation port), then
         // the multicast group's members.
         let mut dests = std::mem::take(&mut self.dests);
@@ -1118,9 +1133,9 @@ impl Chip {
         if let Some(rp) = recirc {
             dests.push((rp, out.queue, 0));
         } else if let Some(port) = out.ucast_egress_port {
-            match self.ports.get(port as usize) {
-                Some(p) if p.kind != PortKind::PktGen => dests.push((port, out.queue, 0)),
-                _ => reason = Some(DropReason::InvalidEgressPort),
+            match unicast(port) {
+                Ok(port) => dests.push((port, out.queue, 0)),
+                Err(r) => reason = Some(r),
             }
         }
         if r.mcast_group != 0 && reason.is_none() {
@@ -1320,43 +1335,46 @@ impl Chip {
         let slot = &mut self.packets.slots[h as usize];
         let port = slot.egress_port;
         let d = slot.deq.take().expect("a packet in egress has left the TM");
-        let inputs = GressInputs {
-            ingress_port: slot.ingress_port,
-            ingress_mac_ns: slot.rx_start.ns(),
-            issue_cycle: issue,
-            egress_port: port,
-            egress_queue: d.queue,
-            enq_depth_cells: d.enq_depth_cells,
-            deq_depth_cells: d.deq_depth_cells,
-            enq_depth_pkts: d.enq_depth_pkts,
-            deq_depth_pkts: d.deq_depth_pkts,
-            enq_congest_stat: d.ecn_mark as u8,
-            replication_id: slot.rid,
-            queue_delay_ns: (slot.deq_time - Time(d.enq_time_ps)).ns(),
-            deflected: slot.deflected,
-        };
-        let pipe = self.ports[port as usize].pipe as usize;
-        let result = self.pipes[pipe].egress.process(&mut slot.data, &inputs);
-        let len = slot.data.len();
-        let out = match result {
-            Ok(o) => o,
-            Err(_) => {
-                self.left_egress_pipe(now, port, q);
-                return self.drop_packet(h, DropReason::EgressParserError);
+        let egress = &mut self.pipes[self.ports[port as usize].pipe as usize].egress;
+        // A gress that leaves every packet as it is and asks for nothing (the stock routers'
+        // egress) is not run: its outputs would be the defaults.
+        if !egress.is_identity() {
+            let inputs = GressInputs {
+                ingress_port: slot.ingress_port,
+                ingress_mac_ns: slot.rx_start.ns(),
+                issue_cycle: issue,
+                egress_port: port,
+                egress_queue: d.queue,
+                enq_depth_cells: d.enq_depth_cells,
+                deq_depth_cells: d.deq_depth_cells,
+                enq_depth_pkts: d.enq_depth_pkts,
+                deq_depth_pkts: d.deq_depth_pkts,
+                enq_congest_stat: d.ecn_mark as u8,
+                replication_id: slot.rid,
+                queue_delay_ns: (slot.deq_time - Time(d.enq_time_ps)).ns(),
+                deflected: slot.deflected,
+            };
+            let out = match egress.process(&mut slot.data, &inputs) {
+                Ok(o) => o,
+                Err(_) => {
+                    self.left_egress_pipe(now, port, q);
+                    return self.drop_packet(h, DropReason::EgressParserError);
+                }
+            };
+            self.parser_errors_continued[1] += (out.parser_error != 0) as u64;
+            let r = out.requests;
+            if r.adv_flow_ctl != 0 {
+                self.afc_request(now, r.adv_flow_ctl, q);
             }
-        };
-        self.parser_errors_continued[1] += (out.parser_error != 0) as u64;
-        let r = out.requests;
-        if r.adv_flow_ctl != 0 {
-            self.afc_request(now, r.adv_flow_ctl, q);
+            if out.drop_ctl != 0 {
+                self.left_egress_pipe(now, port, q);
+                return self.drop_packet(h, DropReason::EgressProgramDrop);
+            }
+            if r.mirror_session != 0 {
+                self.mirror(now, h, &r, q);
+            }
         }
-        if out.drop_ctl != 0 {
-            self.left_egress_pipe(now, port, q);
-            return self.drop_packet(h, DropReason::EgressProgramDrop);
-        }
-        if r.mirror_session != 0 {
-            self.mirror(now, h, &r, q);
-        }
+        let len = self.packets.slots[h as usize].data.len();
         let p = &mut self.ports[port as usize];
         let start = now.max(p.tx_free_at);
         p.tx_free_at = start + slot_time(len, p.gbps);
