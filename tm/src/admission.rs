@@ -90,7 +90,8 @@ pub struct AdmissionContext {
     pub congested_in_priority: u32,
     /// Congested queues in the buffer, counting this queue.
     pub congested_total: u32,
-    /// The queue's share of its port's service (FB's γ), counting this queue as backlogged.
+    /// The queue's share of its port's service (FB's γ), counting this queue as backlogged;
+    /// [`Share::ONE`] for a policy that does not need it ([`Needs::gamma`]).
     pub gamma: Share,
     /// The queue's static cap on shared cells, if any.
     pub static_limit: Option<u32>,
@@ -110,6 +111,29 @@ impl AdmissionContext {
     }
 }
 
+/// The parts of the TM's state an [`Admission`] policy reads beyond the counters every
+/// [`AdmissionContext`] carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Needs {
+    /// [`AdmissionContext::gamma`] (otherwise [`Share::ONE`]).
+    pub gamma: bool,
+    /// [`Admission::on_dequeue`] calls (otherwise none are made).
+    pub dequeues: bool,
+}
+
+impl Needs {
+    /// Everything: γ and every dequeue.
+    pub const ALL: Needs = Needs {
+        gamma: true,
+        dequeues: true,
+    };
+    /// Nothing beyond the context's counters.
+    pub const NONE: Needs = Needs {
+        gamma: false,
+        dequeues: false,
+    };
+}
+
 /// An admission algorithm. Implement it to add ABM, LQD-without-push-out, etc.
 /// and install it with [`crate::TrafficManager::set_admission`].
 pub trait Admission: fmt::Debug + Send {
@@ -118,7 +142,15 @@ pub trait Admission: fmt::Debug + Send {
     /// Whether the packet may take `ctx.shared_cells_needed` cells of its pool. The TM checks
     /// the pool's size itself after an `Ok`.
     fn admit(&mut self, ctx: &AdmissionContext) -> Result<(), Refusal>;
-    /// Called after cells left a queue (for policies with state of their own).
+    /// What the policy reads and wants told, asked once when it is installed: the TM skips
+    /// the per-packet work behind whatever the policy leaves out (γ costs the scheduler a
+    /// few lookups per admission; `on_dequeue` a call per packet). The default, everything,
+    /// is right for any policy.
+    fn needs(&self) -> Needs {
+        Needs::ALL
+    }
+    /// Called after cells left a queue (for policies with state of their own), if
+    /// [`Needs::dequeues`].
     fn on_dequeue(&mut self, _port: u16, _queue: u16, _cells: u32, _now_ps: u64) {}
 }
 
@@ -129,6 +161,9 @@ pub struct StaticLimit;
 impl Admission for StaticLimit {
     fn name(&self) -> &'static str {
         "static"
+    }
+    fn needs(&self) -> Needs {
+        Needs::NONE
     }
     /// Admit while the queue's shared cells after the packet stay within its cap.
     fn admit(&mut self, ctx: &AdmissionContext) -> Result<(), Refusal> {
@@ -151,6 +186,9 @@ pub struct DynamicThreshold;
 impl Admission for DynamicThreshold {
     fn name(&self) -> &'static str {
         "dt"
+    }
+    fn needs(&self) -> Needs {
+        Needs::NONE
     }
     fn admit(&mut self, ctx: &AdmissionContext) -> Result<(), Refusal> {
         if ctx.below(ctx.alpha, 1, 1) {
@@ -175,6 +213,13 @@ impl Admission for FlexibleBuffer {
             "fb-single-queue"
         } else {
             "fb"
+        }
+    }
+    /// The single-queue variant takes γ = 1.
+    fn needs(&self) -> Needs {
+        Needs {
+            gamma: !self.single_queue,
+            ..Needs::NONE
         }
     }
     fn admit(&mut self, ctx: &AdmissionContext) -> Result<(), Refusal> {

@@ -75,7 +75,7 @@ mod sched;
 pub mod spec;
 pub mod stats;
 
-use admission::{Admission, AdmissionContext, Share};
+use admission::{Admission, AdmissionContext, Needs, Share};
 use config::{ClassParams, ConfigError, PgParams, QueueParams, TmConfig};
 use pfc::PfcEvent;
 use rand_chacha::rand_core::SeedableRng;
@@ -283,6 +283,8 @@ pub struct TrafficManager {
     private_used: u32,
     headroom_used: u32,
     admission: Box<dyn Admission>,
+    /// `admission.needs()`, asked once per policy rather than per packet.
+    needs: Needs,
     rng: ChaCha8Rng,
     pfc_events: Vec<PfcEvent>,
     trace: Option<Vec<TraceEvent>>,
@@ -326,6 +328,7 @@ impl TrafficManager {
                 ..Pg::default()
             })
             .collect();
+        let admission = admission::builtin(config.admission);
         Ok(TrafficManager {
             nports: ports,
             qpp,
@@ -341,7 +344,8 @@ impl TrafficManager {
             used_cells: 0,
             private_used: 0,
             headroom_used: 0,
-            admission: admission::builtin(config.admission),
+            needs: admission.needs(),
+            admission,
             rng: ChaCha8Rng::seed_from_u64(config.seed),
             pfc_events: Vec::new(),
             trace: if config.trace { Some(Vec::new()) } else { None },
@@ -368,6 +372,7 @@ impl TrafficManager {
 
     /// Replace the admission policy (a plug-in such as ABM).
     pub fn set_admission(&mut self, policy: Box<dyn Admission>) {
+        self.needs = policy.needs();
         self.admission = policy;
     }
 
@@ -460,8 +465,12 @@ impl TrafficManager {
                     return self.refuse(&req, Refusal::NoSuchClass);
                 };
                 let was_empty = q_pkts == 0;
-                let port = &self.ports[req.port as usize];
-                let (gnum, gden) = port.sched.gamma(req.queue);
+                let gamma = if self.needs.gamma {
+                    let (num, den) = self.ports[req.port as usize].sched.gamma(req.queue);
+                    Share { num, den }
+                } else {
+                    Share::ONE
+                };
                 let ctx = AdmissionContext {
                     now_ps: req.now_ps,
                     port: req.port,
@@ -483,10 +492,7 @@ impl TrafficManager {
                         + (was_empty && self.classes[qp.class as usize].priority == class.priority)
                             as u32,
                     congested_total: self.congested_total + was_empty as u32,
-                    gamma: Share {
-                        num: gnum,
-                        den: gden,
-                    },
+                    gamma,
                     static_limit: qp.static_limit,
                 };
                 if let Err(r) = self.admission.admit(&ctx) {
@@ -682,7 +688,9 @@ impl TrafficManager {
                 }
             }
         }
-        self.admission.on_dequeue(port, queue, d.cells, now_ps);
+        if self.needs.dequeues {
+            self.admission.on_dequeue(port, queue, d.cells, now_ps);
+        }
         if let Some(t) = &mut self.trace {
             t.push(TraceEvent::Dequeue {
                 t: now_ps,
