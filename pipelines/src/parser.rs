@@ -6,7 +6,7 @@
 //! short for what the program asks, or a walk longer than the chip's parse-depth limit, ends
 //! in a [`ParseError`]: the packet takes the error path and is counted, never a panic.
 
-use crate::phv::{mask, HeaderWire, Phv};
+use crate::phv::{mask, Phv, SelectRead, WireLayout};
 use crate::program::{
     CasePattern, HeaderId, Next, ParserOp, ParserProgram, PhvLayout, SelectKey, Transition,
 };
@@ -123,13 +123,13 @@ pub fn read_bits(data: &[u8], bit_off: usize, width: usize) -> u128 {
 /// Run the parser over `data`, visiting at most `max_depth` states. On success returns the
 /// byte offset where the payload starts (everything the parser did not extract or skip).
 /// On failure the headers extracted so far stay valid in the PHV. `wire` is
-/// [`crate::phv::WireLayout::headers`] of `layout`. `extracted` is set to every extraction,
+/// [`WireLayout::new`] of `layout` and `prog`. `extracted` is set to every extraction,
 /// in order, as (header, bit offset in the packet): what the deparser needs to know to leave
 /// the headers where they are ([`crate::deparser::InPlace`]).
 pub fn parse(
     prog: &ParserProgram,
     layout: &PhvLayout,
-    wire: &[HeaderWire],
+    wire: &WireLayout,
     data: &[u8],
     phv: &mut Phv,
     max_depth: usize,
@@ -152,7 +152,7 @@ pub fn parse(
             match *op {
                 ParserOp::Extract(h) => {
                     // The header's container slices, each read straight from the bytes.
-                    let header = &wire[h as usize];
+                    let header = &wire.headers[h as usize];
                     let bits = header.bits as usize;
                     if cursor_bits + bits > data.len() * 8 {
                         return Err(truncated(cursor_bits + bits, cursor_bits));
@@ -198,20 +198,22 @@ pub fn parse(
         }
         let next = match &state.transition {
             Transition::Direct(n) => *n,
-            Transition::Select {
-                keys,
-                cases,
-                default,
-            } => {
+            Transition::Select { cases, default, .. } => {
                 let mut key: u128 = 0;
-                for k in keys {
+                for k in &wire.selects[state_id as usize] {
                     let (v, w) = match *k {
-                        SelectKey::Field { field, hi, lo } => {
+                        SelectRead::Narrow {
+                            container,
+                            lsb,
+                            mask,
+                            width,
+                        } => (phv.slice_masked(container, lsb, mask) as u128, width),
+                        SelectRead::Key(SelectKey::Field { field, hi, lo }) => {
                             let w = (hi - lo + 1) as u32;
                             let v = phv.get(&layout.fields[field as usize]) >> lo;
                             (v & mask(w), w)
                         }
-                        SelectKey::Lookahead { offset_bits, width } => {
+                        SelectRead::Key(SelectKey::Lookahead { offset_bits, width }) => {
                             let start = cursor_bits + offset_bits as usize;
                             if start + width as usize > data.len() * 8 {
                                 return Err(truncated(start + width as usize, cursor_bits));

@@ -4,7 +4,9 @@
 //! and written through its slices, which never cross a container's width (the verifier checks
 //! that), so narrower containers never hold stray high bits.
 
-use crate::program::{DeparserProgram, Field, FieldId, PhvLayout};
+use crate::program::{
+    DeparserProgram, Field, FieldId, ParserProgram, PhvLayout, SelectKey, Transition,
+};
 
 /// The packet header vector of one packet in one gress.
 #[derive(Clone, Debug)]
@@ -297,21 +299,80 @@ pub struct ChecksumWire {
     pub dst: FieldRef,
 }
 
+/// A parser select key resolved at load: bits of one container, or the key as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SelectRead {
+    /// `(container >> lsb) & mask`, `width` bits of the key (the field's bits `lo ..= hi`
+    /// when the field lies in one container: one shift and one mask instead of reading the
+    /// whole field through its [`Field`] and then cutting the bits out).
+    Narrow {
+        /// The container.
+        container: u16,
+        /// The field's lowest bit in it plus `lo`.
+        lsb: u8,
+        /// The key's bits that lie in the field.
+        mask: u32,
+        /// The key's width, `hi − lo + 1`.
+        width: u32,
+    },
+    /// A lookahead, or a field in several containers: read as the program says.
+    Key(SelectKey),
+}
+
+impl SelectRead {
+    /// Resolve `key` of `layout`.
+    pub fn new(layout: &PhvLayout, key: &SelectKey) -> SelectRead {
+        if let SelectKey::Field { field, hi, lo } = *key {
+            if let [s] = layout.fields[field as usize].slices.as_slice() {
+                if lo <= hi && lo < s.width as u16 {
+                    // Bits of the key above the field's read as 0, as the field's value
+                    // has none there.
+                    let width = (hi - lo + 1) as u32;
+                    return SelectRead::Narrow {
+                        container: s.container,
+                        lsb: s.lsb + lo as u8,
+                        mask: low_mask((s.width as u32 - lo as u32).min(width) as u8),
+                        width,
+                    };
+                }
+            }
+        }
+        SelectRead::Key(key.clone())
+    }
+}
+
 /// What the parser and deparser of a gress walk, resolved once when it loads: every
-/// header's slices ([`HeaderWire`], indexed like [`PhvLayout::headers`]) and every deparser
-/// checksum ([`ChecksumWire`], indexed like [`DeparserProgram::checksums`]).
+/// header's slices ([`HeaderWire`], indexed like [`PhvLayout::headers`]), every parser
+/// state's select keys and every deparser checksum ([`ChecksumWire`], indexed like
+/// [`DeparserProgram::checksums`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WireLayout {
     /// Per header.
     pub headers: Vec<HeaderWire>,
+    /// Per parser state, its select's keys (none for a direct transition).
+    pub selects: Vec<Vec<SelectRead>>,
     /// Per checksum.
     pub checksums: Vec<ChecksumWire>,
 }
 
 impl WireLayout {
-    /// Resolve `layout`'s headers and `deparser`'s checksums.
-    pub fn new(layout: &PhvLayout, deparser: &DeparserProgram) -> WireLayout {
+    /// Resolve `layout`'s headers, `parser`'s select keys and `deparser`'s checksums.
+    pub fn new(
+        layout: &PhvLayout,
+        parser: &ParserProgram,
+        deparser: &DeparserProgram,
+    ) -> WireLayout {
         WireLayout {
+            selects: parser
+                .states
+                .iter()
+                .map(|st| match &st.transition {
+                    Transition::Direct(_) => Vec::new(),
+                    Transition::Select { keys, .. } => {
+                        keys.iter().map(|k| SelectRead::new(layout, k)).collect()
+                    }
+                })
+                .collect(),
             headers: layout
                 .headers
                 .iter()
@@ -367,6 +428,52 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    /// A select key resolved to one container reads what the field's bits `lo ..= hi` are,
+    /// also for a key reaching above the field; a field in two containers is not resolved.
+    #[test]
+    fn a_narrow_select_key_reads_the_fields_bits() {
+        let layout = PhvLayout {
+            fields: vec![
+                field(12, &[(0, 3, 12)]),
+                field(48, &[(2, 0, 32), (1, 0, 16)]),
+                // The bits around field 0 in its container, set so a wrong mask shows.
+                field(3, &[(0, 0, 3)]),
+                field(17, &[(0, 15, 17)]),
+            ],
+            headers: Vec::new(),
+            intrinsics: Vec::new(),
+        };
+        let mut phv = Phv::new(3);
+        phv.set(&layout.fields[0], 0xabc);
+        phv.set(&layout.fields[2], 0x7);
+        phv.set(&layout.fields[3], 0x1ffff);
+        for (hi, lo) in [(11, 0), (7, 4), (11, 8), (15, 8), (3, 3), (40, 2)] {
+            let key = SelectKey::Field { field: 0, hi, lo };
+            let SelectRead::Narrow {
+                container,
+                lsb,
+                mask: m,
+                width,
+            } = SelectRead::new(&layout, &key)
+            else {
+                panic!("one container");
+            };
+            let w = (hi - lo + 1) as u32;
+            assert_eq!(width, w);
+            assert_eq!(
+                phv.slice_masked(container, lsb, m) as u128,
+                (phv.get(&layout.fields[0]) >> lo) & mask(w),
+                "bits {lo}..={hi}"
+            );
+        }
+        let wide = SelectKey::Field {
+            field: 1,
+            hi: 15,
+            lo: 0,
+        };
+        assert_eq!(SelectRead::new(&layout, &wide), SelectRead::Key(wide));
     }
 
     #[test]

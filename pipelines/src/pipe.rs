@@ -407,7 +407,7 @@ impl LoadedGress {
         let inputs = bound(&INPUTS);
         let outputs = bound(&OUTPUTS);
         let parser_error = FieldRef::new(&prog.phv, bind[Intrinsic::ParserError as usize]);
-        let wire = WireLayout::new(&prog.phv, &prog.deparser);
+        let wire = WireLayout::new(&prog.phv, &prog.parser, &prog.deparser);
         let in_place = InPlace::new(&prog, &wire);
         let plan = ControlPlan::new(&prog.control, &prog.phv);
         let identity = {
@@ -537,7 +537,7 @@ impl LoadedGress {
         let (payload, parser_error) = match parse(
             &self.prog.parser,
             layout,
-            &self.wire.headers,
+            &self.wire,
             data,
             phv,
             self.max_depth,
