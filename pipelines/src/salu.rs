@@ -159,7 +159,8 @@ fn execute_minmax(
     field: impl Fn(u16) -> u128,
 ) -> SaluResult {
     let w = reg.width;
-    let lanes = MinMax::WORD_BITS as usize / w as usize;
+    // The verifier only loads widths the unit takes.
+    let lanes = minmax_lanes(w).map_or(1, usize::from);
     let lane_max = mask(w as u32) as u64;
     let operand = |o: SaluOperand| match o {
         SaluOperand::Register => 0,
