@@ -1,5 +1,6 @@
 //! Acceptance: on a loaded leaf-spine, delivered plus dropped equals offered, for every host;
-//! and the long leaf-spine experiment (ignored; run it with the command below).
+//! a host's refusals count as drops of the sender's packets; and the long leaf-spine
+//! experiment (ignored; run it with the command below).
 
 use asic::net::{self, scenario::NetScenario, sim::NetRun};
 use std::path::Path;
@@ -49,6 +50,13 @@ fn loaded_leaf_spine_conserves_packets_for_every_host() {
     // The chips' own drop counters agree (raw traffic: every packet is data).
     assert_eq!(dropped, r.chip_drops);
     assert_eq!(delivered + dropped, offered);
+    // The summary's conservation line says the same: raw traffic has no acks, so every
+    // listed drop is a data packet's.
+    let c = asic::report::metrics::conservation(rec);
+    assert_eq!(
+        (c.sent, c.received, c.dropped, c.in_flight, c.other_drops),
+        (offered, delivered, dropped, 0, 0)
+    );
     assert!(dropped > 0, "the load should overflow the tiny buffers");
     assert!(offered > 1000);
     println!(
@@ -174,4 +182,57 @@ fn ecmp_router_spreads_flows_over_both_spines() {
         println!("{leaf}: {a} bytes sent to spine0, {b} to spine1");
         assert!(a > 0.0 && b > 0.0, "{leaf} uses both uplinks");
     }
+}
+
+/// A route that sends b's packets to c: c refuses every one (misdelivered), and the
+/// conservation line counts them as a's dropped packets, not as packets in flight.
+#[test]
+fn refused_packets_are_the_senders_drops() {
+    let r = run(r#"(
+            name: "misrouted",
+            topology: Explicit((
+                chips: [(name: "sw", profile: "rmt2013", program: "stock:l3router", entries: Inline([
+                    (table: "ipv4_lpm", key: [Lpm("10.0.0.2", 32)], action: "set_nexthop",
+                     args: [2, "02:00:00:00:00:03", "02:00:00:00:00:f2"]),
+                ]))],
+                hosts: [
+                    (name: "a", ip: "10.0.0.1"),
+                    (name: "b", ip: "10.0.0.2"),
+                    (name: "c", ip: "10.0.0.3"),
+                ],
+                links: [
+                    (a: "a", b: "sw:0", gbps: 10, delay_ns: 100),
+                    (a: "b", b: "sw:1", gbps: 10, delay_ns: 100),
+                    (a: "c", b: "sw:2", gbps: 10, delay_ns: 100),
+                ],
+            )),
+            transport: Raw(()),
+            traffic: [Flow((src: "a", dst: "b", size: 15000))],
+            stop: (at_ns: Some(100000), when_flows_complete: false),
+        )"#);
+    let a = r.balance.iter().find(|b| b.host == "a").unwrap();
+    assert!(a.offered > 0);
+    assert_eq!(
+        (
+            a.delivered,
+            a.dropped_in_chips,
+            a.refused_by_hosts,
+            a.in_flight
+        ),
+        (0, 0, a.offered, 0),
+        "{a:?}"
+    );
+    let misdelivered: u64 = r
+        .record
+        .drops
+        .iter()
+        .filter(|d| d.node == "c" && d.reason == "misdelivered")
+        .map(|d| d.packets)
+        .sum();
+    assert_eq!(misdelivered, a.offered, "{:?}", r.record.drops);
+    let c = asic::report::metrics::conservation(&r.record);
+    assert_eq!(
+        (c.sent, c.received, c.dropped, c.in_flight, c.other_drops),
+        (a.offered, 0, a.offered, 0, 0)
+    );
 }

@@ -102,7 +102,8 @@ pub struct DropCount {
     pub packets: u64,
 }
 
-/// Per-host traffic totals (for conservation checks: delivered + dropped = offered).
+/// Per-host traffic totals (for the conservation check: sent = received + dropped + in
+/// flight, summed over the hosts).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostTotals {
     /// Host name.
@@ -111,6 +112,11 @@ pub struct HostTotals {
     pub packets_sent: u64,
     /// Data packets addressed to it that arrived.
     pub packets_received: u64,
+    /// Of the data packets it sent, those dropped on the way: inside a chip, out of a chip
+    /// port with no link, or refused by the host they reached. (Absent from records written
+    /// before it was kept: read as 0.)
+    #[serde(default)]
+    pub packets_dropped: u64,
 }
 
 /// Everything a network run recorded.

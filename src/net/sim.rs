@@ -228,11 +228,15 @@ pub struct HostBalance {
     pub offered: u64,
     /// Of those, packets that reached their destination host.
     pub delivered: u64,
-    /// Of those, packets that entered a chip and did not leave it (the chips' drops).
+    /// Of those, packets that entered a chip and did not leave it: the chips' drops, and
+    /// any still inside a chip when the run stopped (the balance cannot tell them apart).
     pub dropped_in_chips: u64,
     /// Of those, packets sent out of a chip port with no link.
     pub dropped_unconnected: u64,
-    /// Of those, packets still in flight (on a link or inside a chip) when the run stopped.
+    /// Of those, packets that reached a host that refused them (misdelivered, or for a flow
+    /// the host does not know).
+    pub refused_by_hosts: u64,
+    /// Of those, packets on a link or in a host's receive path when the run stopped.
     pub in_flight: u64,
 }
 
@@ -241,7 +245,7 @@ pub struct NetRun {
     /// The record (flows, series, pauses, drops, host totals).
     pub record: RunRecord,
     /// Per-host packet balance: `offered = delivered + dropped_in_chips +
-    /// dropped_unconnected + in_flight` for every host.
+    /// dropped_unconnected + refused_by_hosts + in_flight` for every host.
     pub balance: Vec<HostBalance>,
     /// Events processed.
     pub events: u64,
@@ -270,6 +274,8 @@ struct SrcCount {
     chip_out: u64,
     delivered: u64,
     unconnected: u64,
+    /// Data frames that reached a host that refused them (not its address, no such flow).
+    refused: u64,
 }
 
 struct SeriesState {
@@ -1051,13 +1057,24 @@ impl Net {
         let Some(hd) = packet::parse(data) else {
             return self.host_drop(h, "unknown_frame");
         };
-        if hd.dst_ip != self.hosts[h].ip {
-            return self.host_drop(h, "misdelivered");
+        let refusal = if hd.dst_ip != self.hosts[h].ip {
+            Some("misdelivered")
+        } else if hd.flow_id as usize >= self.flows.len()
+            || self.flows[hd.flow_id as usize].sender.is_none()
+        {
+            Some("unknown_flow")
+        } else {
+            None
+        };
+        if let Some(reason) = refusal {
+            if hd.flags & DATA != 0 {
+                if let Some(s) = self.ip_to_host.get(&hd.src_ip) {
+                    self.src[*s].refused += 1;
+                }
+            }
+            return self.host_drop(h, reason);
         }
         let f = hd.flow_id as usize;
-        if f >= self.flows.len() || self.flows[f].sender.is_none() {
-            return self.host_drop(h, "unknown_flow");
-        }
         if hd.flags & DATA != 0 {
             self.hosts[h].packets_received += 1;
             if let Some(s) = self.ip_to_host.get(&hd.src_ip) {
@@ -1429,31 +1446,36 @@ impl Net {
                 packets: *n,
             });
         }
-        let hosts = self
-            .hosts
-            .iter()
-            .map(|h| HostTotals {
-                host: h.name.clone(),
-                packets_sent: h.packets_sent,
-                packets_received: h.packets_received,
-            })
-            .collect();
-        let balance = self
+        let balance: Vec<HostBalance> = self
             .hosts
             .iter()
             .enumerate()
             .map(|(i, h)| {
                 let s = self.src[i];
-                let dropped = s.chip_in - s.chip_out;
-                let accounted = s.delivered + dropped + s.unconnected;
+                // A chip that copies a host's data packet (multicast, mirroring to a front
+                // port) sends out more of them than came in: those copies are not drops.
+                let dropped = s.chip_in.saturating_sub(s.chip_out);
+                let accounted = s.delivered + dropped + s.unconnected + s.refused;
                 HostBalance {
                     host: h.name.clone(),
                     offered: h.packets_sent,
                     delivered: s.delivered,
                     dropped_in_chips: dropped,
                     dropped_unconnected: s.unconnected,
+                    refused_by_hosts: s.refused,
                     in_flight: h.packets_sent.saturating_sub(accounted),
                 }
+            })
+            .collect();
+        let hosts = self
+            .hosts
+            .iter()
+            .zip(&balance)
+            .map(|(h, b)| HostTotals {
+                host: h.name.clone(),
+                packets_sent: h.packets_sent,
+                packets_received: h.packets_received,
+                packets_dropped: b.dropped_in_chips + b.dropped_unconnected + b.refused_by_hosts,
             })
             .collect();
         let series = self

@@ -540,25 +540,36 @@ pub fn drops_by_reason(record: &RunRecord) -> Vec<DropRow> {
         .collect()
 }
 
-/// Traffic totals over all hosts, for the conservation check `sent = received + dropped`.
+/// Where the hosts' data packets went (`sent = received + dropped + in_flight`), and the
+/// drops of everything else.
+///
+/// The drop list counts every packet a node dropped, whoever made it: acknowledgements,
+/// control frames and packets made inside a chip (a program's own records, mirror copies)
+/// as well as data. The data packets' share comes from the hosts' totals, which follow
+/// each data packet by its source address; the rest are `other_drops`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Conservation {
     /// Data packets all hosts put on the wire.
     pub sent: u64,
     /// Data packets that reached their host.
     pub received: u64,
-    /// Packets dropped (trims excluded: a trimmed packet is still delivered as a header).
+    /// Of the data packets sent, those dropped: in a chip (or still inside one when the run
+    /// stopped), out of a port with no link, or refused by the host they reached.
     pub dropped: u64,
-    /// `sent - received - dropped` (0 when every packet is accounted for; packets still in
-    /// flight when the run ended show here).
-    pub unaccounted: i64,
+    /// `sent - received - dropped`: data packets on a link when the run stopped (0 on a
+    /// drained network).
+    pub in_flight: i64,
+    /// Drops (trims excluded: a trimmed packet is still delivered as a header) of packets
+    /// that were not hosts' data packets: the drop list's total less `dropped`.
+    pub other_drops: u64,
 }
 
 /// Host totals against drops.
 pub fn conservation(record: &RunRecord) -> Conservation {
     let sent: u64 = record.hosts.iter().map(|h| h.packets_sent).sum();
     let received: u64 = record.hosts.iter().map(|h| h.packets_received).sum();
-    let dropped: u64 = record
+    let dropped: u64 = record.hosts.iter().map(|h| h.packets_dropped).sum();
+    let all_drops: u64 = record
         .drops
         .iter()
         .filter(|d| !d.reason.contains("trim"))
@@ -568,7 +579,8 @@ pub fn conservation(record: &RunRecord) -> Conservation {
         sent,
         received,
         dropped,
-        unaccounted: sent as i64 - received as i64 - dropped as i64,
+        in_flight: sent as i64 - received as i64 - dropped as i64,
+        other_drops: all_drops.saturating_sub(dropped),
     }
 }
 

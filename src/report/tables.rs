@@ -447,8 +447,9 @@ pub fn render_summary(s: &Summary) -> String {
     let c = &s.conservation;
     let _ = writeln!(
         out,
-        "packets: {} sent = {} received + {} dropped + {} unaccounted",
-        c.sent, c.received, c.dropped, c.unaccounted
+        "data packets: {} sent = {} received + {} dropped + {} in flight; other drops: {} \
+         (acks, control frames, packets made inside chips)",
+        c.sent, c.received, c.dropped, c.in_flight, c.other_drops
     );
 
     if f.flows > 0 {
