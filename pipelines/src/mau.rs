@@ -20,7 +20,7 @@ use crate::meter::MeterBank;
 use crate::phv::{mask, FieldRef, Phv};
 use crate::program::{
     Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, FieldId, Node, Op,
-    Operand, PhvLayout, TableNext,
+    Operand, PhvLayout, TableKey, TableNext,
 };
 use crate::salu::{execute, minmax_lanes, RegisterBank};
 use crate::table::{KeyValues, TableState};
@@ -290,8 +290,41 @@ impl Gate {
     }
 }
 
-/// A table key, decoded: its field and the bits `hi ..= lo` it matches on, if a slice.
-type KeyPlan = SmallVec<[(FieldRef, Option<(u16, u16)>); 4]>;
+/// A table key, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum KeyRead {
+    /// The key's bits lie in one container: one shift and mask.
+    Bits(Bits),
+    /// A field in several containers, and the bits `hi ..= lo` of it matched, if a slice.
+    Field(FieldRef, Option<(u16, u16)>),
+}
+
+impl KeyRead {
+    fn new(k: &TableKey, layout: &PhvLayout) -> KeyRead {
+        match bits_of(layout, k.field, k.slice) {
+            Some(b) => KeyRead::Bits(b),
+            None => KeyRead::Field(FieldRef::new(layout, Some(k.field)), k.slice),
+        }
+    }
+
+    /// The key's value in `phv`.
+    #[inline(always)]
+    fn value(self, layout: &PhvLayout, phv: &Phv) -> u128 {
+        match self {
+            KeyRead::Bits(b) => b.get(phv) as u128,
+            KeyRead::Field(f, slice) => {
+                let v = f.get(layout, phv);
+                match slice {
+                    Some((hi, lo)) => (v >> lo) & mask((hi - lo + 1) as u32),
+                    None => v,
+                }
+            }
+        }
+    }
+}
+
+/// A table's keys, decoded.
+type KeyPlan = SmallVec<[KeyRead; 4]>;
 
 /// What a control runs, decoded when the gress loads: [`ActionPlan`]s indexed like
 /// [`ControlProgram::actions`], [`Gate`]s and table keys, indexed like theirs.
@@ -319,12 +352,7 @@ impl ControlPlan {
             keys: control
                 .tables
                 .iter()
-                .map(|t| {
-                    t.keys
-                        .iter()
-                        .map(|k| (FieldRef::new(layout, Some(k.field)), k.slice))
-                        .collect()
-                })
+                .map(|t| t.keys.iter().map(|k| KeyRead::new(k, layout)).collect())
                 .collect(),
         }
     }
@@ -677,25 +705,18 @@ pub fn run_control(
             }
             Node::Table(t) => {
                 let table = &control.tables[t as usize];
-                let value = |&(field, slice): &(FieldRef, Option<(u16, u16)>)| {
-                    let v = field.get(layout, phv);
-                    match slice {
-                        Some((hi, lo)) => (v >> lo) & mask((hi - lo + 1) as u32),
-                        None => v,
-                    }
-                };
                 // One key is looked up as it is; several are pushed one by one (collecting
                 // through the iterator costs several times more).
                 let (one, mut many);
                 let key: &[u128] = match plan.keys[t as usize].as_slice() {
                     [k] => {
-                        one = value(k);
+                        one = k.value(layout, phv);
                         std::slice::from_ref(&one)
                     }
                     keys => {
                         many = KeyValues::new();
                         for k in keys {
-                            many.push(value(k));
+                            many.push(k.value(layout, phv));
                         }
                         &many
                     }
@@ -804,6 +825,44 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A key in one container (a field, or bits of it) reads what the field's bits are.
+    #[test]
+    fn a_key_in_one_container_reads_the_fields_bits() {
+        let layout = PhvLayout {
+            fields: vec![Field {
+                name: "k".into(),
+                width: 12,
+                slices: vec![PhvSlice {
+                    container: 0,
+                    lsb: 3,
+                    width: 12,
+                }],
+            }],
+            headers: Vec::new(),
+            intrinsics: Vec::new(),
+        };
+        let mut phv = Phv::new(1);
+        phv.deposit(0, 0, 32, 0xdead_beef);
+        for slice in [
+            None,
+            Some((11, 0)),
+            Some((7, 4)),
+            Some((11, 11)),
+            Some((15, 8)),
+        ] {
+            let key = TableKey {
+                field: 0,
+                kind: crate::program::MatchKind::Exact,
+                name: "k".into(),
+                slice,
+            };
+            let general = KeyRead::Field(FieldRef::new(&layout, Some(0)), slice);
+            let read = KeyRead::new(&key, &layout);
+            assert_eq!(matches!(read, KeyRead::Bits(_)), slice != Some((15, 8)));
+            assert_eq!(read.value(&layout, &phv), general.value(&layout, &phv));
         }
     }
 
