@@ -5,8 +5,10 @@
 //! bits something may have written since the parser read them need writing back, in place
 //! ([`InPlace`]); the rest of the packet's bytes already are what emitting would produce.
 
-use crate::phv::{ChecksumTerm, HeaderWire, Phv, SliceLoad, WireLayout, WireSlice};
-use crate::program::{DeparserProgram, GressProgram, HeaderId, ParserOp, PhvLayout};
+use crate::phv::{ChecksumTerm, FieldRef, HeaderWire, Phv, SliceLoad, WireLayout, WireSlice};
+use crate::program::{
+    ChecksumUpdate, DeparserProgram, GressProgram, HeaderId, ParserOp, PhvLayout, PhvSlice,
+};
 
 /// Appends big-endian bit strings to a byte buffer, 32 bits at a time; dropping it writes
 /// what is left, the last byte zero-padded.
@@ -101,8 +103,177 @@ pub fn emit(prog: &DeparserProgram, wire: &WireLayout, phv: &Phv, out: &mut Vec<
 /// packet, so the packet's own byte is the byte emitting would write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InPlace {
-    /// Per header (indexed like [`PhvLayout::headers`]), its slices to write back.
-    stores: Vec<Vec<Store>>,
+    /// Per header (indexed like [`PhvLayout::headers`]), what to write back.
+    headers: Vec<WriteBack>,
+    /// Every checksum of the program is a [`HeaderChecksum`]: [`update_checksums`] runs
+    /// only for a packet whose headers are not left in place.
+    sums_in_place: bool,
+}
+
+/// What the deparser writes back into one header it leaves in place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct WriteBack {
+    /// Its slices to write back.
+    stores: Vec<Store>,
+    /// Its checksums, summed from its bytes once its slices are written back, in the
+    /// program's order; empty unless [`InPlace::sums_in_place`].
+    sums: Vec<HeaderChecksum>,
+}
+
+/// A checksum of one header's bytes: its sources, one after another, are whole bytes of
+/// the header; its destination is a 16-bit field of the header on a byte boundary, not
+/// among the sources, whose bits no other field shares; it is computed when that header
+/// is valid (IPv4's header checksum).
+///
+/// Once the header's slices are written back in place, its bytes hold exactly the bits the
+/// sources hold in the PHV, so the checksum is summed from the packet, then written into
+/// the PHV and the packet. Writing the destination changes no other field, so the checksums
+/// of other headers, and the sources, are what [`update_checksums`] would see: the results
+/// are its results, and computing them again (for a packet not left in place) gives the
+/// same.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct HeaderChecksum {
+    /// The sources' bytes.
+    words: Words,
+    /// The destination field.
+    dst: FieldRef,
+    /// The destination's first byte from the header's first byte.
+    dst_byte: u16,
+}
+
+impl HeaderChecksum {
+    /// `c` as a checksum of one header of `layout`, and that header, if it is one.
+    fn new(layout: &PhvLayout, c: &ChecksumUpdate) -> Option<(HeaderId, HeaderChecksum)> {
+        // Each header field's header and bit offset in it.
+        let mut at: Vec<Option<(HeaderId, u32)>> = vec![None; layout.fields.len()];
+        for (h, header) in layout.headers.iter().enumerate() {
+            let mut offset = 0u32;
+            for &f in &header.fields {
+                at[f as usize] = Some((h as HeaderId, offset));
+                offset += layout.fields[f as usize].width as u32;
+            }
+        }
+        let header = c.when_valid;
+        // The sources' bits as runs of the header's bits.
+        let mut bits: Vec<(u32, u32)> = Vec::new();
+        for &f in &c.sources {
+            let (h, offset) = at[f as usize]?;
+            if h != header || f == c.dst {
+                return None;
+            }
+            let width = layout.fields[f as usize].width as u32;
+            match bits.last_mut() {
+                Some((start, len)) if *start + *len == offset => *len += width,
+                _ => bits.push((offset, width)),
+            }
+        }
+        let mut runs = Vec::with_capacity(bits.len());
+        for (i, &(start, len)) in bits.iter().enumerate() {
+            let whole_bytes = start % 8 == 0 && len % 8 == 0;
+            if !whole_bytes || (i + 1 != bits.len() && len % 16 != 0) {
+                return None;
+            }
+            runs.push((u16::try_from(start / 8).ok()?, u16::try_from(len / 8).ok()?));
+        }
+        let (dst_header, dst_offset) = at[c.dst as usize]?;
+        let dst = &layout.fields[c.dst as usize];
+        if runs.is_empty() || dst_header != header || dst.width != 16 || dst_offset % 8 != 0 {
+            return None;
+        }
+        let bits_of = |s: &PhvSlice| (s.container, (((1u64 << s.width) - 1) as u32) << s.lsb);
+        let shared = layout.fields.iter().enumerate().any(|(g, other)| {
+            g != c.dst as usize
+                && other.slices.iter().any(|o| {
+                    dst.slices.iter().any(|s| {
+                        let ((oc, om), (sc, sm)) = (bits_of(o), bits_of(s));
+                        oc == sc && om & sm != 0
+                    })
+                })
+        });
+        if shared {
+            return None;
+        }
+        Some((
+            header,
+            HeaderChecksum {
+                words: Words::new(&runs),
+                dst: FieldRef::new(layout, Some(c.dst)),
+                dst_byte: u16::try_from(dst_offset / 8).ok()?,
+            },
+        ))
+    }
+}
+
+/// A byte string made of runs of a header's bytes, as the words the checksum adds: 64-bit
+/// words, then 32-bit and 16-bit ones, then a last odd byte, each by its first byte from
+/// the header's first byte, every one starting on a 16-bit word of the string. As
+/// 2^16 = 1 modulo 0xffff, a word is congruent to the sum of its 16-bit words, and the sum
+/// is zero only when every bit is: folding it gives [`internet_checksum`]'s result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Words {
+    w64: Vec<u16>,
+    w32: Vec<u16>,
+    w16: Vec<u16>,
+    /// A last byte, the high half of a 16-bit word whose low half is padding.
+    odd: Option<u16>,
+    /// One past the last byte.
+    end: usize,
+}
+
+impl Words {
+    /// `runs` as (first byte, length): every run but the last of an even length.
+    fn new(runs: &[(u16, u16)]) -> Words {
+        let mut w = Words {
+            w64: Vec::new(),
+            w32: Vec::new(),
+            w16: Vec::new(),
+            odd: None,
+            end: 0,
+        };
+        for &(start, len) in runs {
+            let (mut at, end) = (start, start + len);
+            while end - at >= 8 {
+                w.w64.push(at);
+                at += 8;
+            }
+            for (size, list) in [(4, &mut w.w32), (2, &mut w.w16)] {
+                if end - at >= size {
+                    list.push(at);
+                    at += size;
+                }
+            }
+            if end > at {
+                w.odd = Some(at);
+            }
+            w.end = w.end.max(end as usize);
+        }
+        w
+    }
+
+    /// The Internet checksum (RFC 1071) of the string in `header` (the header's bytes);
+    /// `None` if it ends beyond them.
+    #[inline(always)]
+    fn checksum(&self, header: &[u8]) -> Option<u16> {
+        let bytes = header.get(..self.end)?;
+        let mut sum: u64 = 0;
+        for &b in &self.w64 {
+            let w = u64::from_be_bytes(*bytes.get(b as usize..)?.first_chunk()?);
+            sum += (w >> 32) + (w & 0xffff_ffff);
+        }
+        for &b in &self.w32 {
+            sum += u32::from_be_bytes(*bytes.get(b as usize..)?.first_chunk()?) as u64;
+        }
+        for &b in &self.w16 {
+            sum += u16::from_be_bytes(*bytes.get(b as usize..)?.first_chunk()?) as u64;
+        }
+        if let Some(b) = self.odd {
+            sum += (*bytes.get(b as usize)? as u64) << 8;
+        }
+        while sum >> 16 != 0 {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        Some(!(sum as u16))
+    }
 }
 
 /// How the deparser writes one slice back into a header's bytes (`byte` counts from the
@@ -182,7 +353,17 @@ impl InPlace {
                 once[k] |= m;
             }
         }
-        let stores = wire
+        let mut sums = vec![Vec::new(); wire.headers.len()];
+        let sums_in_place = prog.deparser.checksums.iter().all(|c| {
+            HeaderChecksum::new(layout, c).is_some_and(|(h, k)| {
+                sums[h as usize].push(k);
+                true
+            })
+        });
+        if !sums_in_place {
+            sums.iter_mut().for_each(Vec::clear);
+        }
+        let stores: Vec<Vec<Store>> = wire
             .headers
             .iter()
             .map(|h| {
@@ -196,22 +377,58 @@ impl InPlace {
                     .collect()
             })
             .collect();
-        InPlace { stores }
+        InPlace {
+            headers: stores
+                .into_iter()
+                .zip(sums)
+                .map(|(stores, sums)| WriteBack { stores, sums })
+                .collect(),
+            sums_in_place,
+        }
     }
 
-    /// Deparse into the packet's own bytes, if its headers are where the parser found them:
-    /// the valid headers, in emit order, are exactly the ones `extracted` (from
-    /// [`crate::parser::parse`]) lists, in that order, one after another from the first
-    /// byte to `payload`, each with room for its 8-byte stores. Then each header's slices
-    /// to write back are written into `data` and the rest is left as it is, and this
-    /// returns true. Otherwise it returns false, having written at most some of those
-    /// slices, all inside `data[..payload]`, which the caller then replaces with
-    /// [`emit`]'s headers. Checksums are [`update_checksums`]'s.
+    /// Recompute the checksums and deparse into the packet's own bytes, if its headers are
+    /// where the parser found them (see [`InPlace::write_back`]); then this returns true.
+    /// Otherwise it returns false, with the checksums in the PHV, having written at most
+    /// some slices inside `data[..payload]`, which the caller then replaces with [`emit`]'s
+    /// headers.
+    #[allow(clippy::too_many_arguments)]
     pub fn deparse(
         &self,
         prog: &DeparserProgram,
+        layout: &PhvLayout,
         wire: &WireLayout,
-        phv: &Phv,
+        phv: &mut Phv,
+        extracted: &[(HeaderId, u32)],
+        payload: usize,
+        data: &mut [u8],
+    ) -> bool {
+        if !self.sums_in_place {
+            update_checksums(prog, layout, wire, phv);
+        }
+        let in_place = self.write_back(prog, layout, wire, phv, extracted, payload, data);
+        if !in_place && self.sums_in_place {
+            update_checksums(prog, layout, wire, phv);
+        }
+        in_place
+    }
+
+    /// Write the headers back into the packet's own bytes, if they are where the parser
+    /// found them: the valid headers, in emit order, are exactly the ones `extracted` (from
+    /// [`crate::parser::parse`]) lists, in that order, one after another from the first
+    /// byte to `payload`, each with room for its 8-byte stores. Then each header's slices
+    /// to write back are written into `data`, its [`HeaderChecksum`]s into the PHV and
+    /// `data`, the rest is left as it is, and this returns true. Otherwise it returns
+    /// false, having written at most some of those slices and checksums, all inside
+    /// `data[..payload]`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn write_back(
+        &self,
+        prog: &DeparserProgram,
+        layout: &PhvLayout,
+        wire: &WireLayout,
+        phv: &mut Phv,
         extracted: &[(HeaderId, u32)],
         payload: usize,
         data: &mut [u8],
@@ -231,7 +448,8 @@ impl InPlace {
             let Some(bytes) = data.get_mut(start..start + header.load_end) else {
                 return false;
             };
-            for st in &self.stores[h as usize] {
+            let back = &self.headers[h as usize];
+            for st in &back.stores {
                 match *st {
                     Store::B8 { byte, slice } => bytes[byte as usize] = slice.get(phv) as u8,
                     Store::B16 { byte, slice } => {
@@ -254,6 +472,17 @@ impl InPlace {
                         *window = word.to_be_bytes();
                     }
                 }
+            }
+            for k in &back.sums {
+                let Some(sum) = k.words.checksum(bytes) else {
+                    return false;
+                };
+                k.dst.set(layout, phv, sum as u128);
+                let b = k.dst_byte as usize;
+                let Some(dst) = bytes.get_mut(b..b + 2) else {
+                    return false;
+                };
+                dst.copy_from_slice(&sum.to_be_bytes());
             }
             at += header.bits;
         }
@@ -314,7 +543,182 @@ pub fn mirror_header(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::phv::{checksum_terms, WireSlice};
+    use crate::phv::{checksum_terms, field_slices, WireSlice};
+    use crate::program::{Field, Header};
+
+    /// A layout of one header of fields of `widths` (each slice in a container of its
+    /// own, from container 1; the validity bit in container 0), its fields numbered from 0
+    /// and the validity bit last.
+    fn one_header(widths: &[u16]) -> PhvLayout {
+        let mut container = 1u16;
+        let mut fields: Vec<Field> = widths
+            .iter()
+            .map(|&w| {
+                let mut slices = Vec::new();
+                let mut left = w;
+                while left > 0 {
+                    let take = left.min(32);
+                    slices.push(PhvSlice {
+                        container,
+                        lsb: 0,
+                        width: take as u8,
+                    });
+                    container += 1;
+                    left -= take;
+                }
+                Field {
+                    name: "f".into(),
+                    width: w,
+                    slices,
+                }
+            })
+            .collect();
+        fields.push(Field {
+            name: "valid".into(),
+            width: 1,
+            slices: vec![PhvSlice {
+                container: 0,
+                lsb: 0,
+                width: 1,
+            }],
+        });
+        PhvLayout {
+            headers: vec![Header {
+                name: "h".into(),
+                fields: (0..widths.len() as u16).collect(),
+                valid: widths.len() as u16,
+            }],
+            fields,
+            intrinsics: Vec::new(),
+        }
+    }
+
+    /// The checksum of `c` both ways over the header in `bytes`: from the packet's bytes
+    /// (if it is bytes of the header) and from the PHV the parser fills from them.
+    fn both_ways(layout: &PhvLayout, c: &ChecksumUpdate, bytes: &[u8]) -> (Option<u16>, u16) {
+        let containers = layout
+            .fields
+            .iter()
+            .flat_map(|f| &f.slices)
+            .map(|s| s.container as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut phv = Phv::new(containers);
+        let (slices, _) = field_slices(layout, &layout.headers[0].fields);
+        for s in &slices {
+            let v = crate::parser::read_bits(bytes, s.offset as usize, s.width as usize);
+            s.put(&mut phv, v as u32);
+        }
+        let from_phv =
+            internet_checksum(&checksum_terms(&field_slices(layout, &c.sources).0), &phv);
+        let from_bytes = HeaderChecksum::new(layout, c).and_then(|(_, k)| k.words.checksum(bytes));
+        (from_bytes, from_phv)
+    }
+
+    /// IPv4's header checksum is bytes 0..10 and 12..20 of the header, summed from the
+    /// packet with the PHV's result, on literal headers and on random ones.
+    #[test]
+    fn the_ipv4_checksum_from_the_bytes_is_the_one_from_the_fields() {
+        let layout = one_header(&[4, 4, 8, 16, 16, 3, 13, 8, 8, 16, 32, 32]);
+        let c = ChecksumUpdate {
+            dst: 9,
+            sources: vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11],
+            when_valid: 0,
+        };
+        let (h, k) = HeaderChecksum::new(&layout, &c).expect("bytes of the header");
+        assert_eq!((h, k.dst_byte), (0, 10));
+        assert_eq!((k.words.w64, k.words.w16), (vec![0, 12], vec![8]));
+        // RFC 1071's example header (checksum 0xb861), then the edge cases of the fold.
+        let mut header = [
+            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 0xc0, 0xa8,
+            0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
+        ];
+        assert_eq!(both_ways(&layout, &c, &header), (Some(0xb861), 0xb861));
+        assert_eq!(both_ways(&layout, &c, &[0; 20]), (Some(0xffff), 0xffff));
+        assert_eq!(both_ways(&layout, &c, &[0xff; 20]), (Some(0), 0));
+        let mut x: u64 = 7;
+        for _ in 0..200 {
+            for byte in header.iter_mut() {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                *byte = (x >> 56) as u8;
+            }
+            let (bytes, phv) = both_ways(&layout, &c, &header);
+            assert_eq!(bytes, Some(phv));
+        }
+    }
+
+    /// Sources that are not whole 16-bit words of one header's bytes, or that hold the
+    /// destination, or a destination that is not 16 bits on a byte boundary, are summed
+    /// over the PHV; those that are give its result, whatever their order and widths.
+    #[test]
+    fn only_whole_bytes_of_one_header_are_summed_from_the_packet() {
+        let mut x: u64 = 11;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let (mut summed, mut refused) = (0, 0);
+        for _ in 0..1000 {
+            // Fields of 1 to 40 bits, a 16-bit field somewhere, the whole a number of bytes.
+            let mut widths: Vec<u16> = (0..1 + next(8)).map(|_| 1 + next(40) as u16).collect();
+            let dst = next(widths.len() as u64 + 1) as usize;
+            widths.insert(dst, 16);
+            let bits: u16 = widths.iter().sum();
+            if bits % 8 != 0 {
+                widths.push(8 - bits % 8);
+            }
+            let layout = one_header(&widths);
+            // Sources: a run of the fields, skipping the destination or not.
+            let first = next(widths.len() as u64) as u16;
+            let last = first + next(widths.len() as u64 - first as u64) as u16;
+            let sources: Vec<u16> = (first..=last)
+                .filter(|&f| f as usize != dst || next(4) == 0)
+                .collect();
+            if sources.is_empty() {
+                continue;
+            }
+            let c = ChecksumUpdate {
+                dst: dst as u16,
+                sources,
+                when_valid: 0,
+            };
+            let header: Vec<u8> = (0..widths.iter().sum::<u16>() / 8)
+                .map(|_| next(256) as u8)
+                .collect();
+            match both_ways(&layout, &c, &header) {
+                (Some(bytes), phv) => {
+                    assert_eq!(bytes, phv, "{widths:?} {:?}", c.sources);
+                    summed += 1;
+                }
+                (None, _) => refused += 1,
+            }
+        }
+        assert!(summed > 20 && refused > 20, "{summed} {refused}");
+        // Two headers, or a destination sharing its container: summed over the PHV.
+        let mut layout = one_header(&[16, 16, 16]);
+        let two = ChecksumUpdate {
+            dst: 0,
+            sources: vec![1, 2],
+            when_valid: 0,
+        };
+        assert!(HeaderChecksum::new(&layout, &two).is_some());
+        layout.headers.push(Header {
+            name: "g".into(),
+            fields: vec![2],
+            valid: 3,
+        });
+        layout.headers[0].fields.pop();
+        assert!(HeaderChecksum::new(&layout, &two).is_none());
+        let mut layout = one_header(&[16, 16, 16]);
+        layout.fields[1].slices[0].container = layout.fields[0].slices[0].container;
+        layout.fields[1].slices[0].lsb = 8;
+        layout.fields[1].slices[0].width = 8;
+        assert!(HeaderChecksum::new(&layout, &two).is_none());
+    }
 
     #[test]
     fn the_checksum_is_that_of_the_16_bit_words() {

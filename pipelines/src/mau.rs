@@ -20,7 +20,7 @@ use crate::meter::MeterBank;
 use crate::phv::{mask, FieldRef, Phv};
 use crate::program::{
     Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, FieldId, Node, Op,
-    Operand, PhvLayout, TableNext,
+    Operand, PhvLayout, TableKey, TableNext,
 };
 use crate::salu::{execute, minmax_lanes, RegisterBank};
 use crate::table::{KeyValues, TableState};
@@ -193,15 +193,22 @@ impl Bits {
 enum Src {
     Bits(Bits),
     Imm(u32),
-    Param(u8),
+    /// Action data `index`, from its bit `shift` up.
+    Param {
+        index: u8,
+        shift: u8,
+    },
 }
 
 /// One operation of an action, decoded when the gress loads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum MicroOp {
+    /// `Set` of bits in one container: a `Set` whose destination is in one container, or
+    /// one slice of a wider field set from action data or a constant (one per slice).
+    Set { dst: Bits, a: Src },
     /// The destination bits sit in one container (at most 32 bits) and the operation's
-    /// result modulo 2^width depends only on its operands modulo 2^width (`Set`, `Add`,
-    /// `Sub`, `And`, `Or`, `Xor`, `Not`): computed in 32 bits.
+    /// result modulo 2^width depends only on its operands modulo 2^width (`Add`, `Sub`,
+    /// `And`, `Or`, `Xor`, `Not`; a `Set` is a [`MicroOp::Set`]): computed in 32 bits.
     Narrow {
         dst: Bits,
         alu: AluOp,
@@ -250,16 +257,81 @@ impl GateOperand {
     }
 }
 
-/// A table key, decoded: its field and the bits `hi ..= lo` it matches on, if a slice.
-type KeyPlan = SmallVec<[(FieldRef, Option<(u16, u16)>); 4]>;
+/// A gateway, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Gate {
+    /// Bits of one container against a constant (`hdr.ipv4.ttl <= 1`, a validity bit):
+    /// one shift and mask, one comparison.
+    BitsConst { a: Bits, op: CmpOp, b: u128 },
+    /// Two operands.
+    Cmp(GateOperand, CmpOp, GateOperand),
+    /// Anything else: the gateway's [`Cond`].
+    Cond,
+}
+
+impl Gate {
+    fn new(cond: &Cond, layout: &PhvLayout) -> Gate {
+        let Cond::Cmp { a, op, b } = cond else {
+            return Gate::Cond;
+        };
+        let bits = match *a {
+            Operand::Field(f) => bits_of(layout, f, None),
+            Operand::Slice { field, hi, lo } => bits_of(layout, field, Some((hi, lo))),
+            Operand::Const(_) | Operand::Param(_) => None,
+        };
+        match (bits, *b) {
+            (Some(a), Operand::Const(b)) => Gate::BitsConst { a, op: *op, b },
+            _ => Gate::Cmp(
+                GateOperand::new(a, layout),
+                *op,
+                GateOperand::new(b, layout),
+            ),
+        }
+    }
+}
+
+/// A table key, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum KeyRead {
+    /// The key's bits lie in one container: one shift and mask.
+    Bits(Bits),
+    /// A field in several containers, and the bits `hi ..= lo` of it matched, if a slice.
+    Field(FieldRef, Option<(u16, u16)>),
+}
+
+impl KeyRead {
+    fn new(k: &TableKey, layout: &PhvLayout) -> KeyRead {
+        match bits_of(layout, k.field, k.slice) {
+            Some(b) => KeyRead::Bits(b),
+            None => KeyRead::Field(FieldRef::new(layout, Some(k.field)), k.slice),
+        }
+    }
+
+    /// The key's value in `phv`.
+    #[inline(always)]
+    fn value(self, layout: &PhvLayout, phv: &Phv) -> u128 {
+        match self {
+            KeyRead::Bits(b) => b.get(phv) as u128,
+            KeyRead::Field(f, slice) => {
+                let v = f.get(layout, phv);
+                match slice {
+                    Some((hi, lo)) => (v >> lo) & mask((hi - lo + 1) as u32),
+                    None => v,
+                }
+            }
+        }
+    }
+}
+
+/// A table's keys, decoded.
+type KeyPlan = SmallVec<[KeyRead; 4]>;
 
 /// What a control runs, decoded when the gress loads: [`ActionPlan`]s indexed like
-/// [`ControlProgram::actions`], gateways that compare two operands (others evaluate their
-/// [`Cond`]) and table keys, indexed like theirs.
+/// [`ControlProgram::actions`], [`Gate`]s and table keys, indexed like theirs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ControlPlan {
     actions: Vec<ActionPlan>,
-    gates: Vec<Option<(GateOperand, CmpOp, GateOperand)>>,
+    gates: Vec<Gate>,
     keys: Vec<KeyPlan>,
 }
 
@@ -275,24 +347,12 @@ impl ControlPlan {
             gates: control
                 .gateways
                 .iter()
-                .map(|g| match &g.cond {
-                    Cond::Cmp { a, op, b } => Some((
-                        GateOperand::new(a, layout),
-                        *op,
-                        GateOperand::new(b, layout),
-                    )),
-                    _ => None,
-                })
+                .map(|g| Gate::new(&g.cond, layout))
                 .collect(),
             keys: control
                 .tables
                 .iter()
-                .map(|t| {
-                    t.keys
-                        .iter()
-                        .map(|k| (FieldRef::new(layout, Some(k.field)), k.slice))
-                        .collect()
-                })
+                .map(|t| t.keys.iter().map(|k| KeyRead::new(k, layout)).collect())
                 .collect(),
         }
     }
@@ -341,9 +401,46 @@ impl ActionPlan {
                 return ActionPlan { ops: None };
             }
             written.extend(containers(op.dst));
-            ops.push(Self::decode(op, i, layout));
+            match Self::split(op, layout) {
+                Some(sets) => ops.extend(sets),
+                None => ops.push(Self::decode(op, i, layout)),
+            }
         }
         ActionPlan { ops: Some(ops) }
+    }
+
+    /// A `Set` of a whole field in several containers from action data or a constant, as
+    /// one [`MicroOp::Set`] per slice (each its bits of the value: the slices are most
+    /// significant first, as [`Phv::set`] writes them).
+    fn split(op: &Op, layout: &PhvLayout) -> Option<Vec<MicroOp>> {
+        let slices = &layout.fields[op.dst as usize].slices;
+        if op.alu != AluOp::Set || op.dst_slice.is_some() || slices.len() < 2 {
+            return None;
+        }
+        let mut shift = 0u32;
+        let mut sets: Vec<MicroOp> = slices
+            .iter()
+            .rev()
+            .map(|s| {
+                let a = match op.a {
+                    Operand::Param(index) => Some(Src::Param {
+                        index,
+                        shift: u8::try_from(shift).ok()?,
+                    }),
+                    Operand::Const(c) => Some(Src::Imm(c.checked_shr(shift).unwrap_or(0) as u32)),
+                    Operand::Field(_) | Operand::Slice { .. } => None,
+                };
+                let dst = Bits {
+                    container: s.container,
+                    lsb: s.lsb,
+                    mask: ((1u64 << s.width) - 1) as u32,
+                };
+                shift += s.width as u32;
+                Some(MicroOp::Set { dst, a: a? })
+            })
+            .collect::<Option<_>>()?;
+        sets.reverse();
+        Some(sets)
     }
 
     fn decode(op: &Op, i: usize, layout: &PhvLayout) -> MicroOp {
@@ -358,7 +455,7 @@ impl ActionPlan {
                 .map(Src::Bits),
             // Only the low bits count modulo 2^width (width <= 32).
             Operand::Const(c) => Some(Src::Imm(c as u32)),
-            Operand::Param(p) => Some(Src::Param(p)),
+            Operand::Param(index) => Some(Src::Param { index, shift: 0 }),
         };
         if narrow_alu {
             if let (Some(dst), Some(a), Some(b)) = (
@@ -366,6 +463,9 @@ impl ActionPlan {
                 src(&op.a),
                 src(&op.b),
             ) {
+                if op.alu == AluOp::Set {
+                    return MicroOp::Set { dst, a };
+                }
                 return MicroOp::Narrow {
                     dst,
                     alu: op.alu,
@@ -389,7 +489,7 @@ fn src(s: Src, args: &[u128], phv: &Phv) -> u32 {
     match s {
         Src::Bits(b) => b.get(phv),
         Src::Imm(v) => v,
-        Src::Param(i) => args[i as usize] as u32,
+        Src::Param { index, shift } => (args[index as usize] >> shift) as u32,
     }
 }
 
@@ -404,10 +504,12 @@ fn run_micro_ops(
 ) {
     for m in ops {
         match *m {
+            MicroOp::Set { dst, a } => {
+                phv.deposit_masked(dst.container, dst.lsb, dst.mask, src(a, args, phv));
+            }
             MicroOp::Narrow { dst, alu, a, b } => {
                 let (a, b) = (src(a, args, phv), src(b, args, phv));
                 let r = match alu {
-                    AluOp::Set => a,
                     AluOp::Add => a.wrapping_add(b),
                     AluOp::Sub => a.wrapping_sub(b),
                     AluOp::And => a & b,
@@ -590,9 +692,10 @@ pub fn run_control(
         node = match n {
             Node::Gateway(g) => {
                 let gw = &control.gateways[g as usize];
-                let holds = match &plan.gates[g as usize] {
-                    Some((a, op, b)) => op.holds(a.value(layout, phv), b.value(layout, phv)),
-                    None => eval(&gw.cond, layout, phv),
+                let holds = match plan.gates[g as usize] {
+                    Gate::BitsConst { a, op, b } => op.holds(a.get(phv) as u128, b),
+                    Gate::Cmp(a, op, b) => op.holds(a.value(layout, phv), b.value(layout, phv)),
+                    Gate::Cond => eval(&gw.cond, layout, phv),
                 };
                 if holds {
                     gw.on_true
@@ -602,25 +705,18 @@ pub fn run_control(
             }
             Node::Table(t) => {
                 let table = &control.tables[t as usize];
-                let value = |&(field, slice): &(FieldRef, Option<(u16, u16)>)| {
-                    let v = field.get(layout, phv);
-                    match slice {
-                        Some((hi, lo)) => (v >> lo) & mask((hi - lo + 1) as u32),
-                        None => v,
-                    }
-                };
                 // One key is looked up as it is; several are pushed one by one (collecting
                 // through the iterator costs several times more).
                 let (one, mut many);
                 let key: &[u128] = match plan.keys[t as usize].as_slice() {
                     [k] => {
-                        one = value(k);
+                        one = k.value(layout, phv);
                         std::slice::from_ref(&one)
                     }
                     keys => {
                         many = KeyValues::new();
                         for k in keys {
-                            many.push(value(k));
+                            many.push(k.value(layout, phv));
                         }
                         &many
                     }
@@ -671,6 +767,163 @@ pub fn run_control(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::program::{Field, PhvSlice};
+
+    /// A gateway comparing a field's or a slice's bits in one container with a constant
+    /// holds when the condition does.
+    #[test]
+    fn a_gateway_on_bits_of_one_container_is_the_condition() {
+        let layout = PhvLayout {
+            fields: vec![Field {
+                name: "ttl".into(),
+                width: 8,
+                slices: vec![PhvSlice {
+                    container: 0,
+                    lsb: 8,
+                    width: 8,
+                }],
+            }],
+            headers: Vec::new(),
+            intrinsics: Vec::new(),
+        };
+        let ops = [
+            CmpOp::Eq,
+            CmpOp::Ne,
+            CmpOp::Lt,
+            CmpOp::Le,
+            CmpOp::Gt,
+            CmpOp::Ge,
+        ];
+        let operands = [
+            Operand::Field(0),
+            Operand::Slice {
+                field: 0,
+                hi: 6,
+                lo: 2,
+            },
+        ];
+        for a in operands {
+            for op in ops {
+                for b in [0, 1, 9, 255, 1 << 40] {
+                    let cond = Cond::Cmp {
+                        a,
+                        op,
+                        b: Operand::Const(b),
+                    };
+                    let gate = Gate::new(&cond, &layout);
+                    let Gate::BitsConst { a: bits, op, b } = gate else {
+                        panic!("one container");
+                    };
+                    for v in [0u32, 1, 2, 0x7c, 0xff] {
+                        let mut phv = Phv::new(1);
+                        phv.set(&layout.fields[0], v as u128);
+                        phv.deposit(0, 0, 8, 0xa5);
+                        assert_eq!(
+                            op.holds(bits.get(&phv) as u128, b),
+                            eval(&cond, &layout, &phv)
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A key in one container (a field, or bits of it) reads what the field's bits are.
+    #[test]
+    fn a_key_in_one_container_reads_the_fields_bits() {
+        let layout = PhvLayout {
+            fields: vec![Field {
+                name: "k".into(),
+                width: 12,
+                slices: vec![PhvSlice {
+                    container: 0,
+                    lsb: 3,
+                    width: 12,
+                }],
+            }],
+            headers: Vec::new(),
+            intrinsics: Vec::new(),
+        };
+        let mut phv = Phv::new(1);
+        phv.deposit(0, 0, 32, 0xdead_beef);
+        for slice in [
+            None,
+            Some((11, 0)),
+            Some((7, 4)),
+            Some((11, 11)),
+            Some((15, 8)),
+        ] {
+            let key = TableKey {
+                field: 0,
+                kind: crate::program::MatchKind::Exact,
+                name: "k".into(),
+                slice,
+            };
+            let general = KeyRead::Field(FieldRef::new(&layout, Some(0)), slice);
+            let read = KeyRead::new(&key, &layout);
+            assert_eq!(matches!(read, KeyRead::Bits(_)), slice != Some((15, 8)));
+            assert_eq!(read.value(&layout, &phv), general.value(&layout, &phv));
+        }
+    }
+
+    /// `Set`s of a field in two containers from action data and from a constant run as one
+    /// `Set` per slice, with the general path's result.
+    #[test]
+    fn a_wide_set_runs_slice_by_slice() {
+        let field = |width: u16, slices: &[(u16, u8, u8)]| Field {
+            name: "f".into(),
+            width,
+            slices: slices
+                .iter()
+                .map(|&(container, lsb, width)| PhvSlice {
+                    container,
+                    lsb,
+                    width,
+                })
+                .collect(),
+        };
+        let layout = PhvLayout {
+            fields: vec![
+                field(48, &[(0, 0, 32), (1, 4, 16)]),
+                field(9, &[(2, 0, 9)]),
+                field(40, &[(3, 0, 8), (4, 0, 32)]),
+            ],
+            headers: Vec::new(),
+            intrinsics: Vec::new(),
+        };
+        let set = |dst, a| Op {
+            dst,
+            dst_slice: None,
+            alu: AluOp::Set,
+            a,
+            b: Operand::Const(0),
+        };
+        let action = Action {
+            name: "a".into(),
+            params: Vec::new(),
+            ops: vec![
+                set(0, Operand::Param(1)),
+                set(1, Operand::Param(0)),
+                set(2, Operand::Const(0xff_1122_3344_5566)),
+            ],
+            externs: Vec::new(),
+        };
+        let plan = ActionPlan::new(&action, &layout);
+        let ops = plan.ops.as_deref().expect("no hazards");
+        assert_eq!(ops.len(), 5);
+        assert!(ops.iter().all(|m| matches!(m, MicroOp::Set { .. })));
+        let args = [0x3ff, 0xaabb_ccdd_eeff_0011];
+        let mut fast = Phv::new(5);
+        run_micro_ops(ops, &action, &args, &layout, &mut fast);
+        let mut general = Phv::new(5);
+        for op in &action.ops {
+            let (v, m) = op_result(op, &args, &layout, &general);
+            write_result(op.dst, v, m, &layout, &mut general);
+        }
+        assert_eq!(fast.containers(), general.containers());
+        assert_eq!(fast.get(&layout.fields[0]), 0xccdd_eeff_0011);
+        assert_eq!(fast.get(&layout.fields[2]), 0x22_3344_5566);
+    }
 
     #[test]
     fn alu_wraps_and_saturates_at_the_destination_width() {

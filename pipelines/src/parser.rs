@@ -6,7 +6,7 @@
 //! short for what the program asks, or a walk longer than the chip's parse-depth limit, ends
 //! in a [`ParseError`]: the packet takes the error path and is counted, never a panic.
 
-use crate::phv::{mask, Phv, SelectRead, WireLayout};
+use crate::phv::{mask, Phv, SelectRead, SliceLoad, WireLayout};
 use crate::program::{
     CasePattern, HeaderId, Next, ParserOp, ParserProgram, PhvLayout, SelectKey, Transition,
 };
@@ -161,13 +161,18 @@ pub fn parse(
                     match data.get(start..start + header.load_end) {
                         Some(bytes) if cursor_bits % 8 == 0 => {
                             // Byte-aligned with room for every 8-byte load.
-                            for l in &header.loads {
+                            let load = |l: &SliceLoad| {
                                 let b = l.byte as usize;
                                 let word = u64::from_be_bytes(
                                     bytes[b..b + 8].try_into().expect("eight bytes"),
                                 );
-                                let s = &l.slice;
-                                s.put(phv, (word >> l.shift) as u32 & s.mask);
+                                (word >> l.shift) as u32 & l.slice.mask
+                            };
+                            for l in &header.fills {
+                                l.slice.fill(phv, load(l));
+                            }
+                            for l in &header.merges {
+                                l.slice.put(phv, load(l));
                             }
                         }
                         _ => {

@@ -193,6 +193,13 @@ impl WireSlice {
         let word = &mut phv.words[self.container as usize];
         *word = (*word & !(self.mask << self.lsb)) | (v << self.lsb);
     }
+
+    /// Write `v` (at most `width` bits) into the slice and 0 into the rest of its
+    /// container: [`WireSlice::put`] for a slice that holds every bit any field has there.
+    #[inline(always)]
+    pub fn fill(&self, phv: &mut Phv, v: u32) {
+        phv.words[self.container as usize] = v << self.lsb;
+    }
 }
 
 /// How the parser reads one slice of a header whose first bit is byte-aligned: one
@@ -221,6 +228,13 @@ pub struct HeaderWire {
     pub valid: Vec<WireSlice>,
     /// `slices` as 8-byte loads, for a header starting on a byte boundary.
     pub loads: Vec<SliceLoad>,
+    /// The parser's split of `loads`: those whose slice holds every bit any field has in
+    /// its container, so the slice's value shifted into place is the container's whole
+    /// value (every other bit is always 0: nothing writes a container but through field
+    /// slices); the parser stores it without reading the container.
+    pub fills: Vec<SliceLoad>,
+    /// The others, each merged into its container.
+    pub merges: Vec<SliceLoad>,
     /// Bytes from the header's first byte to the end of its last load: a header starting
     /// on a byte boundary with this many bytes left in the packet is read with `loads`.
     pub load_end: usize,
@@ -362,6 +376,15 @@ impl WireLayout {
         parser: &ParserProgram,
         deparser: &DeparserProgram,
     ) -> WireLayout {
+        // Per container, the bits some field has in it.
+        let mut claimed: Vec<u32> = Vec::new();
+        for s in layout.fields.iter().flat_map(|f| &f.slices) {
+            let c = s.container as usize;
+            if claimed.len() <= c {
+                claimed.resize(c + 1, 0);
+            }
+            claimed[c] |= low_mask(s.width) << s.lsb;
+        }
         WireLayout {
             selects: parser
                 .states
@@ -389,11 +412,17 @@ impl WireLayout {
                         })
                         .collect();
                     let load_end = loads.iter().map(|l| l.byte as usize + 8).max().unwrap_or(0);
+                    let (fills, merges) = loads.iter().partition(|l| {
+                        let s = &l.slice;
+                        claimed[s.container as usize] & !(s.mask << s.lsb) == 0
+                    });
                     HeaderWire {
                         bits,
                         slices,
                         valid: field_slices(layout, &[h.valid]).0,
                         loads,
+                        fills,
+                        merges,
                         load_end,
                     }
                 })
@@ -474,6 +503,47 @@ mod tests {
             lo: 0,
         };
         assert_eq!(SelectRead::new(&layout, &wide), SelectRead::Key(wide));
+    }
+
+    /// A slice holding every bit fields have in its container is filled (stored whole);
+    /// slices sharing a container with other fields' bits are merged; filling a container
+    /// whose other bits are 0 is putting.
+    #[test]
+    fn the_parser_fills_containers_no_other_field_shares() {
+        let layout = PhvLayout {
+            fields: vec![
+                // Container 0 to itself (bits 0..16; the rest unclaimed).
+                field(16, &[(0, 0, 16)]),
+                // Container 1 shared with the validity bit.
+                field(8, &[(1, 8, 8)]),
+                field(1, &[(1, 0, 1)]),
+                // Container 2 filled by a field's bits 4..12 of its 8-bit container.
+                field(8, &[(2, 4, 8)]),
+            ],
+            headers: vec![crate::program::Header {
+                name: "h".into(),
+                fields: vec![0, 1, 3],
+                valid: 2,
+            }],
+            intrinsics: Vec::new(),
+        };
+        let wire = WireLayout::new(
+            &layout,
+            &ParserProgram::default(),
+            &DeparserProgram::default(),
+        );
+        let h = &wire.headers[0];
+        let containers =
+            |ls: &[SliceLoad]| ls.iter().map(|l| l.slice.container).collect::<Vec<_>>();
+        assert_eq!(containers(&h.fills), vec![0, 2]);
+        assert_eq!(containers(&h.merges), vec![1]);
+        assert_eq!(h.loads.len(), 3);
+        for l in &h.fills {
+            let (mut put, mut filled) = (Phv::new(3), Phv::new(3));
+            l.slice.put(&mut put, l.slice.mask);
+            l.slice.fill(&mut filled, l.slice.mask);
+            assert_eq!(put.containers(), filled.containers());
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@
 
 use crate::control::{ControlError, ResolvedControlOp};
 use crate::counter::{CounterBank, Counts};
-use crate::deparser::{emit, mirror_header, update_checksums, InPlace, MirrorHeader};
+use crate::deparser::{emit, mirror_header, InPlace, MirrorHeader};
 use crate::hash::HashEngine;
 use crate::mau::{
     run_control, ControlPlan, ControlStats, DepthView, ExternState, NoDepths, PacketCtx,
@@ -570,14 +570,13 @@ impl LoadedGress {
             &pkt,
         );
         let deparser = &self.prog.deparser;
-        update_checksums(deparser, layout, &self.wire, phv);
-        // Headers where the parser found them are written back in place; otherwise the new
-        // headers replace the parsed ones. The payload stays where it is (it moves only when
-        // the headers changed length).
+        // Checksums, and headers where the parser found them written back in place;
+        // otherwise the new headers replace the parsed ones. The payload stays where it is
+        // (it moves only when the headers changed length).
         let wire = &self.wire;
         if !self
             .in_place
-            .deparse(deparser, wire, phv, &self.extracted, payload, data)
+            .deparse(deparser, layout, wire, phv, &self.extracted, payload, data)
         {
             emit(deparser, wire, phv, &mut self.scratch);
             if self.scratch.len() == payload {

@@ -74,8 +74,9 @@ enum Store {
     /// One exact key: its value alone is the map's key (no key list to build, hash and
     /// compare per lookup).
     ExactOne(FxHashMap<u128, Stored>),
-    /// Prefix length → (masked value → action), longest first.
-    Lpm(Vec<(u16, FxHashMap<u128, Stored>)>),
+    /// Prefix length, its mask (computed once, not per lookup) → (masked value → action),
+    /// longest first.
+    Lpm(Vec<(u16, u128, FxHashMap<u128, Stored>)>),
     /// Entries by descending priority, insertion order among equals.
     Ordered(Vec<(Entry, u32)>),
 }
@@ -264,16 +265,17 @@ impl TableState {
             Store::Lpm(levels) => {
                 let (value, len) = lpm_parts(&e.key[0], self.widths[0]);
                 let value = value & prefix_mask(len, self.widths[0]);
-                let pos = levels.iter().position(|(l, _)| *l <= len);
+                let pos = levels.iter().position(|(l, _, _)| *l <= len);
+                let new = (len, prefix_mask(len, self.widths[0]), FxHashMap::default());
                 let level = match pos {
-                    Some(p) if levels[p].0 == len => &mut levels[p].1,
+                    Some(p) if levels[p].0 == len => &mut levels[p].2,
                     Some(p) => {
-                        levels.insert(p, (len, FxHashMap::default()));
-                        &mut levels[p].1
+                        levels.insert(p, new);
+                        &mut levels[p].2
                     }
                     None => {
-                        levels.push((len, FxHashMap::default()));
-                        &mut levels.last_mut().expect("just pushed").1
+                        levels.push(new);
+                        &mut levels.last_mut().expect("just pushed").2
                     }
                 };
                 if level.contains_key(&value) {
@@ -341,8 +343,8 @@ impl TableState {
                 let value = value & prefix_mask(len, w0);
                 levels
                     .iter()
-                    .find(|(l, _)| *l == len)
-                    .and_then(|(_, m)| m.get(&value))
+                    .find(|(l, _, _)| *l == len)
+                    .and_then(|(_, _, m)| m.get(&value))
                     .map(|(_, s)| *s)
             }
             Store::Ordered(list) => list
@@ -400,8 +402,8 @@ impl TableState {
                 let value = value & prefix_mask(len, self.widths[0]);
                 levels
                     .iter_mut()
-                    .find(|(l, _)| *l == len)
-                    .and_then(|(_, m)| m.remove(&value).map(|s| s.1))
+                    .find(|(l, _, _)| *l == len)
+                    .and_then(|(_, _, m)| m.remove(&value).map(|s| s.1))
             }
             Store::Ordered(list) => list
                 .iter()
@@ -442,8 +444,8 @@ impl TableState {
                 let value = value & prefix_mask(len, w0);
                 levels
                     .iter_mut()
-                    .find(|(l, _)| *l == len)
-                    .and_then(|(_, m)| m.get_mut(&value))
+                    .find(|(l, _, _)| *l == len)
+                    .and_then(|(_, _, m)| m.get_mut(&value))
                     .map(|(a, s)| (a, *s))
             }
             Store::Ordered(list) => list
@@ -466,13 +468,10 @@ impl TableState {
         match &self.store {
             Store::Exact(map) => map.get(key).map(|(a, s)| (a, *s)),
             Store::ExactOne(map) => map.get(&key[0]).map(|(a, s)| (a, *s)),
-            Store::Lpm(levels) => {
-                let w = self.widths[0];
-                levels
-                    .iter()
-                    .find_map(|(len, m)| m.get(&(key[0] & prefix_mask(*len, w))))
-                    .map(|(a, s)| (a, *s))
-            }
+            Store::Lpm(levels) => levels
+                .iter()
+                .find_map(|(_, mask, m)| m.get(&(key[0] & mask)))
+                .map(|(a, s)| (a, *s)),
             Store::Ordered(list) => list
                 .iter()
                 .find(|(e, _)| {
