@@ -181,6 +181,19 @@ impl<E: Copy> EventQueue<E> {
         self.now
     }
 
+    /// [`Schedule::at_in_lane`] for an event its lane cannot take as it is: the lane is new
+    /// (it is added, then takes it), past [`LANES`], or its last event is later (the heap
+    /// takes it). Out of line: the lanes' fast path stays small enough to inline.
+    #[cold]
+    fn outside_lanes(&mut self, lane: usize, at: Time, ev: E) {
+        if (self.lanes.len()..LANES).contains(&lane) {
+            self.lanes.resize_with(lane + 1, VecDeque::new);
+            self.fronts.resize(lane + 1, u128::MAX);
+            return self.at_in_lane(lane, at, ev);
+        }
+        self.at(at, ev);
+    }
+
     /// Take the earliest event, advancing the current time to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
@@ -241,18 +254,10 @@ impl<E: Copy, F: Into<E>> Schedule<F> for EventQueue<E> {
 
     #[inline]
     fn at_in_lane(&mut self, lane: usize, at: Time, ev: F) {
-        if lane >= LANES {
-            return self.at(at, ev);
-        }
-        if self.lanes.len() <= lane {
-            self.lanes.resize_with(lane + 1, VecDeque::new);
-            self.fronts.resize(lane + 1, u128::MAX);
-        }
-        let l = &mut self.lanes[lane];
-        if l.back().is_some_and(|b| b.at > at) {
-            // Out of order: the heap keeps it.
-            return self.at(at, ev);
-        }
+        let in_order = |l: &&mut VecDeque<Entry<E>>| l.back().is_none_or(|b| b.at <= at);
+        let Some(l) = self.lanes.get_mut(lane).filter(in_order) else {
+            return self.outside_lanes(lane, at, ev.into());
+        };
         debug_assert!(
             at >= self.now,
             "event scheduled in the past: {at} < {}",
