@@ -1098,12 +1098,14 @@ impl Chip {
             tm: &self.tm,
         };
         let ingress = &mut self.pipes[pipe].ingress;
-        let out = match ingress.process_with_depths(&mut slot.data, &inputs, &depths) {
-            Ok(o) => o,
-            Err(_) => return self.drop_packet(h, DropReason::IngressParserError),
+        // The outputs are read where the gress returned them (moving them out copied the
+        // whole record).
+        let res = ingress.process_with_depths(&mut slot.data, &inputs, &depths);
+        let Ok(out) = &res else {
+            return self.drop_packet(h, DropReason::IngressParserError);
         };
         self.parser_errors_continued[0] += (out.parser_error != 0) as u64;
-        let r = out.requests;
+        let r = &out.requests;
         if r.adv_flow_ctl != 0 {
             self.afc_request(now, r.adv_flow_ctl, q);
         }
@@ -1111,7 +1113,7 @@ impl Chip {
             return self.drop_packet(h, DropReason::IngressProgramDrop);
         }
         if r.mirror_session != 0 {
-            self.mirror(now, h, &r, q);
+            self.mirror(now, h, r, q);
         }
         let unicast = |port: u16| match self.ports.get(port as usize) {
             Some(p) if p.kind != PortKind::PktGen => Ok(port),
@@ -1359,15 +1361,14 @@ impl Chip {
                 queue_delay_ns: (slot.deq_time - Time(d.enq_time_ps)).ns(),
                 deflected: slot.deflected,
             };
-            let out = match egress.process(&mut slot.data, &inputs) {
-                Ok(o) => o,
-                Err(_) => {
-                    self.left_egress_pipe(now, port, q);
-                    return self.drop_packet(h, DropReason::EgressParserError);
-                }
+            // The outputs are read in place, as after ingress.
+            let res = egress.process(&mut slot.data, &inputs);
+            let Ok(out) = &res else {
+                self.left_egress_pipe(now, port, q);
+                return self.drop_packet(h, DropReason::EgressParserError);
             };
             self.parser_errors_continued[1] += (out.parser_error != 0) as u64;
-            let r = out.requests;
+            let r = &out.requests;
             if r.adv_flow_ctl != 0 {
                 self.afc_request(now, r.adv_flow_ctl, q);
             }
@@ -1376,7 +1377,7 @@ impl Chip {
                 return self.drop_packet(h, DropReason::EgressProgramDrop);
             }
             if r.mirror_session != 0 {
-                self.mirror(now, h, &r, q);
+                self.mirror(now, h, r, q);
             }
         }
         let len = self.packets.slots[h as usize].data.len();
