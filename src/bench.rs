@@ -56,8 +56,9 @@ impl Feed {
 pub enum Ev {
     /// The chip's.
     Chip(ChipEvent),
-    /// Feed number `n` (in the order feeds were added) starts its next frame.
-    Feed(usize),
+    /// Feed number `n` (in the order feeds were added) starts its next frame. (A `u32`,
+    /// so that an event is 8 bytes: events are moved on every sift of the event heap.)
+    Feed(u32),
 }
 
 impl From<ChipEvent> for Ev {
@@ -410,17 +411,18 @@ impl Bench {
             self.started = true;
             self.chip.start(&mut self.queue);
         }
+        // Feeds number fewer than 2³² (each holds a port's frames or generator).
         for (i, (_, f)) in self.feeds.iter().enumerate() {
             if let Some(t) = f.next_time() {
-                self.queue.at(t, Ev::Feed(i));
+                self.queue.at(t, Ev::Feed(i as u32));
             }
         }
-        while let Some(t) = self.queue.peek_time() {
+        while let Some((now, ev)) = self.queue.pop() {
+            // The visits only read the chip, so taking the event first changes nothing.
             if let Some(l) = &mut self.lockstep {
                 let chip = &mut self.chip;
-                l.advance_to(t, |_, cycle| chip.tick(cycle));
+                l.advance_to(now, |_, cycle| chip.tick(cycle));
             }
-            let (now, ev) = self.queue.pop().expect("peeked");
             self.events += 1;
             if let Some(tr) = &mut self.trace {
                 tr.push((now, ev));
@@ -428,7 +430,7 @@ impl Bench {
             match ev {
                 Ev::Chip(e) => self.chip.handle(now, e, &mut self.queue, &mut self.capture),
                 Ev::Feed(i) => {
-                    let (port, feed) = &mut self.feeds[i];
+                    let (port, feed) = &mut self.feeds[i as usize];
                     let free_at = self
                         .chip
                         .receive(*port, now, feed.take(), &mut self.queue)

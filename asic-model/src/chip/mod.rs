@@ -172,12 +172,10 @@ pub enum ChipEvent {
         /// Packet handle.
         pkt: u32,
     },
-    /// A packet leaves the ingress deparser.
+    /// A packet leaves the ingress deparser (the cycle it was issued is in the packet).
     IngressDone {
         /// Packet handle.
         pkt: u32,
-        /// The cycle it was issued into the ingress pipe.
-        issue: u64,
     },
     /// The TM scheduler serves an egress port.
     Dequeue {
@@ -212,12 +210,10 @@ pub enum ChipEvent {
         /// Index into the chip's scheduled operations.
         op: u32,
     },
-    /// A packet leaves the egress deparser.
+    /// A packet leaves the egress deparser (the cycle it was issued is in the packet).
     EgressDone {
         /// Packet handle.
         pkt: u32,
-        /// The cycle it was issued into the egress pipe.
-        issue: u64,
     },
     /// An advanced-flow-control request reaches the TM: pause or resume a queue.
     AfcApply {
@@ -228,12 +224,11 @@ pub enum ChipEvent {
         /// Pause (true) or resume (false).
         paused: bool,
     },
-    /// A packet-generator application's periodic timer fires for the `n`-th time.
+    /// A packet-generator application's periodic timer fires (the how-manieth is counted
+    /// by the chip).
     PktGenTick {
         /// Index into `ChipConfig::pktgen`.
         app: u16,
-        /// Which firing (0-based): it is due at `start + n · period`.
-        n: u64,
     },
     /// A packet-generator application's one-shot trigger number `i` fires.
     PktGenShot {
@@ -509,6 +504,10 @@ struct Packet {
     /// What the TM said when the packet left it (queue, depths, enqueue time, ECN).
     deq: Option<Dequeued>,
     deq_time: Time,
+    /// The cycle it was issued into the pipe it is in (ingress, then egress): kept here
+    /// rather than in its exit event, so that every [`ChipEvent`] fits in 8 bytes (events
+    /// are moved on every sift of the event heap).
+    issue: u64,
     /// Replication id (multicast copies; 0 otherwise).
     rid: u16,
     /// Deflected by deflect-on-drop.
@@ -646,6 +645,9 @@ pub struct Chip {
     /// Multicast groups by id.
     mcast: McastTable,
     pktgen: Vec<PktGenApp>,
+    /// Per packet-generator application: its periodic timer's firings so far (the next
+    /// `PktGenTick` is due at `start + fired · period`).
+    pktgen_fired: Vec<u64>,
     /// Destinations of the packet being enqueued (port, queue, rid), reused.
     dests: Vec<(u16, u16, u16)>,
     plumbing: PlumbingCounters,
@@ -750,6 +752,7 @@ impl Chip {
             mirror,
             mcast,
             pktgen: config.pktgen.clone(),
+            pktgen_fired: vec![0; config.pktgen.len()],
             dests: Vec::new(),
             plumbing: PlumbingCounters::default(),
             clock: Clock::new(profile.clock_hz),
@@ -988,10 +991,10 @@ impl Chip {
     ) {
         match ev {
             ChipEvent::Arrive { pkt } => self.issue_ingress(now, pkt, q),
-            ChipEvent::IngressDone { pkt, issue } => {
+            ChipEvent::IngressDone { pkt } => {
                 let port = self.packets.slots[pkt as usize].ingress_port;
                 self.pipes[self.ports[port as usize].pipe as usize].in_ingress -= 1;
-                self.ingress_done(now, pkt, issue, q);
+                self.ingress_done(now, pkt, q);
                 self.send_pfc_events(now, q, wire);
             }
             ChipEvent::Dequeue { port, seq } => {
@@ -1027,10 +1030,10 @@ impl Chip {
                     self.control_failures.push((now, e.to_string()));
                 }
             }
-            ChipEvent::EgressDone { pkt, issue } => {
+            ChipEvent::EgressDone { pkt } => {
                 let port = self.packets.slots[pkt as usize].egress_port;
                 self.pipes[self.ports[port as usize].pipe as usize].in_egress -= 1;
-                self.egress_done(now, pkt, issue, q, wire);
+                self.egress_done(now, pkt, q, wire);
                 self.send_pfc_events(now, q, wire);
             }
             ChipEvent::AfcApply {
@@ -1046,12 +1049,16 @@ impl Chip {
                     self.kick_dequeue(now, port, q);
                 }
             }
-            ChipEvent::PktGenTick { app, n } => {
+            ChipEvent::PktGenTick { app } => {
                 let a = &self.pktgen[app as usize];
                 let (start, period) = (a.start_ns, a.period_ns.expect("a periodic app"));
+                // One tick of an application is pending at a time: this is firing `n`.
+                let fired = &mut self.pktgen_fired[app as usize];
+                let n = *fired;
+                *fired += 1;
                 if a.count.is_none_or(|c| n + 1 < c) {
                     let next = Time::from_ns(start + (n + 1) * period);
-                    q.at(next, ChipEvent::PktGenTick { app, n: n + 1 });
+                    q.at(next, ChipEvent::PktGenTick { app });
                 }
                 self.generate(now, app, q);
             }
@@ -1068,16 +1075,17 @@ impl Chip {
         pipe.ingress_issued += 1;
         pipe.in_ingress += 1;
         let done = self.clock.time_of(issue + self.ingress_latency);
+        self.packets.slots[pkt as usize].issue = issue;
         // Issue slots only move forward and the latency is fixed: exits come in time order.
-        q.at_in_lane(2 * pipe_id, done, ChipEvent::IngressDone { pkt, issue });
+        q.at_in_lane(2 * pipe_id, done, ChipEvent::IngressDone { pkt });
     }
 
-    fn ingress_done(&mut self, now: Time, h: u32, issue: u64, q: &mut impl Schedule<ChipEvent>) {
+    fn ingress_done(&mut self, now: Time, h: u32, q: &mut impl Schedule<ChipEvent>) {
         let slot = &mut self.packets.slots[h as usize];
         let inputs = GressInputs {
             ingress_port: slot.ingress_port,
             ingress_mac_ns: slot.rx_start.ns(),
-            issue_cycle: issue,
+            issue_cycle: slot.issue,
             ..GressInputs::default()
         };
         let pipe = self.ports[slot.ingress_port as usize].pipe as usize;
@@ -1090,12 +1098,14 @@ impl Chip {
             tm: &self.tm,
         };
         let ingress = &mut self.pipes[pipe].ingress;
-        let out = match ingress.process_with_depths(&mut slot.data, &inputs, &depths) {
-            Ok(o) => o,
-            Err(_) => return self.drop_packet(h, DropReason::IngressParserError),
+        // The outputs are read where the gress returned them (moving them out copied the
+        // whole record).
+        let res = ingress.process_with_depths(&mut slot.data, &inputs, &depths);
+        let Ok(out) = &res else {
+            return self.drop_packet(h, DropReason::IngressParserError);
         };
         self.parser_errors_continued[0] += (out.parser_error != 0) as u64;
-        let r = out.requests;
+        let r = &out.requests;
         if r.adv_flow_ctl != 0 {
             self.afc_request(now, r.adv_flow_ctl, q);
         }
@@ -1103,7 +1113,7 @@ impl Chip {
             return self.drop_packet(h, DropReason::IngressProgramDrop);
         }
         if r.mirror_session != 0 {
-            self.mirror(now, h, &r, q);
+            self.mirror(now, h, r, q);
         }
         let unicast = |port: u16| match self.ports.get(port as usize) {
             Some(p) if p.kind != PortKind::PktGen => Ok(port),
@@ -1295,21 +1305,19 @@ impl Chip {
         };
         let p = &mut self.ports[port as usize];
         p.in_pipe += 1;
-        let slot = &mut self.packets.slots[d.handle as usize];
-        slot.deq = Some(d);
-        slot.deq_time = now;
         let pipe_id = p.pipe as usize;
         let pipe = &mut self.pipes[pipe_id];
         let issue = take_issue_slot(self.clock, now, &mut pipe.egress_next_issue);
         pipe.in_egress += 1;
         let done = self.clock.time_of(issue + self.egress_latency);
+        let slot = &mut self.packets.slots[d.handle as usize];
+        slot.deq = Some(d);
+        slot.deq_time = now;
+        slot.issue = issue;
         q.at_in_lane(
             2 * pipe_id + 1,
             done,
-            ChipEvent::EgressDone {
-                pkt: d.handle,
-                issue,
-            },
+            ChipEvent::EgressDone { pkt: d.handle },
         );
         // Pace the port: predict from the stored length when this frame and its gap will
         // have left the wire, and serve the port next so that the next packet leaves the
@@ -1328,7 +1336,6 @@ impl Chip {
         &mut self,
         now: Time,
         h: u32,
-        issue: u64,
         q: &mut impl Schedule<ChipEvent>,
         wire: &mut impl Wire,
     ) {
@@ -1342,7 +1349,7 @@ impl Chip {
             let inputs = GressInputs {
                 ingress_port: slot.ingress_port,
                 ingress_mac_ns: slot.rx_start.ns(),
-                issue_cycle: issue,
+                issue_cycle: slot.issue,
                 egress_port: port,
                 egress_queue: d.queue,
                 enq_depth_cells: d.enq_depth_cells,
@@ -1354,15 +1361,14 @@ impl Chip {
                 queue_delay_ns: (slot.deq_time - Time(d.enq_time_ps)).ns(),
                 deflected: slot.deflected,
             };
-            let out = match egress.process(&mut slot.data, &inputs) {
-                Ok(o) => o,
-                Err(_) => {
-                    self.left_egress_pipe(now, port, q);
-                    return self.drop_packet(h, DropReason::EgressParserError);
-                }
+            // The outputs are read in place, as after ingress.
+            let res = egress.process(&mut slot.data, &inputs);
+            let Ok(out) = &res else {
+                self.left_egress_pipe(now, port, q);
+                return self.drop_packet(h, DropReason::EgressParserError);
             };
             self.parser_errors_continued[1] += (out.parser_error != 0) as u64;
-            let r = out.requests;
+            let r = &out.requests;
             if r.adv_flow_ctl != 0 {
                 self.afc_request(now, r.adv_flow_ctl, q);
             }
@@ -1371,7 +1377,7 @@ impl Chip {
                 return self.drop_packet(h, DropReason::EgressProgramDrop);
             }
             if r.mirror_session != 0 {
-                self.mirror(now, h, &r, q);
+                self.mirror(now, h, r, q);
             }
         }
         let len = self.packets.slots[h as usize].data.len();
@@ -1415,4 +1421,16 @@ fn take_issue_slot(clock: Clock, now: Time, next: &mut u64) -> u64 {
     let issue = clock.cycle_at_or_after(now).max(*next);
     *next = issue + 1;
     issue
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChipEvent;
+
+    /// The event heap moves events on every sift: what an event needs beyond its kind and
+    /// handle lives in the chip (the packet's issue cycle, an application's firings).
+    #[test]
+    fn an_event_fits_in_8_bytes() {
+        assert!(std::mem::size_of::<ChipEvent>() <= 8);
+    }
 }

@@ -19,7 +19,7 @@ impl Chip {
             if app.period_ns.is_some() && app.count != Some(0) {
                 q.at(
                     Time::from_ns(app.start_ns),
-                    ChipEvent::PktGenTick { app: app_id, n: 0 },
+                    ChipEvent::PktGenTick { app: app_id },
                 );
             }
             for (i, &at) in app.at_ns.iter().enumerate() {
