@@ -870,18 +870,7 @@ mod tests {
     /// `Set` per slice, with the general path's result.
     #[test]
     fn a_wide_set_runs_slice_by_slice() {
-        let field = |width: u16, slices: &[(u16, u8, u8)]| Field {
-            name: "f".into(),
-            width,
-            slices: slices
-                .iter()
-                .map(|&(container, lsb, width)| PhvSlice {
-                    container,
-                    lsb,
-                    width,
-                })
-                .collect(),
-        };
+        use crate::phv::tests::field;
         let layout = PhvLayout {
             fields: vec![
                 field(48, &[(0, 0, 32), (1, 4, 16)]),

@@ -440,11 +440,12 @@ impl WireLayout {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::program::PhvSlice;
 
-    fn field(width: u16, slices: &[(u16, u8, u8)]) -> Field {
+    /// A field of `width` bits in `slices` (container, lsb, width), for tests.
+    pub(crate) fn field(width: u16, slices: &[(u16, u8, u8)]) -> Field {
         Field {
             name: "f".into(),
             width,
