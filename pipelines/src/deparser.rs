@@ -445,7 +445,7 @@ impl InPlace {
             }
             // A header the parser extracted lies before `payload`: the stores stay there.
             let start = at as usize / 8;
-            let Some(bytes) = data.get_mut(start..start + header.load_end) else {
+            let Some(bytes) = data.get_mut(start..start + header.load_end()) else {
                 return false;
             };
             let back = &self.headers[h as usize];

@@ -6,7 +6,7 @@
 //! short for what the program asks, or a walk longer than the chip's parse-depth limit, ends
 //! in a [`ParseError`]: the packet takes the error path and is counted, never a panic.
 
-use crate::phv::{mask, Phv, SelectRead, SliceLoad, WireLayout};
+use crate::phv::{mask, Phv, SelectRead, WireLayout};
 use crate::program::{
     CasePattern, HeaderId, Next, ParserOp, ParserProgram, PhvLayout, SelectKey, Transition,
 };
@@ -158,29 +158,15 @@ pub fn parse(
                         return Err(truncated(cursor_bits + bits, cursor_bits));
                     }
                     let start = cursor_bits / 8;
-                    match data.get(start..start + header.load_end) {
-                        Some(bytes) if cursor_bits % 8 == 0 => {
-                            // Byte-aligned with room for every 8-byte load.
-                            let load = |l: &SliceLoad| {
-                                let b = l.byte as usize;
-                                let word = u64::from_be_bytes(
-                                    bytes[b..b + 8].try_into().expect("eight bytes"),
-                                );
-                                (word >> l.shift) as u32 & l.slice.mask
-                            };
-                            for l in &header.fills {
-                                l.slice.fill(phv, load(l));
-                            }
-                            for l in &header.merges {
-                                l.slice.put(phv, load(l));
-                            }
-                        }
-                        _ => {
-                            for s in &header.slices {
-                                let at = cursor_bits + s.offset as usize;
-                                let v = read_bits(data, at, s.width as usize) as u32;
-                                s.put(phv, v);
-                            }
+                    // Byte-aligned with room for every 8-byte load: a load per slice;
+                    // otherwise bit by bit.
+                    let aligned = cursor_bits % 8 == 0
+                        && header.extract_aligned(data.get(start..).unwrap_or_default(), phv);
+                    if !aligned {
+                        for s in &header.slices {
+                            let at = cursor_bits + s.offset as usize;
+                            let v = read_bits(data, at, s.width as usize) as u32;
+                            s.put(phv, v);
                         }
                     }
                     for s in &header.valid {

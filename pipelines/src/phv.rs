@@ -225,12 +225,55 @@ impl WireSlice {
         let word = &mut phv.words[self.container as usize];
         *word = (*word & !(self.mask << self.lsb)) | (v << self.lsb);
     }
+}
 
-    /// Write `v` (at most `width` bits) into the slice and 0 into the rest of its
-    /// container: [`WireSlice::put`] for a slice that holds every bit any field has there.
+/// How the parser stores one slice of a header whose first bit is byte-aligned: the
+/// big-endian 8-byte word at `byte` (from the header's first byte), rotated right by
+/// `rotate`, holds the slice's bits where the container has them, under `placed` (the
+/// slice's mask shifted to its lowest bit). One rotate and one mask, instead of a shift
+/// down, a mask and a shift up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlacedLoad {
+    /// The first byte of the load, from the header's first byte.
+    pub byte: u16,
+    /// Right rotation of the loaded word: the load's shift less the slice's lowest bit,
+    /// modulo 64 (the slice's bits do not wrap, as its shift plus its width is at most 64).
+    pub rotate: u8,
+    /// The container.
+    pub container: u16,
+    /// The slice's bits in the container.
+    pub placed: u32,
+}
+
+impl PlacedLoad {
+    fn new(l: &SliceLoad) -> PlacedLoad {
+        let s = &l.slice;
+        PlacedLoad {
+            byte: l.byte,
+            rotate: (l.shift as i32 - s.lsb as i32).rem_euclid(64) as u8,
+            container: s.container,
+            placed: s.mask << s.lsb,
+        }
+    }
+
+    /// The slice's bits in `word` (the 8 bytes at `byte`), in place in the container.
     #[inline(always)]
-    pub fn fill(&self, phv: &mut Phv, v: u32) {
-        phv.words[self.container as usize] = v << self.lsb;
+    pub fn bits(&self, word: u64) -> u32 {
+        word.rotate_right(self.rotate as u32) as u32 & self.placed
+    }
+
+    /// Store the slice from `word`, and 0 in the rest of its container: for a slice that
+    /// holds every bit any field has there.
+    #[inline(always)]
+    pub fn fill(&self, phv: &mut Phv, word: u64) {
+        phv.words[self.container as usize] = self.bits(word);
+    }
+
+    /// Store the slice from `word`, keeping the rest of its container.
+    #[inline(always)]
+    pub fn merge(&self, phv: &mut Phv, word: u64) {
+        let c = &mut phv.words[self.container as usize];
+        *c = *c & !self.placed | self.bits(word);
     }
 }
 
@@ -264,15 +307,49 @@ pub struct HeaderWire {
     /// its container, so the slice's value shifted into place is the container's whole
     /// value (every other bit is always 0: nothing writes a container but through field
     /// slices); the parser stores it without reading the container.
-    pub fills: Vec<SliceLoad>,
+    fills: Vec<PlacedLoad>,
     /// The others, each merged into its container.
-    pub merges: Vec<SliceLoad>,
+    merges: Vec<PlacedLoad>,
     /// Bytes from the header's first byte to the end of its last load: a header starting
     /// on a byte boundary with this many bytes left in the packet is read with `loads`.
-    pub load_end: usize,
+    /// (Private with `fills` and `merges`: [`HeaderWire::extract_aligned`] relies on it
+    /// covering their loads, which [`WireLayout::new`], the only place a header is built,
+    /// makes sure of.)
+    load_end: usize,
 }
 
 impl HeaderWire {
+    /// Bytes from the header's first byte to the end of its last 8-byte load.
+    pub fn load_end(&self) -> usize {
+        self.load_end
+    }
+
+    /// Store the header's slices from `bytes`, which start at its first byte (on a byte
+    /// boundary), and return true; or store nothing and return false if `bytes` is too
+    /// short for its 8-byte loads (fewer than [`HeaderWire::load_end`]).
+    #[inline(always)]
+    pub fn extract_aligned(&self, bytes: &[u8], phv: &mut Phv) -> bool {
+        if bytes.len() < self.load_end {
+            return false;
+        }
+        let load = |l: &PlacedLoad| {
+            let b = l.byte as usize;
+            // SAFETY: `b + 8 <= self.load_end <= bytes.len()`: `load_end` is the largest
+            // end of the header's loads (`WireLayout::new` builds both; the fields are
+            // private to this module). One length check per header instead of one per
+            // slice.
+            let word = unsafe { bytes.get_unchecked(b..b + 8) };
+            u64::from_be_bytes(word.try_into().expect("eight bytes"))
+        };
+        for l in &self.fills {
+            l.fill(phv, load(l));
+        }
+        for l in &self.merges {
+            l.merge(phv, load(l));
+        }
+        true
+    }
+
     /// Whether the header is valid in `phv`.
     #[inline]
     pub fn is_valid(&self, phv: &Phv) -> bool {
@@ -444,10 +521,10 @@ impl WireLayout {
                         })
                         .collect();
                     let load_end = loads.iter().map(|l| l.byte as usize + 8).max().unwrap_or(0);
-                    let (fills, merges) = loads.iter().partition(|l| {
-                        let s = &l.slice;
-                        claimed[s.container as usize] & !(s.mask << s.lsb) == 0
-                    });
+                    let (fills, merges) = loads
+                        .iter()
+                        .map(PlacedLoad::new)
+                        .partition(|l| claimed[l.container as usize] & !l.placed == 0);
                     HeaderWire {
                         bits,
                         slices,
@@ -566,16 +643,29 @@ pub(crate) mod tests {
             &DeparserProgram::default(),
         );
         let h = &wire.headers[0];
-        let containers =
-            |ls: &[SliceLoad]| ls.iter().map(|l| l.slice.container).collect::<Vec<_>>();
+        let containers = |ls: &[PlacedLoad]| ls.iter().map(|l| l.container).collect::<Vec<_>>();
         assert_eq!(containers(&h.fills), vec![0, 2]);
         assert_eq!(containers(&h.merges), vec![1]);
         assert_eq!(h.loads.len(), 3);
-        for l in &h.fills {
-            let (mut put, mut filled) = (Phv::new(3), Phv::new(3));
-            l.slice.put(&mut put, l.slice.mask);
-            l.slice.fill(&mut filled, l.slice.mask);
-            assert_eq!(put.containers(), filled.containers());
+        // A slice stored from its load's word is the slice's value put in its container:
+        // into a clear PHV for a fill, and keeping the other bits for a merge.
+        for word in [0xa5c3_0f96_5a3c_f069u64, u64::MAX, 1 << 63] {
+            for l in &h.loads {
+                let placed = PlacedLoad::new(l);
+                let v = (word >> l.shift) as u32 & l.slice.mask;
+                let (mut put, mut filled) = (Phv::new(3), Phv::new(3));
+                l.slice.put(&mut put, v);
+                placed.fill(&mut filled, word);
+                assert_eq!(put.containers(), filled.containers());
+                let (mut put, mut merged) = (Phv::new(3), Phv::new(3));
+                for c in 0..3 {
+                    put.words[c] = 0x5a5a_5a5a;
+                    merged.words[c] = 0x5a5a_5a5a;
+                }
+                l.slice.put(&mut put, v);
+                placed.merge(&mut merged, word);
+                assert_eq!(put.containers(), merged.containers());
+            }
         }
     }
 
