@@ -169,7 +169,7 @@ pub fn parse(
                             s.put(phv, v);
                         }
                     }
-                    for s in &header.valid {
+                    if let Some(s) = &header.valid {
                         s.put(phv, 1);
                     }
                     extracted.push((h, cursor_bits as u32));

@@ -299,8 +299,9 @@ pub struct HeaderWire {
     pub bits: u32,
     /// Slices in wire order.
     pub slices: Vec<WireSlice>,
-    /// The validity bit's slices (one bit).
-    pub valid: Vec<WireSlice>,
+    /// The validity bit's slice (none only if its field has no slice: never valid). A
+    /// one-bit field has one slice: one test and one store per header, no loop.
+    pub valid: Option<WireSlice>,
     /// `slices` as 8-byte loads, for a header starting on a byte boundary.
     pub loads: Vec<SliceLoad>,
     /// The parser's split of `loads`: those whose slice holds every bit any field has in
@@ -353,7 +354,7 @@ impl HeaderWire {
     /// Whether the header is valid in `phv`.
     #[inline]
     pub fn is_valid(&self, phv: &Phv) -> bool {
-        self.valid.iter().any(|s| s.get(phv) != 0)
+        self.valid.is_some_and(|s| s.get(phv) != 0)
     }
 }
 
@@ -528,7 +529,10 @@ impl WireLayout {
                     HeaderWire {
                         bits,
                         slices,
-                        valid: field_slices(layout, &[h.valid]).0,
+                        valid: match field_slices(layout, &[h.valid]).0[..] {
+                            [s] => Some(s),
+                            _ => None,
+                        },
                         loads,
                         fills,
                         merges,
