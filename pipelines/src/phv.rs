@@ -55,7 +55,6 @@ fn low_mask(width: u8) -> u32 {
 }
 
 impl Phv {
-    /// A PHV of `containers` containers, all zero.
     /// A PHV of `containers` containers, all zero (at most 65,536: a container number is
     /// a `u16`).
     pub fn new(containers: usize) -> Phv {
