@@ -1246,6 +1246,7 @@ impl Chip {
     }
 
     /// Serve `port` at `at` (superseding a pending service).
+    #[inline]
     fn schedule_dequeue(&mut self, port: u16, at: Time, q: &mut impl Schedule<ChipEvent>) {
         let p = &mut self.ports[port as usize];
         p.dequeue_pending = true;
