@@ -19,16 +19,19 @@ pub const IFG_BYTES: u64 = 12;
 
 /// Bytes a frame of `len` stored bytes occupies on the wire, from the first preamble byte
 /// to the last FCS byte (no inter-frame gap).
+#[inline]
 pub fn wire_bytes(len: usize) -> u64 {
     PREAMBLE_SFD_BYTES + (len as u64 + FCS_BYTES).max(MIN_FRAME_BYTES)
 }
 
 /// Time from the first preamble bit to the last FCS bit.
+#[inline]
 pub fn frame_time(len: usize, gbps: u32) -> Time {
     Time::serialization(wire_bytes(len), gbps)
 }
 
 /// Time the port is busy with the frame: the frame plus the inter-frame gap.
+#[inline]
 pub fn slot_time(len: usize, gbps: u32) -> Time {
     Time::serialization(wire_bytes(len) + IFG_BYTES, gbps)
 }

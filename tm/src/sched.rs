@@ -113,6 +113,7 @@ impl PortSched {
 
     /// The queue to serve next; `head_bytes(q)` is the size of `q`'s head packet. Charges the
     /// chosen queue's deficit for that packet.
+    #[inline]
     pub fn pick(&mut self, head_bytes: impl Fn(u16) -> u32) -> Option<u16> {
         let elig = self.nonempty & !self.blocked;
         if elig == 0 {

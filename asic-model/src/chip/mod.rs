@@ -522,6 +522,7 @@ struct PacketStore {
 }
 
 impl PacketStore {
+    #[inline]
     fn alloc(&mut self) -> u32 {
         match self.free.pop() {
             Some(h) => {
@@ -538,6 +539,7 @@ impl PacketStore {
         }
     }
 
+    #[inline]
     fn release(&mut self, h: u32) {
         self.slots[h as usize].data.clear();
         self.free.push(h);
@@ -1244,6 +1246,7 @@ impl Chip {
     }
 
     /// Serve `port` at `at` (superseding a pending service).
+    #[inline]
     fn schedule_dequeue(&mut self, port: u16, at: Time, q: &mut impl Schedule<ChipEvent>) {
         let p = &mut self.ports[port as usize];
         p.dequeue_pending = true;
@@ -1273,6 +1276,7 @@ impl Chip {
 
     /// When the TM should next serve a port whose wire will be free at `wire_free`: so that
     /// the packet leaves the egress pipe at the last cycle edge before then.
+    #[inline]
     fn paced_service(&self, wire_free: Time, now: Time) -> Time {
         let target_exit = self.clock.cycle_at_or_before(wire_free);
         self.clock
@@ -1417,6 +1421,7 @@ impl Chip {
 
 /// A gress issues one packet per cycle: the first cycle edge at or after `now` that is not
 /// before `next` (the cycle after the previous issue); `next` moves past it.
+#[inline]
 fn take_issue_slot(clock: Clock, now: Time, next: &mut u64) -> u64 {
     let issue = clock.cycle_at_or_after(now).max(*next);
     *next = issue + 1;
