@@ -7,36 +7,11 @@
 use crate::program::{
     DeparserProgram, Field, FieldId, ParserProgram, PhvLayout, SelectKey, Transition,
 };
-use std::fmt;
-
-/// Containers a PHV is addressed over: every value of a container number (a `u16`).
-const ADDRESSABLE: usize = 1 << 16;
 
 /// The packet header vector of one packet in one gress.
-///
-/// Its words span every container number, so indexing them by a `u16` container needs no
-/// bounds check on the per-packet path (the parser, the MAU and the deparser all address
-/// containers). Only the gress's `len` containers are ever written, cleared and shown; the
-/// words above stay 0 and their pages are never touched (the words are allocated zeroed).
+#[derive(Clone, Debug)]
 pub struct Phv {
-    words: Box<[u32; ADDRESSABLE]>,
-    len: usize,
-}
-
-impl Clone for Phv {
-    fn clone(&self) -> Phv {
-        let mut copy = Phv::new(self.len);
-        copy.words[..self.len].copy_from_slice(self.containers());
-        copy
-    }
-}
-
-impl fmt::Debug for Phv {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Phv")
-            .field("words", &self.containers())
-            .finish()
-    }
+    words: Vec<u32>,
 }
 
 /// All-ones mask of `width` bits (`width <= 128`).
@@ -55,22 +30,16 @@ fn low_mask(width: u8) -> u32 {
 }
 
 impl Phv {
-    /// A PHV of `containers` containers, all zero (at most 65,536: a container number is
-    /// a `u16`).
+    /// A PHV of `containers` containers, all zero.
     pub fn new(containers: usize) -> Phv {
-        let words = vec![0; ADDRESSABLE]
-            .into_boxed_slice()
-            .try_into()
-            .expect("ADDRESSABLE words");
         Phv {
-            words,
-            len: containers.min(ADDRESSABLE),
+            words: vec![0; containers],
         }
     }
 
     /// Zero every container (a new packet starts with an empty PHV).
     pub fn clear(&mut self) {
-        self.words[..self.len].fill(0);
+        self.words.fill(0);
     }
 
     /// The value of a field.
@@ -128,7 +97,7 @@ impl Phv {
 
     /// Raw container values (for traces and tests).
     pub fn containers(&self) -> &[u32] {
-        &self.words[..self.len]
+        &self.words
     }
 }
 
