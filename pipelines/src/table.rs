@@ -264,9 +264,10 @@ impl TableState {
             }
             Store::Lpm(levels) => {
                 let (value, len) = lpm_parts(&e.key[0], self.widths[0]);
-                let value = value & prefix_mask(len, self.widths[0]);
+                let mask = prefix_mask(len, self.widths[0]);
+                let value = value & mask;
                 let pos = levels.iter().position(|(l, _, _)| *l <= len);
-                let new = (len, prefix_mask(len, self.widths[0]), FxHashMap::default());
+                let new = (len, mask, FxHashMap::default());
                 let level = match pos {
                     Some(p) if levels[p].0 == len => &mut levels[p].2,
                     Some(p) => {
