@@ -167,16 +167,44 @@ impl Admission for StaticLimit {
     }
     /// Admit while the queue's shared cells after the packet stay within its cap.
     fn admit(&mut self, ctx: &AdmissionContext) -> Result<(), Refusal> {
-        match ctx.static_limit {
-            Some(limit)
-                if ctx.queue_shared_cells as u64 + ctx.shared_cells_needed as u64
-                    > limit as u64 =>
-            {
-                Err(Refusal::QueueLimit)
-            }
-            _ => Ok(()),
+        if static_admits(
+            ctx.queue_shared_cells,
+            ctx.shared_cells_needed,
+            ctx.static_limit,
+        ) {
+            Ok(())
+        } else {
+            Err(Refusal::QueueLimit)
         }
     }
+}
+
+/// Static's decision: whether `queue_shared_cells + shared_cells_needed` stay within the
+/// queue's cap (no cap: always).
+#[inline]
+pub(crate) fn static_admits(
+    queue_shared_cells: u32,
+    shared_cells_needed: u32,
+    limit: Option<u32>,
+) -> bool {
+    limit.is_none_or(|l| queue_shared_cells as u64 + shared_cells_needed as u64 <= l as u64)
+}
+
+/// Dynamic Threshold's decision: whether `queue_shared_cells < α · (B − Q)`, exactly.
+///
+/// [`AdmissionContext::below`]`(α, 1, 1)` in `u64`: the left side is below 2^48 (a `u32`
+/// times 2^16) and the right side below 2^64 (α's raw value and `B − Q` are `u32`s), so
+/// neither product can overflow.
+#[inline]
+pub(crate) fn dt_admits(
+    queue_shared_cells: u32,
+    alpha: Alpha,
+    pool_cells: u32,
+    pool_used: u32,
+) -> bool {
+    let lhs = queue_shared_cells as u64 * Alpha::ONE as u64;
+    let rhs = alpha.0 as u64 * pool_cells.saturating_sub(pool_used) as u64;
+    lhs < rhs
 }
 
 /// Dynamic Threshold: `T = α · (B − Q(t))`.
@@ -191,7 +219,12 @@ impl Admission for DynamicThreshold {
         Needs::NONE
     }
     fn admit(&mut self, ctx: &AdmissionContext) -> Result<(), Refusal> {
-        if ctx.below(ctx.alpha, 1, 1) {
+        if dt_admits(
+            ctx.queue_shared_cells,
+            ctx.alpha,
+            ctx.pool_cells,
+            ctx.pool_used,
+        ) {
             Ok(())
         } else {
             Err(Refusal::DynamicThreshold)
@@ -236,6 +269,50 @@ impl Admission for FlexibleBuffer {
     }
 }
 
+/// The policy a TM runs. The built-in Static and Dynamic Threshold decisions are made inline
+/// from the TM's counters ([`static_admits`], [`dt_admits`]: the arithmetic their trait
+/// implementations use), without building an [`AdmissionContext`] or calling through the
+/// trait object per packet; any other policy (the Flexible Buffers, plug-ins) is asked.
+#[derive(Debug)]
+pub(crate) enum Policy {
+    /// [`StaticLimit`], inline.
+    Static,
+    /// [`DynamicThreshold`], inline.
+    DynamicThreshold,
+    /// Asked with a context; `needs` is its answer to [`Admission::needs`], asked once.
+    Asked {
+        policy: Box<dyn Admission>,
+        needs: Needs,
+    },
+}
+
+impl Policy {
+    /// The built-in policy for a configuration choice.
+    pub fn builtin(p: crate::config::AdmissionPolicy) -> Policy {
+        use crate::config::AdmissionPolicy as P;
+        match p {
+            P::Static => Policy::Static,
+            P::DynamicThreshold => Policy::DynamicThreshold,
+            P::FlexibleBuffer | P::FlexibleBufferSingleQueue => Policy::asked(builtin(p)),
+        }
+    }
+
+    /// A policy asked through the trait (a plug-in).
+    pub fn asked(policy: Box<dyn Admission>) -> Policy {
+        let needs = policy.needs();
+        Policy::Asked { policy, needs }
+    }
+
+    /// Its name for reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Policy::Static => StaticLimit.name(),
+            Policy::DynamicThreshold => DynamicThreshold.name(),
+            Policy::Asked { policy, .. } => policy.name(),
+        }
+    }
+}
+
 /// The built-in policy for a configuration choice.
 pub fn builtin(p: crate::config::AdmissionPolicy) -> Box<dyn Admission> {
     use crate::config::AdmissionPolicy as P;
@@ -246,5 +323,47 @@ pub fn builtin(p: crate::config::AdmissionPolicy) -> Box<dyn Admission> {
             single_queue: false,
         }),
         P::FlexibleBufferSingleQueue => Box::new(FlexibleBuffer { single_queue: true }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `dt_admits` in `u64` agrees with the `u128` comparison at the extremes of its inputs.
+    #[test]
+    fn dt_in_u64_is_exact() {
+        let edges = [0, 1, 2, 65_535, 65_536, 1 << 31, u32::MAX - 1, u32::MAX];
+        for &shared in &edges {
+            for &alpha in &[1, 65_536, 3 << 15, u32::MAX] {
+                for &size in &edges {
+                    for &used in &edges {
+                        let ctx = AdmissionContext {
+                            now_ps: 0,
+                            port: 0,
+                            queue: 0,
+                            pkt_cells: 1,
+                            shared_cells_needed: 1,
+                            queue_cells: shared,
+                            queue_shared_cells: shared,
+                            queue_pkts: 1,
+                            pool_cells: size,
+                            pool_used: used,
+                            alpha: Alpha(alpha),
+                            priority: 0,
+                            congested_in_priority: 1,
+                            congested_total: 1,
+                            gamma: Share::ONE,
+                            static_limit: None,
+                        };
+                        assert_eq!(
+                            dt_admits(shared, Alpha(alpha), size, used),
+                            ctx.below(Alpha(alpha), 1, 1),
+                            "{shared} {alpha} {size} {used}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

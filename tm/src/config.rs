@@ -293,6 +293,10 @@ fn err<T>(field: impl Into<String>, reason: impl Into<String>) -> Result<T, Conf
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QueueParams {
     pub class: u8,
+    /// α of `class` (looked up once here, not per packet).
+    pub class_alpha: Alpha,
+    /// The buffer priority of `class`.
+    pub class_priority: u8,
     pub pool: u8,
     pub gmin: u32,
     pub static_limit: Option<u32>,
@@ -426,8 +430,11 @@ impl TmConfig {
                 }
             }
             reserved += c.gmin_cells as u64 * ports as u64;
+            let class = classes[c.class as usize];
             queues.push(QueueParams {
                 class: c.class,
+                class_alpha: class.alpha,
+                class_priority: class.priority,
                 pool: c.pool,
                 gmin: c.gmin_cells,
                 static_limit: c.static_limit_cells,

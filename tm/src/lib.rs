@@ -75,7 +75,7 @@ mod sched;
 pub mod spec;
 pub mod stats;
 
-use admission::{Admission, AdmissionContext, Needs, Share};
+use admission::{Admission, AdmissionContext, Needs, Policy, Share};
 use config::{ClassParams, ConfigError, PgParams, QueueParams, TmConfig};
 use pfc::PfcEvent;
 use rand_chacha::rand_core::SeedableRng;
@@ -282,9 +282,7 @@ pub struct TrafficManager {
     used_cells: u32,
     private_used: u32,
     headroom_used: u32,
-    admission: Box<dyn Admission>,
-    /// `admission.needs()`, asked once per policy rather than per packet.
-    needs: Needs,
+    admission: Policy,
     rng: ChaCha8Rng,
     pfc_events: Vec<PfcEvent>,
     trace: Option<Vec<TraceEvent>>,
@@ -328,7 +326,6 @@ impl TrafficManager {
                 ..Pg::default()
             })
             .collect();
-        let admission = admission::builtin(config.admission);
         Ok(TrafficManager {
             nports: ports,
             qpp,
@@ -344,8 +341,7 @@ impl TrafficManager {
             used_cells: 0,
             private_used: 0,
             headroom_used: 0,
-            needs: admission.needs(),
-            admission,
+            admission: Policy::builtin(config.admission),
             rng: ChaCha8Rng::seed_from_u64(config.seed),
             pfc_events: Vec::new(),
             trace: if config.trace { Some(Vec::new()) } else { None },
@@ -372,8 +368,7 @@ impl TrafficManager {
 
     /// Replace the admission policy (a plug-in such as ABM).
     pub fn set_admission(&mut self, policy: Box<dyn Admission>) {
-        self.needs = policy.needs();
-        self.admission = policy;
+        self.admission = Policy::asked(policy);
     }
 
     /// The admission policy's name.
@@ -430,6 +425,64 @@ impl TrafficManager {
         }
     }
 
+    /// Asks a policy that is not built in (FB, a plug-in) whether a lossy packet of `cells`
+    /// cells may take its shared cells from a queue holding `q_nh` cells outside headroom and
+    /// `q_pkts` packets.
+    #[inline(never)]
+    fn ask_policy(
+        &mut self,
+        req: &EnqueueRequest,
+        qp: &QueueParams,
+        cells: u32,
+        q_nh: u32,
+        q_pkts: u32,
+    ) -> Result<(), Refusal> {
+        let Policy::Asked { policy, needs } = &mut self.admission else {
+            unreachable!("only a policy that is not built in is asked");
+        };
+        let class_id = match (self.config.admission, req.class) {
+            (config::AdmissionPolicy::FlexibleBufferSingleQueue, Some(c)) => c,
+            _ => qp.class,
+        };
+        let Some(&class) = self.classes.get(class_id as usize) else {
+            return Err(Refusal::NoSuchClass);
+        };
+        let shared_before = q_nh.saturating_sub(qp.gmin);
+        let shared_after = (q_nh + cells).saturating_sub(qp.gmin);
+        let pool = self.pools[qp.pool as usize];
+        let was_empty = q_pkts == 0;
+        let gamma = if needs.gamma {
+            let (num, den) = self.ports[req.port as usize].sched.gamma(req.queue);
+            Share { num, den }
+        } else {
+            Share::ONE
+        };
+        let ctx = AdmissionContext {
+            now_ps: req.now_ps,
+            port: req.port,
+            queue: req.queue,
+            pkt_cells: cells,
+            shared_cells_needed: shared_after - shared_before,
+            queue_cells: q_nh,
+            queue_shared_cells: shared_before,
+            queue_pkts: q_pkts,
+            pool_cells: pool.size,
+            pool_used: pool.used,
+            alpha: class.alpha,
+            priority: class.priority,
+            congested_in_priority: self
+                .congested_by_prio
+                .get(class.priority as usize)
+                .copied()
+                .unwrap_or(0)
+                + (was_empty && qp.class_priority == class.priority) as u32,
+            congested_total: self.congested_total + was_empty as u32,
+            gamma,
+            static_limit: qp.static_limit,
+        };
+        policy.admit(&ctx)
+    }
+
     /// Offer a packet. On `Ok` it is queued; on `Err` it was not, and the reason is counted.
     pub fn enqueue(&mut self, req: EnqueueRequest) -> Result<Admitted, Refusal> {
         if req.port as usize >= self.nports {
@@ -457,45 +510,25 @@ impl TrafficManager {
         let mut to_headroom = lossless && self.pgs[pgi.expect("lossless")].xoff;
         if !to_headroom && shared_needed > 0 {
             if !lossless {
-                let class_id = match (self.config.admission, req.class) {
-                    (config::AdmissionPolicy::FlexibleBufferSingleQueue, Some(c)) => c,
-                    _ => qp.class,
+                let verdict = match self.admission {
+                    Policy::DynamicThreshold => {
+                        if admission::dt_admits(shared_before, qp.class_alpha, pool.size, pool.used)
+                        {
+                            Ok(())
+                        } else {
+                            Err(Refusal::DynamicThreshold)
+                        }
+                    }
+                    Policy::Static => {
+                        if admission::static_admits(shared_before, shared_needed, qp.static_limit) {
+                            Ok(())
+                        } else {
+                            Err(Refusal::QueueLimit)
+                        }
+                    }
+                    Policy::Asked { .. } => self.ask_policy(&req, &qp, cells, q_nh, q_pkts),
                 };
-                let Some(&class) = self.classes.get(class_id as usize) else {
-                    return self.refuse(&req, Refusal::NoSuchClass);
-                };
-                let was_empty = q_pkts == 0;
-                let gamma = if self.needs.gamma {
-                    let (num, den) = self.ports[req.port as usize].sched.gamma(req.queue);
-                    Share { num, den }
-                } else {
-                    Share::ONE
-                };
-                let ctx = AdmissionContext {
-                    now_ps: req.now_ps,
-                    port: req.port,
-                    queue: req.queue,
-                    pkt_cells: cells,
-                    shared_cells_needed: shared_needed,
-                    queue_cells: q_nh,
-                    queue_shared_cells: shared_before,
-                    queue_pkts: q_pkts,
-                    pool_cells: pool.size,
-                    pool_used: pool.used,
-                    alpha: class.alpha,
-                    priority: class.priority,
-                    congested_in_priority: self
-                        .congested_by_prio
-                        .get(class.priority as usize)
-                        .copied()
-                        .unwrap_or(0)
-                        + (was_empty && self.classes[qp.class as usize].priority == class.priority)
-                            as u32,
-                    congested_total: self.congested_total + was_empty as u32,
-                    gamma,
-                    static_limit: qp.static_limit,
-                };
-                if let Err(r) = self.admission.admit(&ctx) {
+                if let Err(r) = verdict {
                     return self.refuse(&req, r);
                 }
             }
@@ -552,7 +585,7 @@ impl TrafficManager {
         }
         if q_pkts == 0 {
             self.congested_total += 1;
-            self.congested_by_prio[self.classes[qp.class as usize].priority as usize] += 1;
+            self.congested_by_prio[qp.class_priority as usize] += 1;
             self.ports[req.port as usize].sched.on_nonempty(req.queue);
         }
         let port = &mut self.ports[req.port as usize];
@@ -658,7 +691,7 @@ impl TrafficManager {
         }
         if deq_depth_pkts == 0 {
             self.congested_total -= 1;
-            self.congested_by_prio[self.classes[qp.class as usize].priority as usize] -= 1;
+            self.congested_by_prio[qp.class_priority as usize] -= 1;
             self.ports[pi].sched.on_empty(queue);
         }
         let p = &mut self.ports[pi];
@@ -688,8 +721,12 @@ impl TrafficManager {
                 }
             }
         }
-        if self.needs.dequeues {
-            self.admission.on_dequeue(port, queue, d.cells, now_ps);
+        if let Policy::Asked {
+            policy,
+            needs: Needs { dequeues: true, .. },
+        } = &mut self.admission
+        {
+            policy.on_dequeue(port, queue, d.cells, now_ps);
         }
         if let Some(t) = &mut self.trace {
             t.push(TraceEvent::Dequeue {
@@ -1083,6 +1120,63 @@ mod tests {
         // The model's state per buffered packet: one descriptor in its queue's ring buffer
         // (at most twice that with the ring's spare capacity).
         assert_eq!(std::mem::size_of::<Desc>(), 32);
+    }
+
+    /// The built-in Static and Dynamic Threshold decisions, made inline, refuse exactly the
+    /// packets their trait implementations refuse when asked as plug-ins with a context.
+    #[test]
+    fn inline_policies_decide_as_their_trait_implementations() {
+        use config::{AdmissionPolicy, ClassConfig, QueueConfig};
+        for policy in [AdmissionPolicy::DynamicThreshold, AdmissionPolicy::Static] {
+            let config = TmConfig {
+                admission: policy,
+                classes: vec![ClassConfig {
+                    alpha: 0.75,
+                    priority: 0,
+                }],
+                queues: vec![
+                    QueueConfig {
+                        gmin_cells: 3,
+                        static_limit_cells: Some(40),
+                        ..QueueConfig::default()
+                    },
+                    QueueConfig {
+                        static_limit_cells: Some(25),
+                        ..QueueConfig::default()
+                    },
+                ],
+                ..TmConfig::default()
+            };
+            let spec = TmSpec::small(200, 80, 2);
+            let mut inline = TrafficManager::new(spec.clone(), config.clone(), 3).unwrap();
+            let mut asked = TrafficManager::new(spec, config, 3).unwrap();
+            asked.set_admission(admission::builtin(policy));
+            assert!(matches!(asked.admission, Policy::Asked { .. }));
+            assert_eq!(inline.admission_name(), asked.admission_name());
+            let mut refused = 0;
+            for i in 0..3000u32 {
+                let req = EnqueueRequest {
+                    port: (i % 3) as u16,
+                    queue: (i / 3 % 2) as u16,
+                    bytes: 40 + i * 37 % 300,
+                    handle: i,
+                    now_ps: i as u64,
+                    ..EnqueueRequest::default()
+                };
+                let a = inline.enqueue(req);
+                assert_eq!(a, asked.enqueue(req), "packet {i}");
+                refused += a.is_err() as u32;
+                if i % 5 < 2 {
+                    let port = (i * 7 % 3) as u16;
+                    assert_eq!(
+                        inline.dequeue(port, i as u64),
+                        asked.dequeue(port, i as u64)
+                    );
+                }
+            }
+            assert!(refused > 100, "{policy:?}: only {refused} refusals");
+            assert_eq!(inline.counters(), asked.counters());
+        }
     }
 
     #[test]
