@@ -376,6 +376,7 @@ impl TrafficManager {
         self.admission.name()
     }
 
+    #[cold]
     fn refuse(&mut self, req: &EnqueueRequest, reason: Refusal) -> Result<Admitted, Refusal> {
         self.counters.drops[reason as usize] += 1;
         if (req.port as usize) < self.nports && (req.queue as usize) < self.qpp {
@@ -401,6 +402,7 @@ impl TrafficManager {
         }
     }
 
+    #[cold]
     fn raise_xoff(&mut self, pgi: usize, now_ps: u64) {
         let pg = &mut self.pgs[pgi];
         if pg.xoff {
@@ -421,6 +423,29 @@ impl TrafficManager {
                 port,
                 priority,
                 xoff: true,
+            });
+        }
+    }
+
+    /// The cells of (ingress port, priority) `pgi` fell below XON: release its pause.
+    #[cold]
+    fn release_xoff(&mut self, pgi: usize, now_ps: u64) {
+        let pg = &mut self.pgs[pgi];
+        pg.xoff = false;
+        pg.counters.xon += 1;
+        let (port, priority) = ((pgi / self.levels) as u16, (pgi % self.levels) as u8);
+        self.pfc_events.push(PfcEvent {
+            time_ps: now_ps,
+            ingress_port: port,
+            priority,
+            xoff: false,
+        });
+        if let Some(t) = &mut self.trace {
+            t.push(TraceEvent::Pfc {
+                t: now_ps,
+                port,
+                priority,
+                xoff: false,
             });
         }
     }
@@ -656,16 +681,12 @@ impl TrafficManager {
         }
         self.refresh_pause(pi, now_ps);
         let base = pi * self.qpp;
-        let queues = &self.queues;
-        let queue = self.ports[pi].sched.pick(|q| {
-            queues[base + q as usize]
-                .fifo
-                .front()
-                .map_or(0, |d| d.bytes)
-        })?;
-        let qi = base + queue as usize;
-        let qp = self.qparams[queue as usize];
-        let q = &mut self.queues[qi];
+        let queues = &mut self.queues[base..base + self.qpp];
+        let queue = self.ports[pi]
+            .sched
+            .pick(|q| queues[q as usize].fifo.front().map_or(0, |d| d.bytes))?;
+        let qp = &self.qparams[queue as usize];
+        let q = &mut queues[queue as usize];
         let d = q
             .fifo
             .pop_front()
@@ -703,22 +724,7 @@ impl TrafficManager {
             let pg = &mut self.pgs[pgi];
             pg.cells -= d.cells;
             if pg.xoff && pg.cells < pg.params.xon {
-                pg.xoff = false;
-                pg.counters.xon += 1;
-                self.pfc_events.push(PfcEvent {
-                    time_ps: now_ps,
-                    ingress_port: d.ingress_port,
-                    priority: d.priority,
-                    xoff: false,
-                });
-                if let Some(t) = &mut self.trace {
-                    t.push(TraceEvent::Pfc {
-                        t: now_ps,
-                        port: d.ingress_port,
-                        priority: d.priority,
-                        xoff: false,
-                    });
-                }
+                self.release_xoff(pgi, now_ps);
             }
         }
         if let Policy::Asked {

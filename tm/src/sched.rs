@@ -12,27 +12,42 @@
 
 use crate::config::SchedParams;
 
+/// One scheduling position: the queue there and its DRR/WRR state. Kept together (and by
+/// position, the order picks walk) so that serving a queue reads one record.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// The queue at this position.
+    queue: u16,
+    /// Its level index (0 = highest).
+    level: u8,
+    /// Its quantum (bytes or packets).
+    quantum: u32,
+    /// Its deficit (bytes or packets).
+    deficit: u64,
+}
+
+/// One strict-priority level: its positions and its round.
+#[derive(Clone, Copy, Debug)]
+struct Level {
+    /// Its positions.
+    mask: u128,
+    /// The position being served.
+    current: Option<u8>,
+    /// A single queue (no DRR bookkeeping).
+    single: bool,
+    /// The sum of the quanta of its non-empty queues (for γ).
+    active_quanta: u64,
+}
+
 /// Scheduler state of one port.
 #[derive(Clone, Debug)]
 pub(crate) struct PortSched {
-    /// Position → queue.
-    order: Vec<u16>,
     /// Queue → position.
     pos: Vec<u8>,
-    /// Position → level index (0 = highest).
-    level_of: Vec<u8>,
-    /// Positions of each level index.
-    level_mask: Vec<u128>,
-    /// Queue → quantum.
-    quantum: Vec<u32>,
-    /// Queue → deficit (bytes or packets).
-    deficit: Vec<u64>,
-    /// Level index → position being served.
-    current: Vec<Option<u8>>,
-    /// Level index → sum of quanta of its non-empty queues (for γ).
-    active_quanta: Vec<u64>,
-    /// Level index → whether it has a single queue (no DRR bookkeeping).
-    single: Vec<bool>,
+    /// Position → its queue and state.
+    slots: Vec<Slot>,
+    /// Level index → its state.
+    levels: Vec<Level>,
     /// Non-empty queues, by position.
     pub nonempty: u128,
     /// Paused queues (PFC or queue pause), by position.
@@ -50,28 +65,37 @@ impl PortSched {
         distinct.sort_unstable_by(|a, b| b.cmp(a));
         distinct.dedup();
         let mut pos = vec![0u8; n];
-        let mut level_of = vec![0u8; n];
-        let mut level_mask = vec![0u128; distinct.len()];
+        let mut levels: Vec<Level> = distinct
+            .iter()
+            .map(|_| Level {
+                mask: 0,
+                current: None,
+                single: false,
+                active_quanta: 0,
+            })
+            .collect();
+        let mut slots = Vec::with_capacity(n);
         for (i, &q) in order.iter().enumerate() {
             pos[q as usize] = i as u8;
             let li = distinct
                 .iter()
                 .position(|&l| l == p.levels[q as usize])
-                .expect("level listed") as u8;
-            level_of[i] = li;
-            level_mask[li as usize] |= 1u128 << i;
+                .expect("level listed");
+            levels[li].mask |= 1u128 << i;
+            slots.push(Slot {
+                queue: q,
+                level: li as u8,
+                quantum: p.quanta[q as usize],
+                deficit: 0,
+            });
         }
-        let single = level_mask.iter().map(|m| m.count_ones() == 1).collect();
+        for l in &mut levels {
+            l.single = l.mask.count_ones() == 1;
+        }
         PortSched {
-            order,
             pos,
-            level_of,
-            current: vec![None; level_mask.len()],
-            active_quanta: vec![0; level_mask.len()],
-            single,
-            level_mask,
-            quantum: p.quanta.clone(),
-            deficit: vec![0; n],
+            slots,
+            levels,
             nonempty: 0,
             blocked: 0,
             packets: p.packets,
@@ -87,24 +111,26 @@ impl PortSched {
     pub fn on_nonempty(&mut self, q: u16) {
         let p = self.pos[q as usize];
         self.nonempty |= 1u128 << p;
-        self.active_quanta[self.level_of[p as usize] as usize] += self.quantum[q as usize] as u64;
+        let s = &self.slots[p as usize];
+        self.levels[s.level as usize].active_quanta += s.quantum as u64;
     }
 
     /// Queue `q` became empty: it leaves the round and loses its deficit (DRR).
     pub fn on_empty(&mut self, q: u16) {
         let p = self.pos[q as usize];
         self.nonempty &= !(1u128 << p);
-        self.active_quanta[self.level_of[p as usize] as usize] -= self.quantum[q as usize] as u64;
-        self.deficit[q as usize] = 0;
+        let s = &mut self.slots[p as usize];
+        s.deficit = 0;
+        self.levels[s.level as usize].active_quanta -= s.quantum as u64;
     }
 
     /// γ of queue `q`: its quantum over the quanta of the backlogged queues of its level,
     /// counting `q` as backlogged.
     pub fn gamma(&self, q: u16) -> (u64, u64) {
         let p = self.pos[q as usize];
-        let li = self.level_of[p as usize] as usize;
-        let mine = self.quantum[q as usize] as u64;
-        let mut den = self.active_quanta[li];
+        let s = &self.slots[p as usize];
+        let mine = s.quantum as u64;
+        let mut den = self.levels[s.level as usize].active_quanta;
         if self.nonempty & (1u128 << p) == 0 {
             den += mine;
         }
@@ -120,61 +146,66 @@ impl PortSched {
             return None;
         }
         let first = elig.trailing_zeros() as usize;
-        let li = self.level_of[first] as usize;
-        if self.single[li] {
-            return Some(self.order[first]);
+        let slot = &mut self.slots[first];
+        let level = &mut self.levels[slot.level as usize];
+        if level.single {
+            return Some(slot.queue);
         }
-        let lm = elig & self.level_mask[li];
+        let lm = elig & level.mask;
         if lm & (lm - 1) == 0 {
             // One eligible queue in the level (a port with one busy queue, the usual case):
             // what the round below comes to without walking it. The queue keeps the turn if
             // it holds the turn and its deficit covers the packet; otherwise the turn comes
             // round to it, with one more quantum each time, until it does.
-            let p = first as u8;
-            let q = self.order[first];
             let cost = if self.packets {
                 1
             } else {
-                head_bytes(q) as u64
+                head_bytes(slot.queue) as u64
             };
-            let quantum = self.quantum[q as usize] as u64;
-            let deficit = &mut self.deficit[q as usize];
-            if self.current[li] != Some(p) || *deficit < cost {
-                self.current[li] = Some(p);
-                *deficit += quantum;
-                while *deficit < cost {
-                    *deficit += quantum;
+            let quantum = slot.quantum as u64;
+            if level.current != Some(first as u8) || slot.deficit < cost {
+                level.current = Some(first as u8);
+                slot.deficit += quantum;
+                while slot.deficit < cost {
+                    slot.deficit += quantum;
                 }
             }
-            *deficit -= cost;
-            return Some(q);
+            slot.deficit -= cost;
+            return Some(slot.queue);
         }
+        let li = slot.level as usize;
         loop {
-            if let Some(p) = self.current[li] {
+            if let Some(p) = self.levels[li].current {
                 if lm & (1u128 << p) != 0 {
-                    let q = self.order[p as usize];
+                    let slot = &mut self.slots[p as usize];
                     let cost = if self.packets {
                         1
                     } else {
-                        head_bytes(q) as u64
+                        head_bytes(slot.queue) as u64
                     };
-                    if self.deficit[q as usize] >= cost {
-                        self.deficit[q as usize] -= cost;
-                        return Some(q);
+                    if slot.deficit >= cost {
+                        slot.deficit -= cost;
+                        return Some(slot.queue);
                     }
                 }
             }
             // Next backlogged position of the level after the current one, cyclically; it
             // starts a new turn with one more quantum.
-            let after = match self.current[li] {
+            let after = match self.levels[li].current {
                 Some(p) if p < 127 => lm & (!0u128 << (p + 1)),
                 _ => 0,
             };
             let next = if after != 0 { after } else { lm }.trailing_zeros() as u8;
-            self.current[li] = Some(next);
-            let q = self.order[next as usize] as usize;
-            self.deficit[q] += self.quantum[q] as u64;
+            self.levels[li].current = Some(next);
+            let slot = &mut self.slots[next as usize];
+            slot.deficit += slot.quantum as u64;
         }
+    }
+
+    /// The deficit of queue `q` (for tests).
+    #[cfg(test)]
+    fn deficit(&self, q: u16) -> u64 {
+        self.slots[self.pos[q as usize] as usize].deficit
     }
 }
 
@@ -198,24 +229,24 @@ mod tests {
         s.on_nonempty(0);
         // 0 + 100 + 100 + 100 − 250, then 50 + 100 + 100 − 250.
         assert_eq!(s.pick(|_| 250), Some(0));
-        assert_eq!(s.deficit[0], 50);
+        assert_eq!(s.deficit(0), 50);
         assert_eq!(s.pick(|_| 250), Some(0));
-        assert_eq!(s.deficit[0], 0);
+        assert_eq!(s.deficit(0), 0);
         let mut s = drr(&[1000, 1000]);
         s.on_nonempty(1);
         // The turn is kept without a new quantum while the deficit covers the packet.
         assert_eq!(s.pick(|_| 300), Some(1));
         assert_eq!(s.pick(|_| 300), Some(1));
-        assert_eq!(s.deficit[1], 400);
+        assert_eq!(s.deficit(1), 400);
         // With a second queue backlogged, the round moves on when the deficit runs short;
         // back to a lone queue 1 that no longer holds the turn: one more quantum.
         s.on_nonempty(0);
         assert_eq!(s.pick(|_| 300), Some(1));
-        assert_eq!(s.deficit[1], 100);
+        assert_eq!(s.deficit(1), 100);
         assert_eq!(s.pick(|_| 300), Some(0));
-        assert_eq!(s.deficit[0], 700);
+        assert_eq!(s.deficit(0), 700);
         s.on_empty(0);
         assert_eq!(s.pick(|_| 300), Some(1));
-        assert_eq!(s.deficit[1], 800);
+        assert_eq!(s.deficit(1), 800);
     }
 }
