@@ -144,8 +144,8 @@ pub trait Admission: fmt::Debug + Send {
     fn admit(&mut self, ctx: &AdmissionContext) -> Result<(), Refusal>;
     /// What the policy reads and wants told, asked once when it is installed: the TM skips
     /// the per-packet work behind whatever the policy leaves out (γ costs the scheduler a
-    /// few lookups per admission; `on_dequeue` a call per packet). The default, everything,
-    /// is right for any policy.
+    /// sum over the busy queues of the level per admission; `on_dequeue` a call per packet).
+    /// The default, everything, is right for any policy.
     fn needs(&self) -> Needs {
         Needs::ALL
     }

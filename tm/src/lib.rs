@@ -457,11 +457,11 @@ impl TrafficManager {
     fn ask_policy(
         &mut self,
         req: &EnqueueRequest,
-        qp: &QueueParams,
         cells: u32,
         q_nh: u32,
         q_pkts: u32,
     ) -> Result<(), Refusal> {
+        let qp = self.qparams[req.queue as usize];
         let Policy::Asked { policy, needs } = &mut self.admission else {
             unreachable!("only a policy that is not built in is asked");
         };
@@ -523,7 +523,10 @@ impl TrafficManager {
             return self.refuse(&req, Refusal::BufferFull);
         }
         let pgi = self.pg_index(req.ingress_port, req.priority);
-        let lossless = pgi.is_some_and(|i| self.pgs[i].params.enabled);
+        let (lossless, xoff) = pgi.map_or((false, false), |i| {
+            let pg = &self.pgs[i];
+            (pg.params.enabled, pg.xoff)
+        });
 
         let q = &self.queues[qi];
         let (q_cells, q_nh, q_pkts) = (q.cells, q.nh_cells, q.fifo.len() as u32);
@@ -532,7 +535,7 @@ impl TrafficManager {
         let shared_needed = shared_after - shared_before;
         let pool = self.pools[qp.pool as usize];
 
-        let mut to_headroom = lossless && self.pgs[pgi.expect("lossless")].xoff;
+        let mut to_headroom = lossless && xoff;
         if !to_headroom && shared_needed > 0 {
             if !lossless {
                 let verdict = match self.admission {
@@ -551,7 +554,7 @@ impl TrafficManager {
                             Err(Refusal::QueueLimit)
                         }
                     }
-                    Policy::Asked { .. } => self.ask_policy(&req, &qp, cells, q_nh, q_pkts),
+                    Policy::Asked { .. } => self.ask_policy(&req, cells, q_nh, q_pkts),
                 };
                 if let Err(r) = verdict {
                     return self.refuse(&req, r);
@@ -608,12 +611,12 @@ impl TrafficManager {
             self.pools[qp.pool as usize].used += shared_needed;
             self.private_used += cells - shared_needed;
         }
+        let port = &mut self.ports[req.port as usize];
         if q_pkts == 0 {
             self.congested_total += 1;
             self.congested_by_prio[qp.class_priority as usize] += 1;
-            self.ports[req.port as usize].sched.on_nonempty(req.queue);
+            port.sched.on_nonempty(req.queue);
         }
-        let port = &mut self.ports[req.port as usize];
         port.cells += cells;
         port.pkts += 1;
         self.used_cells += cells;

@@ -35,8 +35,6 @@ struct Level {
     current: Option<u8>,
     /// A single queue (no DRR bookkeeping).
     single: bool,
-    /// The sum of the quanta of its non-empty queues (for γ).
-    active_quanta: u64,
 }
 
 /// Scheduler state of one port.
@@ -71,7 +69,6 @@ impl PortSched {
                 mask: 0,
                 current: None,
                 single: false,
-                active_quanta: 0,
             })
             .collect();
         let mut slots = Vec::with_capacity(n);
@@ -108,33 +105,32 @@ impl PortSched {
     }
 
     /// Queue `q` became non-empty.
+    #[inline]
     pub fn on_nonempty(&mut self, q: u16) {
-        let p = self.pos[q as usize];
-        self.nonempty |= 1u128 << p;
-        let s = &self.slots[p as usize];
-        self.levels[s.level as usize].active_quanta += s.quantum as u64;
+        self.nonempty |= 1u128 << self.pos[q as usize];
     }
 
     /// Queue `q` became empty: it leaves the round and loses its deficit (DRR).
+    #[inline]
     pub fn on_empty(&mut self, q: u16) {
         let p = self.pos[q as usize];
         self.nonempty &= !(1u128 << p);
-        let s = &mut self.slots[p as usize];
-        s.deficit = 0;
-        self.levels[s.level as usize].active_quanta -= s.quantum as u64;
+        self.slots[p as usize].deficit = 0;
     }
 
     /// γ of queue `q`: its quantum over the quanta of the backlogged queues of its level,
-    /// counting `q` as backlogged.
+    /// counting `q` as backlogged. Summed when asked (only Flexible Buffer asks), so that a
+    /// queue becoming empty or non-empty costs no bookkeeping.
     pub fn gamma(&self, q: u16) -> (u64, u64) {
         let p = self.pos[q as usize];
         let s = &self.slots[p as usize];
-        let mine = s.quantum as u64;
-        let mut den = self.levels[s.level as usize].active_quanta;
-        if self.nonempty & (1u128 << p) == 0 {
-            den += mine;
+        let mut busy = (self.nonempty | 1u128 << p) & self.levels[s.level as usize].mask;
+        let mut den = 0u64;
+        while busy != 0 {
+            den += self.slots[busy.trailing_zeros() as usize].quantum as u64;
+            busy &= busy - 1;
         }
-        (mine, den)
+        (s.quantum as u64, den)
     }
 
     /// The queue to serve next; `head_bytes(q)` is the size of `q`'s head packet. Charges the
@@ -219,6 +215,28 @@ mod tests {
             quanta: quanta.to_vec(),
             packets: false,
         })
+    }
+
+    /// γ is a queue's quantum over the quanta of its level's busy queues, itself included.
+    #[test]
+    fn gamma_sums_the_busy_quanta_of_the_level() {
+        let mut s = PortSched::new(&SchedParams {
+            levels: vec![1, 0, 1, 0, 1],
+            quanta: vec![100, 200, 300, 400, 500],
+            packets: false,
+        });
+        assert_eq!(s.gamma(0), (100, 100));
+        s.on_nonempty(2);
+        s.on_nonempty(3);
+        assert_eq!(s.gamma(0), (100, 400));
+        assert_eq!(s.gamma(2), (300, 300));
+        assert_eq!(s.gamma(1), (200, 600));
+        s.on_nonempty(4);
+        s.on_nonempty(0);
+        assert_eq!(s.gamma(4), (500, 900));
+        s.on_empty(2);
+        assert_eq!(s.gamma(2), (300, 900));
+        assert_eq!(s.gamma(3), (400, 400));
     }
 
     /// A lone backlogged queue is charged as the round would charge it: it keeps the turn
