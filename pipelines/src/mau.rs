@@ -14,6 +14,7 @@
 //! meters and queue-depth reads) comes in a [`PacketCtx`], with the chip's read-only
 //! [`DepthView`] of the queue depths the TM publishes to ingress.
 
+use crate::action_data::{ActionShape, DataSet, DataSets, DataSrc};
 use crate::counter::CounterBank;
 use crate::hash::HashEngine;
 use crate::meter::MeterBank;
@@ -228,6 +229,9 @@ enum MicroOp {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ActionPlan {
     ops: Option<Vec<MicroOp>>,
+    /// The `Set`s from action data and constants taken out of `ops`, which the entries
+    /// hold decoded ([`crate::table::TableState`]): written after `ops`.
+    sets: DataSets,
 }
 
 /// A gateway operand, decoded: a field in one container, or anything else.
@@ -358,6 +362,22 @@ impl ControlPlan {
     }
 }
 
+impl ControlPlan {
+    /// Per action of `control` (indexed like [`ControlProgram::actions`]), what installing
+    /// an entry needs to know of it.
+    pub fn action_shapes(&self, control: &ControlProgram) -> Vec<ActionShape> {
+        control
+            .actions
+            .iter()
+            .zip(&self.actions)
+            .map(|(a, plan)| ActionShape {
+                params: a.params.len(),
+                sets: plan.sets.clone(),
+            })
+            .collect()
+    }
+}
+
 /// The bits of `field` (or of its bits `hi ..= lo`) if they sit in one container.
 fn bits_of(layout: &PhvLayout, field: FieldId, range: Option<(u16, u16)>) -> Option<Bits> {
     let [s] = layout.fields[field as usize].slices.as_slice() else {
@@ -376,8 +396,81 @@ fn bits_of(layout: &PhvLayout, field: FieldId, range: Option<(u16, u16)>) -> Opt
 
 impl ActionPlan {
     fn new(action: &Action, layout: &PhvLayout) -> ActionPlan {
+        let Some(ops) = Self::micro_ops(action, layout) else {
+            return ActionPlan {
+                ops: None,
+                sets: DataSets::default(),
+            };
+        };
+        // The `Set`s from action data and constants become the entries' container writes,
+        // made after the other operations: those read no container an earlier operation
+        // writes (or there would be no micro-ops), so they read what they would have; and
+        // if no other operation writes their bits, the last write of every bit is the same.
+        let set = |dst: Bits, src| DataSet {
+            container: dst.container,
+            lsb: dst.lsb,
+            mask: dst.mask,
+            src,
+        };
+        let (mut sets, mut rest) = (Vec::new(), Vec::new());
+        for m in ops {
+            match m {
+                MicroOp::Set {
+                    dst,
+                    a: Src::Imm(v),
+                } => sets.push(set(dst, DataSrc::Imm(v))),
+                MicroOp::Set {
+                    dst,
+                    a: Src::Param { index, shift },
+                } => sets.push(set(dst, DataSrc::Param { index, shift })),
+                other => rest.push(other),
+            }
+        }
+        let others: Vec<(u16, u32)> = rest
+            .iter()
+            .flat_map(|m| Self::written(m, action, layout))
+            .collect();
+        let apart = sets.iter().all(|d| {
+            others
+                .iter()
+                .all(|&(c, bits)| c != d.container || bits & d.mask << d.lsb == 0)
+        });
+        if !apart {
+            // Every micro-op in the action's order, one after another.
+            return ActionPlan {
+                ops: Self::micro_ops(action, layout),
+                sets: DataSets::default(),
+            };
+        }
+        ActionPlan {
+            ops: Some(rest),
+            sets: DataSets(sets),
+        }
+    }
+
+    /// The container bits a micro-op writes (a whole field's for a general operation).
+    fn written(m: &MicroOp, action: &Action, layout: &PhvLayout) -> Vec<(u16, u32)> {
+        let field = |f: FieldId| {
+            layout.fields[f as usize]
+                .slices
+                .iter()
+                .map(|s| (s.container, (((1u64 << s.width) - 1) as u32) << s.lsb))
+                .collect()
+        };
+        match *m {
+            MicroOp::Set { dst, .. } | MicroOp::Narrow { dst, .. } => {
+                vec![(dst.container, dst.mask << dst.lsb)]
+            }
+            MicroOp::SetField { dst, .. } => field(dst),
+            MicroOp::General(i) => field(action.ops[i as usize].dst),
+        }
+    }
+
+    /// The action's micro-ops, if it has no externs and no operation reads a container an
+    /// earlier one writes.
+    fn micro_ops(action: &Action, layout: &PhvLayout) -> Option<Vec<MicroOp>> {
         if !action.externs.is_empty() {
-            return ActionPlan { ops: None };
+            return None;
         }
         let containers = |f: FieldId| {
             layout.fields[f as usize]
@@ -398,7 +491,7 @@ impl ActionPlan {
                 .chain(&reads(&op.b))
                 .any(|c| written.contains(c))
             {
-                return ActionPlan { ops: None };
+                return None;
             }
             written.extend(containers(op.dst));
             match Self::split(op, layout) {
@@ -406,7 +499,7 @@ impl ActionPlan {
                 None => ops.push(Self::decode(op, i, layout)),
             }
         }
-        ActionPlan { ops: Some(ops) }
+        Some(ops)
     }
 
     /// A `Set` of a whole field in several containers from action data or a constant, as
@@ -722,13 +815,17 @@ pub fn run_control(
                     }
                 };
                 let state = &mut tables[t as usize];
-                let found = state.lookup_entry(key);
-                let hit = found.is_some();
-                let slot = found.map(|(_, s)| s);
-                let call = found.map_or(&table.default_action, |(c, _)| c);
+                let (call, slot, writes) = match state.lookup_entry(key) {
+                    Some(e) => (&e.call, Some(e.slot), &e.writes),
+                    None => (&table.default_action, None, state.default_writes()),
+                };
+                let hit = slot.is_some();
                 let action = &control.actions[call.action as usize];
                 match &plan.actions[call.action as usize].ops {
-                    Some(ops) => run_micro_ops(ops, action, &call.args, layout, phv),
+                    Some(ops) => {
+                        run_micro_ops(ops, action, &call.args, layout, phv);
+                        writes.apply(phv);
+                    }
                     None => run_action(
                         action,
                         table.stage,
@@ -899,11 +996,13 @@ mod tests {
         };
         let plan = ActionPlan::new(&action, &layout);
         let ops = plan.ops.as_deref().expect("no hazards");
-        assert_eq!(ops.len(), 5);
-        assert!(ops.iter().all(|m| matches!(m, MicroOp::Set { .. })));
+        // Every `Set` is of action data or a constant: all are the entries' writes.
+        assert!(ops.is_empty());
+        assert_eq!(plan.sets.0.len(), 5);
         let args = [0x3ff, 0xaabb_ccdd_eeff_0011];
         let mut fast = Phv::new(5);
         run_micro_ops(ops, &action, &args, &layout, &mut fast);
+        plan.sets.decode(&args).apply(&mut fast);
         let mut general = Phv::new(5);
         for op in &action.ops {
             let (v, m) = op_result(op, &args, &layout, &general);
@@ -912,6 +1011,73 @@ mod tests {
         assert_eq!(fast.containers(), general.containers());
         assert_eq!(fast.get(&layout.fields[0]), 0xccdd_eeff_0011);
         assert_eq!(fast.get(&layout.fields[2]), 0x22_3344_5566);
+    }
+
+    /// An action mixing `Set`s of action data with other operations runs those first and
+    /// the writes last, with the general path's result; a `Set` whose bits another operation
+    /// writes stays a micro-op in the action's order.
+    #[test]
+    fn sets_of_action_data_are_written_after_the_other_operations() {
+        use crate::phv::tests::field;
+        let layout = PhvLayout {
+            fields: vec![
+                // A TTL and a port sharing a container, a MAC in two.
+                field(8, &[(0, 0, 8)]),
+                field(9, &[(0, 8, 9)]),
+                field(48, &[(1, 0, 32), (2, 0, 16)]),
+                field(8, &[(3, 0, 8)]),
+            ],
+            headers: Vec::new(),
+            intrinsics: Vec::new(),
+        };
+        let op = |dst, alu, a, b| Op {
+            dst,
+            dst_slice: None,
+            alu,
+            a,
+            b,
+        };
+        let route = Action {
+            name: "route".into(),
+            params: Vec::new(),
+            ops: vec![
+                op(0, AluOp::Sub, Operand::Field(0), Operand::Const(1)),
+                op(1, AluOp::Set, Operand::Param(0), Operand::Const(0)),
+                op(2, AluOp::Set, Operand::Param(1), Operand::Const(0)),
+            ],
+            externs: Vec::new(),
+        };
+        // The TTL set from action data, then from another field: the last write wins.
+        let overwrite = Action {
+            name: "overwrite".into(),
+            params: Vec::new(),
+            ops: vec![
+                op(0, AluOp::Set, Operand::Param(0), Operand::Const(0)),
+                op(0, AluOp::Sub, Operand::Field(3), Operand::Const(1)),
+            ],
+            externs: Vec::new(),
+        };
+        let args = [0x1_23, 0xaabb_ccdd_eeff];
+        for (action, writes) in [(route, 3), (overwrite, 0)] {
+            let plan = ActionPlan::new(&action, &layout);
+            assert_eq!(plan.sets.0.len(), writes, "{}", action.name);
+            let ops = plan.ops.as_deref().expect("no hazards");
+            let mut fast = Phv::new(4);
+            fast.set(&layout.fields[0], 64);
+            fast.set(&layout.fields[3], 9);
+            let mut general = fast.clone();
+            run_micro_ops(ops, &action, &args, &layout, &mut fast);
+            plan.sets.decode(&args).apply(&mut fast);
+            let results: Vec<_> = action
+                .ops
+                .iter()
+                .map(|op| op_result(op, &args, &layout, &general))
+                .collect();
+            for (op, (v, m)) in action.ops.iter().zip(results) {
+                write_result(op.dst, v, m, &layout, &mut general);
+            }
+            assert_eq!(fast.containers(), general.containers(), "{}", action.name);
+        }
     }
 
     #[test]

@@ -347,12 +347,8 @@ impl LoadedGress {
             Gress::Egress => "egress",
         };
         verify_gress(name, &prog, spec).map_err(LoadError::Verify)?;
-        let param_counts: Vec<usize> = prog
-            .control
-            .actions
-            .iter()
-            .map(|a| a.params.len())
-            .collect();
+        let plan = ControlPlan::new(&prog.control, &prog.phv);
+        let shapes = plan.action_shapes(&prog.control);
         let tables = prog
             .control
             .tables
@@ -366,7 +362,7 @@ impl LoadedGress {
                         None => prog.phv.fields[k.field as usize].width,
                     })
                     .collect();
-                TableState::new(t, &widths, &param_counts)
+                TableState::new(t, &widths, &shapes)
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(LoadError::Table)?;
@@ -409,7 +405,6 @@ impl LoadedGress {
         let parser_error = FieldRef::new(&prog.phv, bind[Intrinsic::ParserError as usize]);
         let wire = WireLayout::new(&prog.phv, &prog.parser, &prog.deparser);
         let in_place = InPlace::new(&prog, &wire);
-        let plan = ControlPlan::new(&prog.control, &prog.phv);
         let identity = {
             let start = &prog.parser.states[prog.parser.start as usize];
             spec.parser.max_depth >= 1
