@@ -20,8 +20,8 @@ use crate::hash::HashEngine;
 use crate::meter::MeterBank;
 use crate::phv::{mask, FieldRef, Phv};
 use crate::program::{
-    Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, FieldId, Node, Op,
-    Operand, PhvLayout, TableKey, TableNext,
+    Action, ActionId, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, FieldId,
+    GatewayId, Node, Op, Operand, PhvLayout, TableId, TableKey, TableNext,
 };
 use crate::salu::{execute, minmax_lanes, RegisterBank};
 use crate::table::{KeyValues, TableState};
@@ -330,34 +330,104 @@ impl KeyRead {
 /// A table's keys, decoded.
 type KeyPlan = SmallVec<[KeyRead; 4]>;
 
+/// A control-flow node decoded when the gress loads, with its successors as step numbers
+/// ([`ControlPlan::steps`]; [`DONE`] ends the control): the walk reads one step, not the
+/// program's node, its decoded form and its successors from three places.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Step {
+    /// A gateway.
+    Gate {
+        gate: Gate,
+        /// The gateway (for [`Gate::Cond`]).
+        id: GatewayId,
+        on_true: u32,
+        on_false: u32,
+    },
+    /// A table.
+    Table {
+        id: TableId,
+        /// Its MAU stage (for the externs of its actions).
+        stage: u16,
+        keys: KeyPlan,
+        next: StepNext,
+    },
+}
+
+/// Where the control goes after a table, as step numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum StepNext {
+    Always(u32),
+    HitMiss {
+        hit: u32,
+        miss: u32,
+    },
+    ByAction {
+        cases: Vec<(ActionId, u32)>,
+        default: u32,
+    },
+}
+
+/// The step number that ends the control (no step has it).
+const DONE: u32 = u32::MAX;
+
 /// What a control runs, decoded when the gress loads: [`ActionPlan`]s indexed like
-/// [`ControlProgram::actions`], [`Gate`]s and table keys, indexed like theirs.
+/// [`ControlProgram::actions`], and the control flow as [`Step`]s (the gateways' first,
+/// then the tables', each indexed like theirs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ControlPlan {
     actions: Vec<ActionPlan>,
-    gates: Vec<Gate>,
-    keys: Vec<KeyPlan>,
+    steps: Vec<Step>,
+    /// The first step ([`DONE`] for an empty control).
+    entry: u32,
 }
 
 impl ControlPlan {
-    /// Decode `control`'s actions, gateways and keys over `layout`.
+    /// Decode `control`'s actions, gateways and tables over `layout`.
     pub fn new(control: &ControlProgram, layout: &PhvLayout) -> ControlPlan {
+        let gateways = control.gateways.len() as u32;
+        let at = |n: Option<Node>| match n {
+            Some(Node::Gateway(g)) => g as u32,
+            Some(Node::Table(t)) => gateways + t as u32,
+            None => DONE,
+        };
+        let gates = control
+            .gateways
+            .iter()
+            .enumerate()
+            .map(|(id, g)| Step::Gate {
+                gate: Gate::new(&g.cond, layout),
+                id: id as GatewayId,
+                on_true: at(g.on_true),
+                on_false: at(g.on_false),
+            });
+        let tables = control
+            .tables
+            .iter()
+            .enumerate()
+            .map(|(id, t)| Step::Table {
+                id: id as TableId,
+                stage: t.stage,
+                keys: t.keys.iter().map(|k| KeyRead::new(k, layout)).collect(),
+                next: match &t.next {
+                    TableNext::Always(n) => StepNext::Always(at(*n)),
+                    TableNext::HitMiss { hit, miss } => StepNext::HitMiss {
+                        hit: at(*hit),
+                        miss: at(*miss),
+                    },
+                    TableNext::ByAction { cases, default } => StepNext::ByAction {
+                        cases: cases.iter().map(|&(a, n)| (a, at(n))).collect(),
+                        default: at(*default),
+                    },
+                },
+            });
         ControlPlan {
             actions: control
                 .actions
                 .iter()
                 .map(|a| ActionPlan::new(a, layout))
                 .collect(),
-            gates: control
-                .gateways
-                .iter()
-                .map(|g| Gate::new(&g.cond, layout))
-                .collect(),
-            keys: control
-                .tables
-                .iter()
-                .map(|t| t.keys.iter().map(|k| KeyRead::new(k, layout)).collect())
-                .collect(),
+            steps: gates.chain(tables).collect(),
+            entry: at(control.entry),
         }
     }
 }
@@ -780,28 +850,37 @@ pub fn run_control(
     pkt: &PacketCtx,
 ) -> ControlStats {
     let mut stats = ControlStats::default();
-    let mut node = control.entry;
-    while let Some(n) = node {
-        node = match n {
-            Node::Gateway(g) => {
-                let gw = &control.gateways[g as usize];
-                let holds = match plan.gates[g as usize] {
+    // `DONE` is past the last step.
+    let mut at = plan.entry;
+    while let Some(step) = plan.steps.get(at as usize) {
+        at = match step {
+            Step::Gate {
+                gate,
+                id,
+                on_true,
+                on_false,
+            } => {
+                let holds = match *gate {
                     Gate::BitsConst { a, op, b } => op.holds(a.get(phv) as u128, b),
                     Gate::Cmp(a, op, b) => op.holds(a.value(layout, phv), b.value(layout, phv)),
-                    Gate::Cond => eval(&gw.cond, layout, phv),
+                    Gate::Cond => eval(&control.gateways[*id as usize].cond, layout, phv),
                 };
                 if holds {
-                    gw.on_true
+                    *on_true
                 } else {
-                    gw.on_false
+                    *on_false
                 }
             }
-            Node::Table(t) => {
-                let table = &control.tables[t as usize];
+            Step::Table {
+                id,
+                stage,
+                keys,
+                next,
+            } => {
                 // One key is looked up as it is; several are pushed one by one (collecting
                 // through the iterator costs several times more).
                 let (one, mut many);
-                let key: &[u128] = match plan.keys[t as usize].as_slice() {
+                let key: &[u128] = match keys.as_slice() {
                     [k] => {
                         one = k.value(layout, phv);
                         std::slice::from_ref(&one)
@@ -814,10 +893,13 @@ pub fn run_control(
                         &many
                     }
                 };
-                let state = &mut tables[t as usize];
+                let state = &mut tables[*id as usize];
                 let (call, slot, writes) = match state.lookup_entry(key) {
                     Some(e) => (&e.call, Some(e.slot), &e.writes),
-                    None => (&table.default_action, None, state.default_writes()),
+                    None => {
+                        let (call, writes) = state.default_entry();
+                        (call, None, writes)
+                    }
                 };
                 let hit = slot.is_some();
                 let action = &control.actions[call.action as usize];
@@ -826,31 +908,22 @@ pub fn run_control(
                         run_micro_ops(ops, action, &call.args, layout, phv);
                         writes.apply(phv);
                     }
-                    None => run_action(
-                        action,
-                        table.stage,
-                        &call.args,
-                        control,
-                        layout,
-                        phv,
-                        ext,
-                        pkt,
-                    ),
+                    None => run_action(action, *stage, &call.args, control, layout, phv, ext, pkt),
                 }
                 let action_run = call.action;
                 state.count_direct(slot, pkt.bytes);
                 stats.tables_applied += 1;
                 stats.hits += hit as u32;
-                match &table.next {
-                    TableNext::Always(n) => *n,
-                    TableNext::HitMiss { hit: h, miss: m } => {
+                match next {
+                    StepNext::Always(n) => *n,
+                    StepNext::HitMiss { hit: h, miss: m } => {
                         if hit {
                             *h
                         } else {
                             *m
                         }
                     }
-                    TableNext::ByAction { cases, default } => cases
+                    StepNext::ByAction { cases, default } => cases
                         .iter()
                         .find(|(a, _)| *a == action_run)
                         .map_or(*default, |&(_, n)| n),

@@ -105,8 +105,9 @@ pub struct TableState {
     kinds: SmallVec<[MatchKind; 4]>,
     /// The actions entries may call, with what installing one needs to know of them.
     actions: Vec<(u16, ActionShape)>,
-    /// The default action's writes of action data and constants.
-    default_writes: ContainerWrites,
+    /// The default action (the program's: the control plane does not change it), and its
+    /// writes of action data and constants.
+    default: (ActionCall, ContainerWrites),
     size: u32,
     len: u32,
     store: Store,
@@ -162,10 +163,13 @@ impl TableState {
                 .iter()
                 .map(|&a| (a, shapes[a as usize].clone()))
                 .collect(),
-            default_writes: shapes
-                .get(t.default_action.action as usize)
-                .map(|s| s.sets.decode(&t.default_action.args))
-                .unwrap_or_default(),
+            default: (
+                t.default_action.clone(),
+                shapes
+                    .get(t.default_action.action as usize)
+                    .map(|s| s.sets.decode(&t.default_action.args))
+                    .unwrap_or_default(),
+            ),
             size: t.size,
             len: 0,
             store,
@@ -228,10 +232,10 @@ impl TableState {
             .unwrap_or_default()
     }
 
-    /// The default action's writes of action data and constants.
+    /// The action a miss runs, and its writes of action data and constants.
     #[inline]
-    pub fn default_writes(&self) -> &ContainerWrites {
-        &self.default_writes
+    pub fn default_entry(&self) -> (&ActionCall, &ContainerWrites) {
+        (&self.default.0, &self.default.1)
     }
 
     fn check_entry(&self, e: &Entry) -> Result<(), TableError> {
