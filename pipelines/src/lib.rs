@@ -2,8 +2,9 @@
 //!
 //! This crate defines what a pipe runs ([`program`]), what a chip's pipe offers
 //! ([`spec`]), and executes it: the parser engine ([`parser`]), the PHV ([`phv`]), match
-//! tables ([`table`]), the match-action stages ([`mau`]), the deparser ([`deparser`]) and a
-//! loaded gress with its timing ([`pipe`]). [`verify`] checks a program against a chip before
+//! tables ([`table`], their entries' action data decoded when installed: [`action_data`]),
+//! the match-action stages ([`mau`]), the deparser ([`deparser`]) and a loaded gress with
+//! its timing ([`pipe`]). [`verify`] checks a program against a chip before
 //! it is loaded, so a bad program is an error, never a panic at run time.
 //!
 //! The externs an action drives each have their own module, so each primitive can be
@@ -21,6 +22,7 @@
 //! `Random`: the same seed gives the same numbers on every host). The PHV is plain integer containers, not `bitvec`: it is
 //! on the hottest path.
 
+pub mod action_data;
 pub mod control;
 pub mod counter;
 pub mod deparser;

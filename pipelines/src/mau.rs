@@ -14,13 +14,14 @@
 //! meters and queue-depth reads) comes in a [`PacketCtx`], with the chip's read-only
 //! [`DepthView`] of the queue depths the TM publishes to ingress.
 
+use crate::action_data::{ActionShape, DataSet, DataSets, DataSrc};
 use crate::counter::CounterBank;
 use crate::hash::HashEngine;
 use crate::meter::MeterBank;
 use crate::phv::{mask, FieldRef, Phv};
 use crate::program::{
-    Action, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, FieldId, Node, Op,
-    Operand, PhvLayout, TableKey, TableNext,
+    Action, ActionId, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, FieldId,
+    GatewayId, Node, Op, Operand, PhvLayout, TableId, TableKey, TableNext,
 };
 use crate::salu::{execute, minmax_lanes, RegisterBank};
 use crate::table::{KeyValues, TableState};
@@ -228,6 +229,9 @@ enum MicroOp {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ActionPlan {
     ops: Option<Vec<MicroOp>>,
+    /// The `Set`s from action data and constants taken out of `ops`, which the entries
+    /// hold decoded ([`crate::table::TableState`]): written after `ops`.
+    sets: DataSets,
 }
 
 /// A gateway operand, decoded: a field in one container, or anything else.
@@ -326,35 +330,121 @@ impl KeyRead {
 /// A table's keys, decoded.
 type KeyPlan = SmallVec<[KeyRead; 4]>;
 
+/// A control-flow node decoded when the gress loads, with its successors as step numbers
+/// ([`ControlPlan::steps`]; [`DONE`] ends the control): the walk reads one step, not the
+/// program's node, its decoded form and its successors from three places.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Step {
+    /// A gateway.
+    Gate {
+        gate: Gate,
+        /// The gateway (for [`Gate::Cond`]).
+        id: GatewayId,
+        on_true: u32,
+        on_false: u32,
+    },
+    /// A table.
+    Table {
+        id: TableId,
+        /// Its MAU stage (for the externs of its actions).
+        stage: u16,
+        keys: KeyPlan,
+        next: StepNext,
+    },
+}
+
+/// Where the control goes after a table, as step numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum StepNext {
+    Always(u32),
+    HitMiss {
+        hit: u32,
+        miss: u32,
+    },
+    ByAction {
+        cases: Vec<(ActionId, u32)>,
+        default: u32,
+    },
+}
+
+/// The step number that ends the control (no step has it).
+const DONE: u32 = u32::MAX;
+
 /// What a control runs, decoded when the gress loads: [`ActionPlan`]s indexed like
-/// [`ControlProgram::actions`], [`Gate`]s and table keys, indexed like theirs.
+/// [`ControlProgram::actions`], and the control flow as [`Step`]s (the gateways' first,
+/// then the tables', each indexed like theirs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ControlPlan {
     actions: Vec<ActionPlan>,
-    gates: Vec<Gate>,
-    keys: Vec<KeyPlan>,
+    steps: Vec<Step>,
+    /// The first step ([`DONE`] for an empty control).
+    entry: u32,
 }
 
 impl ControlPlan {
-    /// Decode `control`'s actions, gateways and keys over `layout`.
+    /// Decode `control`'s actions, gateways and tables over `layout`.
     pub fn new(control: &ControlProgram, layout: &PhvLayout) -> ControlPlan {
+        let gateways = control.gateways.len() as u32;
+        let at = |n: Option<Node>| match n {
+            Some(Node::Gateway(g)) => g as u32,
+            Some(Node::Table(t)) => gateways + t as u32,
+            None => DONE,
+        };
+        let gates = control
+            .gateways
+            .iter()
+            .enumerate()
+            .map(|(id, g)| Step::Gate {
+                gate: Gate::new(&g.cond, layout),
+                id: id as GatewayId,
+                on_true: at(g.on_true),
+                on_false: at(g.on_false),
+            });
+        let tables = control
+            .tables
+            .iter()
+            .enumerate()
+            .map(|(id, t)| Step::Table {
+                id: id as TableId,
+                stage: t.stage,
+                keys: t.keys.iter().map(|k| KeyRead::new(k, layout)).collect(),
+                next: match &t.next {
+                    TableNext::Always(n) => StepNext::Always(at(*n)),
+                    TableNext::HitMiss { hit, miss } => StepNext::HitMiss {
+                        hit: at(*hit),
+                        miss: at(*miss),
+                    },
+                    TableNext::ByAction { cases, default } => StepNext::ByAction {
+                        cases: cases.iter().map(|&(a, n)| (a, at(n))).collect(),
+                        default: at(*default),
+                    },
+                },
+            });
         ControlPlan {
             actions: control
                 .actions
                 .iter()
                 .map(|a| ActionPlan::new(a, layout))
                 .collect(),
-            gates: control
-                .gateways
-                .iter()
-                .map(|g| Gate::new(&g.cond, layout))
-                .collect(),
-            keys: control
-                .tables
-                .iter()
-                .map(|t| t.keys.iter().map(|k| KeyRead::new(k, layout)).collect())
-                .collect(),
+            steps: gates.chain(tables).collect(),
+            entry: at(control.entry),
         }
+    }
+}
+
+impl ControlPlan {
+    /// Per action of `control` (indexed like [`ControlProgram::actions`]), what installing
+    /// an entry needs to know of it.
+    pub fn action_shapes(&self, control: &ControlProgram) -> Vec<ActionShape> {
+        control
+            .actions
+            .iter()
+            .zip(&self.actions)
+            .map(|(a, plan)| ActionShape {
+                params: a.params.len(),
+                sets: plan.sets.clone(),
+            })
+            .collect()
     }
 }
 
@@ -376,8 +466,81 @@ fn bits_of(layout: &PhvLayout, field: FieldId, range: Option<(u16, u16)>) -> Opt
 
 impl ActionPlan {
     fn new(action: &Action, layout: &PhvLayout) -> ActionPlan {
+        let Some(ops) = Self::micro_ops(action, layout) else {
+            return ActionPlan {
+                ops: None,
+                sets: DataSets::default(),
+            };
+        };
+        // The `Set`s from action data and constants become the entries' container writes,
+        // made after the other operations: those read no container an earlier operation
+        // writes (or there would be no micro-ops), so they read what they would have; and
+        // if no other operation writes their bits, the last write of every bit is the same.
+        let set = |dst: Bits, src| DataSet {
+            container: dst.container,
+            lsb: dst.lsb,
+            mask: dst.mask,
+            src,
+        };
+        let (mut sets, mut rest) = (Vec::new(), Vec::new());
+        for m in ops {
+            match m {
+                MicroOp::Set {
+                    dst,
+                    a: Src::Imm(v),
+                } => sets.push(set(dst, DataSrc::Imm(v))),
+                MicroOp::Set {
+                    dst,
+                    a: Src::Param { index, shift },
+                } => sets.push(set(dst, DataSrc::Param { index, shift })),
+                other => rest.push(other),
+            }
+        }
+        let others: Vec<(u16, u32)> = rest
+            .iter()
+            .flat_map(|m| Self::written(m, action, layout))
+            .collect();
+        let apart = sets.iter().all(|d| {
+            others
+                .iter()
+                .all(|&(c, bits)| c != d.container || bits & d.mask << d.lsb == 0)
+        });
+        if !apart {
+            // Every micro-op in the action's order, one after another.
+            return ActionPlan {
+                ops: Self::micro_ops(action, layout),
+                sets: DataSets::default(),
+            };
+        }
+        ActionPlan {
+            ops: Some(rest),
+            sets: DataSets(sets),
+        }
+    }
+
+    /// The container bits a micro-op writes (a whole field's for a general operation).
+    fn written(m: &MicroOp, action: &Action, layout: &PhvLayout) -> Vec<(u16, u32)> {
+        let field = |f: FieldId| {
+            layout.fields[f as usize]
+                .slices
+                .iter()
+                .map(|s| (s.container, (((1u64 << s.width) - 1) as u32) << s.lsb))
+                .collect()
+        };
+        match *m {
+            MicroOp::Set { dst, .. } | MicroOp::Narrow { dst, .. } => {
+                vec![(dst.container, dst.mask << dst.lsb)]
+            }
+            MicroOp::SetField { dst, .. } => field(dst),
+            MicroOp::General(i) => field(action.ops[i as usize].dst),
+        }
+    }
+
+    /// The action's micro-ops, if it has no externs and no operation reads a container an
+    /// earlier one writes.
+    fn micro_ops(action: &Action, layout: &PhvLayout) -> Option<Vec<MicroOp>> {
         if !action.externs.is_empty() {
-            return ActionPlan { ops: None };
+            return None;
         }
         let containers = |f: FieldId| {
             layout.fields[f as usize]
@@ -398,7 +561,7 @@ impl ActionPlan {
                 .chain(&reads(&op.b))
                 .any(|c| written.contains(c))
             {
-                return ActionPlan { ops: None };
+                return None;
             }
             written.extend(containers(op.dst));
             match Self::split(op, layout) {
@@ -406,7 +569,7 @@ impl ActionPlan {
                 None => ops.push(Self::decode(op, i, layout)),
             }
         }
-        ActionPlan { ops: Some(ops) }
+        Some(ops)
     }
 
     /// A `Set` of a whole field in several containers from action data or a constant, as
@@ -687,28 +850,37 @@ pub fn run_control(
     pkt: &PacketCtx,
 ) -> ControlStats {
     let mut stats = ControlStats::default();
-    let mut node = control.entry;
-    while let Some(n) = node {
-        node = match n {
-            Node::Gateway(g) => {
-                let gw = &control.gateways[g as usize];
-                let holds = match plan.gates[g as usize] {
+    // `DONE` is past the last step.
+    let mut at = plan.entry;
+    while let Some(step) = plan.steps.get(at as usize) {
+        at = match step {
+            Step::Gate {
+                gate,
+                id,
+                on_true,
+                on_false,
+            } => {
+                let holds = match *gate {
                     Gate::BitsConst { a, op, b } => op.holds(a.get(phv) as u128, b),
                     Gate::Cmp(a, op, b) => op.holds(a.value(layout, phv), b.value(layout, phv)),
-                    Gate::Cond => eval(&gw.cond, layout, phv),
+                    Gate::Cond => eval(&control.gateways[*id as usize].cond, layout, phv),
                 };
                 if holds {
-                    gw.on_true
+                    *on_true
                 } else {
-                    gw.on_false
+                    *on_false
                 }
             }
-            Node::Table(t) => {
-                let table = &control.tables[t as usize];
+            Step::Table {
+                id,
+                stage,
+                keys,
+                next,
+            } => {
                 // One key is looked up as it is; several are pushed one by one (collecting
                 // through the iterator costs several times more).
                 let (one, mut many);
-                let key: &[u128] = match plan.keys[t as usize].as_slice() {
+                let key: &[u128] = match keys.as_slice() {
                     [k] => {
                         one = k.value(layout, phv);
                         std::slice::from_ref(&one)
@@ -721,39 +893,37 @@ pub fn run_control(
                         &many
                     }
                 };
-                let state = &mut tables[t as usize];
-                let found = state.lookup_entry(key);
-                let hit = found.is_some();
-                let slot = found.map(|(_, s)| s);
-                let call = found.map_or(&table.default_action, |(c, _)| c);
+                let state = &mut tables[*id as usize];
+                let (call, slot, writes) = match state.lookup_entry(key) {
+                    Some(e) => (&e.call, Some(e.slot), &e.writes),
+                    None => {
+                        let (call, writes) = state.default_entry();
+                        (call, None, writes)
+                    }
+                };
+                let hit = slot.is_some();
                 let action = &control.actions[call.action as usize];
                 match &plan.actions[call.action as usize].ops {
-                    Some(ops) => run_micro_ops(ops, action, &call.args, layout, phv),
-                    None => run_action(
-                        action,
-                        table.stage,
-                        &call.args,
-                        control,
-                        layout,
-                        phv,
-                        ext,
-                        pkt,
-                    ),
+                    Some(ops) => {
+                        run_micro_ops(ops, action, &call.args, layout, phv);
+                        writes.apply(phv);
+                    }
+                    None => run_action(action, *stage, &call.args, control, layout, phv, ext, pkt),
                 }
                 let action_run = call.action;
                 state.count_direct(slot, pkt.bytes);
                 stats.tables_applied += 1;
                 stats.hits += hit as u32;
-                match &table.next {
-                    TableNext::Always(n) => *n,
-                    TableNext::HitMiss { hit: h, miss: m } => {
+                match next {
+                    StepNext::Always(n) => *n,
+                    StepNext::HitMiss { hit: h, miss: m } => {
                         if hit {
                             *h
                         } else {
                             *m
                         }
                     }
-                    TableNext::ByAction { cases, default } => cases
+                    StepNext::ByAction { cases, default } => cases
                         .iter()
                         .find(|(a, _)| *a == action_run)
                         .map_or(*default, |&(_, n)| n),
@@ -899,11 +1069,13 @@ mod tests {
         };
         let plan = ActionPlan::new(&action, &layout);
         let ops = plan.ops.as_deref().expect("no hazards");
-        assert_eq!(ops.len(), 5);
-        assert!(ops.iter().all(|m| matches!(m, MicroOp::Set { .. })));
+        // Every `Set` is of action data or a constant: all are the entries' writes.
+        assert!(ops.is_empty());
+        assert_eq!(plan.sets.0.len(), 5);
         let args = [0x3ff, 0xaabb_ccdd_eeff_0011];
         let mut fast = Phv::new(5);
         run_micro_ops(ops, &action, &args, &layout, &mut fast);
+        plan.sets.decode(&args).apply(&mut fast);
         let mut general = Phv::new(5);
         for op in &action.ops {
             let (v, m) = op_result(op, &args, &layout, &general);
@@ -912,6 +1084,73 @@ mod tests {
         assert_eq!(fast.containers(), general.containers());
         assert_eq!(fast.get(&layout.fields[0]), 0xccdd_eeff_0011);
         assert_eq!(fast.get(&layout.fields[2]), 0x22_3344_5566);
+    }
+
+    /// An action mixing `Set`s of action data with other operations runs those first and
+    /// the writes last, with the general path's result; a `Set` whose bits another operation
+    /// writes stays a micro-op in the action's order.
+    #[test]
+    fn sets_of_action_data_are_written_after_the_other_operations() {
+        use crate::phv::tests::field;
+        let layout = PhvLayout {
+            fields: vec![
+                // A TTL and a port sharing a container, a MAC in two.
+                field(8, &[(0, 0, 8)]),
+                field(9, &[(0, 8, 9)]),
+                field(48, &[(1, 0, 32), (2, 0, 16)]),
+                field(8, &[(3, 0, 8)]),
+            ],
+            headers: Vec::new(),
+            intrinsics: Vec::new(),
+        };
+        let op = |dst, alu, a, b| Op {
+            dst,
+            dst_slice: None,
+            alu,
+            a,
+            b,
+        };
+        let route = Action {
+            name: "route".into(),
+            params: Vec::new(),
+            ops: vec![
+                op(0, AluOp::Sub, Operand::Field(0), Operand::Const(1)),
+                op(1, AluOp::Set, Operand::Param(0), Operand::Const(0)),
+                op(2, AluOp::Set, Operand::Param(1), Operand::Const(0)),
+            ],
+            externs: Vec::new(),
+        };
+        // The TTL set from action data, then from another field: the last write wins.
+        let overwrite = Action {
+            name: "overwrite".into(),
+            params: Vec::new(),
+            ops: vec![
+                op(0, AluOp::Set, Operand::Param(0), Operand::Const(0)),
+                op(0, AluOp::Sub, Operand::Field(3), Operand::Const(1)),
+            ],
+            externs: Vec::new(),
+        };
+        let args = [0x1_23, 0xaabb_ccdd_eeff];
+        for (action, writes) in [(route, 3), (overwrite, 0)] {
+            let plan = ActionPlan::new(&action, &layout);
+            assert_eq!(plan.sets.0.len(), writes, "{}", action.name);
+            let ops = plan.ops.as_deref().expect("no hazards");
+            let mut fast = Phv::new(4);
+            fast.set(&layout.fields[0], 64);
+            fast.set(&layout.fields[3], 9);
+            let mut general = fast.clone();
+            run_micro_ops(ops, &action, &args, &layout, &mut fast);
+            plan.sets.decode(&args).apply(&mut fast);
+            let results: Vec<_> = action
+                .ops
+                .iter()
+                .map(|op| op_result(op, &args, &layout, &general))
+                .collect();
+            for (op, (v, m)) in action.ops.iter().zip(results) {
+                write_result(op.dst, v, m, &layout, &mut general);
+            }
+            assert_eq!(fast.containers(), general.containers(), "{}", action.name);
+        }
     }
 
     #[test]

@@ -95,6 +95,13 @@ impl Phv {
         *word = (*word & !(mask << lsb)) | ((v & mask) << lsb);
     }
 
+    /// Clear the bits `clear` of container `c` and set `bits` (within `clear`).
+    #[inline(always)]
+    pub fn write_bits(&mut self, c: u16, clear: u32, bits: u32) {
+        let word = &mut self.words[c as usize];
+        *word = *word & !clear | bits;
+    }
+
     /// Raw container values (for traces and tests).
     pub fn containers(&self) -> &[u32] {
         &self.words

@@ -281,8 +281,9 @@ pub struct LoadedGress {
     parser_error: FieldRef,
     /// The inputs the program reads, with their fields (of [`INPUTS`]).
     inputs: Vec<(Intrinsic, FieldRef)>,
-    /// The outputs the program binds, with their fields (of [`OUTPUTS`]): the others read 0.
-    outputs: Vec<(Intrinsic, FieldRef)>,
+    /// The outputs the program binds, each with its place in [`OUTPUTS`] and its field: the
+    /// others read 0.
+    outputs: Vec<(usize, FieldRef)>,
     /// Headers and checksums as container slices, for the parser and the deparser.
     wire: WireLayout,
     /// What the deparser writes back when the headers stay in place.
@@ -297,7 +298,8 @@ pub struct LoadedGress {
     scratch: Vec<u8>,
 }
 
-/// The intrinsics the chip reads after the gress ran, into [`GressOutputs`].
+/// The intrinsics the chip reads after the gress ran, into [`GressOutputs`], in the order
+/// [`LoadedGress::process_with_depths`] takes their values apart.
 const OUTPUTS: [Intrinsic; 12] = [
     Intrinsic::UcastEgressPort,
     Intrinsic::UcastEgressPortValid,
@@ -347,12 +349,8 @@ impl LoadedGress {
             Gress::Egress => "egress",
         };
         verify_gress(name, &prog, spec).map_err(LoadError::Verify)?;
-        let param_counts: Vec<usize> = prog
-            .control
-            .actions
-            .iter()
-            .map(|a| a.params.len())
-            .collect();
+        let plan = ControlPlan::new(&prog.control, &prog.phv);
+        let shapes = plan.action_shapes(&prog.control);
         let tables = prog
             .control
             .tables
@@ -366,7 +364,7 @@ impl LoadedGress {
                         None => prog.phv.fields[k.field as usize].width,
                     })
                     .collect();
-                TableState::new(t, &widths, &param_counts)
+                TableState::new(t, &widths, &shapes)
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(LoadError::Table)?;
@@ -405,11 +403,14 @@ impl LoadedGress {
                 .collect()
         };
         let inputs = bound(&INPUTS);
-        let outputs = bound(&OUTPUTS);
+        let outputs = OUTPUTS
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &i)| bind[i as usize].map(|f| (k, FieldRef::new(&prog.phv, Some(f)))))
+            .collect();
         let parser_error = FieldRef::new(&prog.phv, bind[Intrinsic::ParserError as usize]);
         let wire = WireLayout::new(&prog.phv, &prog.parser, &prog.deparser);
         let in_place = InPlace::new(&prog, &wire);
-        let plan = ControlPlan::new(&prog.control, &prog.phv);
         let identity = {
             let start = &prog.parser.states[prog.parser.start as usize];
             spec.parser.max_depth >= 1
@@ -585,35 +586,34 @@ impl LoadedGress {
                 data.splice(..payload, self.scratch.iter().copied());
             }
         }
-        // Only the outputs the program binds (resolved at load); the others read 0.
-        let mut out = GressOutputs {
-            parser_error,
-            stats,
-            ..GressOutputs::default()
-        };
-        let (mut port, mut port_valid) = (0, false);
-        let r = &mut out.requests;
-        for &(which, f) in &self.outputs {
-            let v = f.get(layout, phv);
-            match which {
-                Intrinsic::UcastEgressPort => port = v as u16,
-                Intrinsic::UcastEgressPortValid => port_valid = v != 0,
-                Intrinsic::QueueId => out.queue = v as u16,
-                Intrinsic::DropCtl => out.drop_ctl = v as u8,
-                Intrinsic::IngressCos => r.ingress_cos = v as u8,
-                Intrinsic::McastGroup => r.mcast_group = v as u16,
-                Intrinsic::DeflectOnDrop => r.deflect_on_drop = v != 0,
-                Intrinsic::BypassEgress => r.bypass_egress = v != 0,
-                Intrinsic::MirrorSession => r.mirror_session = v as u16,
-                Intrinsic::MirrorTruncateBytes => r.mirror_truncate_bytes = v as u16,
-                Intrinsic::Recirculate => r.recirculate = v != 0,
-                Intrinsic::AdvFlowCtl => r.adv_flow_ctl = v as u32,
-                _ => unreachable!("OUTPUTS lists only these"),
-            }
+        // Only the outputs the program binds (resolved at load), each into its place; the
+        // others read 0.
+        let mut v = [0u128; OUTPUTS.len()];
+        for &(k, f) in &self.outputs {
+            v[k] = f.get(layout, phv);
         }
-        out.ucast_egress_port = port_valid.then_some(port);
-        if r.mirror_session != 0 && !self.prog.deparser.mirror_emit.is_empty() {
-            r.mirror_header =
+        let [port, port_valid, queue, drop_ctl, cos, mcast, deflect, bypass, mirror, truncate, recirculate, afc] =
+            v;
+        let mut out = GressOutputs {
+            ucast_egress_port: (port_valid != 0).then_some(port as u16),
+            queue: queue as u16,
+            drop_ctl: drop_ctl as u8,
+            parser_error,
+            requests: TmRequests {
+                ingress_cos: cos as u8,
+                mcast_group: mcast as u16,
+                deflect_on_drop: deflect != 0,
+                bypass_egress: bypass != 0,
+                mirror_session: mirror as u16,
+                mirror_truncate_bytes: truncate as u16,
+                recirculate: recirculate != 0,
+                adv_flow_ctl: afc as u32,
+                mirror_header: MirrorHeader::default(),
+            },
+            stats,
+        };
+        if out.requests.mirror_session != 0 && !self.prog.deparser.mirror_emit.is_empty() {
+            out.requests.mirror_header =
                 mirror_header(&self.prog.deparser, &self.wire, phv, &mut self.scratch);
         }
         Ok(out)

@@ -10,6 +10,7 @@
 //! direct counter keeps one count per slot plus one for misses (slot `size`), so a hit is
 //! counted without searching, and a deleted entry's count goes with it.
 
+use crate::action_data::{ActionShape, ContainerWrites};
 use crate::counter::{CounterBank, Counts};
 use crate::phv::mask;
 use crate::program::{ActionCall, Entry, KeyMatch, MatchKind, Table};
@@ -66,19 +67,35 @@ impl fmt::Display for TableError {
 
 impl std::error::Error for TableError {}
 
-/// An installed entry's action and slot.
-type Stored = (ActionCall, u32);
+/// An installed entry: its action, its slot, and its action data decoded into the
+/// container writes its action's `Set`s make ([`crate::action_data`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Installed {
+    /// The action and its action data.
+    pub call: ActionCall,
+    /// The slot it occupies.
+    pub slot: u32,
+    /// `call`'s writes of action data and constants.
+    pub writes: ContainerWrites,
+}
+
+/// An entry of a table searched in priority order.
+struct Ranked {
+    key: Vec<KeyMatch>,
+    priority: u32,
+    entry: Installed,
+}
 
 enum Store {
-    Exact(FxHashMap<KeyValues, Stored>),
+    Exact(FxHashMap<KeyValues, Installed>),
     /// One exact key: its value alone is the map's key (no key list to build, hash and
     /// compare per lookup).
-    ExactOne(FxHashMap<u128, Stored>),
+    ExactOne(FxHashMap<u128, Installed>),
     /// Prefix length, its mask (computed once, not per lookup) → (masked value → action),
     /// longest first.
-    Lpm(Vec<(u16, u128, FxHashMap<u128, Stored>)>),
+    Lpm(Vec<(u16, u128, FxHashMap<u128, Installed>)>),
     /// Entries by descending priority, insertion order among equals.
-    Ordered(Vec<(Entry, u32)>),
+    Ordered(Vec<Ranked>),
 }
 
 /// A table's entries.
@@ -86,7 +103,11 @@ pub struct TableState {
     name: String,
     widths: SmallVec<[u16; 4]>,
     kinds: SmallVec<[MatchKind; 4]>,
-    actions: Vec<(u16, usize)>,
+    /// The actions entries may call, with what installing one needs to know of them.
+    actions: Vec<(u16, ActionShape)>,
+    /// The default action (the program's: the control plane does not change it), and its
+    /// writes of action data and constants.
+    default: (ActionCall, ContainerWrites),
     size: u32,
     len: u32,
     store: Store,
@@ -116,12 +137,12 @@ fn prefix_mask(len: u16, width: u16) -> u128 {
 }
 
 impl TableState {
-    /// An empty table shaped like `t`, whose actions take `param_counts[a]` parameters.
-    /// The program's const entries are inserted.
+    /// An empty table shaped like `t`, whose actions are `shapes[a]` (indexed like the
+    /// program's actions). The program's const entries are inserted.
     pub fn new(
         t: &Table,
         widths: &[u16],
-        param_counts: &[usize],
+        shapes: &[ActionShape],
     ) -> Result<TableState, TableError> {
         let kinds: SmallVec<[MatchKind; 4]> = t.keys.iter().map(|k| k.kind).collect();
         let store = if kinds.as_slice() == [MatchKind::Exact] {
@@ -140,8 +161,15 @@ impl TableState {
             actions: t
                 .actions
                 .iter()
-                .map(|&a| (a, param_counts[a as usize]))
+                .map(|&a| (a, shapes[a as usize].clone()))
                 .collect(),
+            default: (
+                t.default_action.clone(),
+                shapes
+                    .get(t.default_action.action as usize)
+                    .map(|s| s.sets.decode(&t.default_action.args))
+                    .unwrap_or_default(),
+            ),
             size: t.size,
             len: 0,
             store,
@@ -186,12 +214,28 @@ impl TableState {
             None if !default => {
                 Err(self.invalid(format!("action #{} is not in its action list", call.action)))
             }
-            Some(&(_, n)) if n != call.args.len() => Err(self.invalid(format!(
-                "action takes {n} parameters, the entry gives {}",
+            Some((_, shape)) if shape.params != call.args.len() => Err(self.invalid(format!(
+                "action takes {} parameters, the entry gives {}",
+                shape.params,
                 call.args.len()
             ))),
             _ => Ok(()),
         }
+    }
+
+    /// `call`'s action data decoded (`call` is checked: its action is listed).
+    fn writes_of(&self, call: &ActionCall) -> ContainerWrites {
+        self.actions
+            .iter()
+            .find(|(a, _)| *a == call.action)
+            .map(|(_, shape)| shape.sets.decode(&call.args))
+            .unwrap_or_default()
+    }
+
+    /// The action a miss runs, and its writes of action data and constants.
+    #[inline]
+    pub fn default_entry(&self) -> (&ActionCall, &ContainerWrites) {
+        (&self.default.0, &self.default.1)
     }
 
     fn check_entry(&self, e: &Entry) -> Result<(), TableError> {
@@ -247,23 +291,33 @@ impl TableState {
             table: self.name.clone(),
         };
         let slot = self.free_slots.last().copied().unwrap_or(self.next_slot);
+        let Entry {
+            key,
+            action,
+            priority,
+        } = e;
+        let entry = Installed {
+            writes: self.writes_of(&action),
+            call: action,
+            slot,
+        };
         match &mut self.store {
             Store::Exact(map) => {
-                let key: KeyValues = e.key.iter().map(exact_value).collect();
+                let key: KeyValues = key.iter().map(exact_value).collect();
                 if map.contains_key(&key) {
                     return Err(dup);
                 }
-                map.insert(key, (e.action, slot));
+                map.insert(key, entry);
             }
             Store::ExactOne(map) => {
-                let key = exact_value(&e.key[0]);
+                let key = exact_value(&key[0]);
                 if map.contains_key(&key) {
                     return Err(dup);
                 }
-                map.insert(key, (e.action, slot));
+                map.insert(key, entry);
             }
             Store::Lpm(levels) => {
-                let (value, len) = lpm_parts(&e.key[0], self.widths[0]);
+                let (value, len) = lpm_parts(&key[0], self.widths[0]);
                 let mask = prefix_mask(len, self.widths[0]);
                 let value = value & mask;
                 let pos = levels.iter().position(|(l, _, _)| *l <= len);
@@ -282,20 +336,24 @@ impl TableState {
                 if level.contains_key(&value) {
                     return Err(dup);
                 }
-                level.insert(value, (e.action, slot));
+                level.insert(value, entry);
             }
             Store::Ordered(list) => {
-                if list
-                    .iter()
-                    .any(|(x, _)| x.key == e.key && x.priority == e.priority)
-                {
+                if list.iter().any(|x| x.key == key && x.priority == priority) {
                     return Err(dup);
                 }
                 let pos = list
                     .iter()
-                    .position(|(x, _)| x.priority < e.priority)
+                    .position(|x| x.priority < priority)
                     .unwrap_or(list.len());
-                list.insert(pos, (e, slot));
+                list.insert(
+                    pos,
+                    Ranked {
+                        key,
+                        priority,
+                        entry,
+                    },
+                );
             }
         }
         if self.free_slots.pop().is_none() {
@@ -316,8 +374,10 @@ impl TableState {
         action: ActionCall,
     ) -> Result<(), TableError> {
         self.check_action(&action, false)?;
-        let (slot, _) = self.find_mut(key, priority)?;
-        *slot = action;
+        let writes = self.writes_of(&action);
+        let entry = self.find_mut(key, priority)?;
+        entry.call = action;
+        entry.writes = writes;
         Ok(())
     }
 
@@ -330,10 +390,10 @@ impl TableState {
         let found = match &self.store {
             Store::Exact(map) => {
                 let k: KeyValues = key.iter().map(exact_value).collect();
-                map.get(&k).map(|(_, s)| *s)
+                map.get(&k).map(|e| e.slot)
             }
             Store::ExactOne(map) => match key {
-                [k] => map.get(&exact_value(k)).map(|(_, s)| *s),
+                [k] => map.get(&exact_value(k)).map(|e| e.slot),
                 _ => None,
             },
             Store::Lpm(levels) => {
@@ -346,12 +406,12 @@ impl TableState {
                     .iter()
                     .find(|(l, _, _)| *l == len)
                     .and_then(|(_, _, m)| m.get(&value))
-                    .map(|(_, s)| *s)
+                    .map(|e| e.slot)
             }
             Store::Ordered(list) => list
                 .iter()
-                .find(|(x, _)| x.key == key && x.priority == priority)
-                .map(|(_, s)| *s),
+                .find(|x| x.key == key && x.priority == priority)
+                .map(|x| x.entry.slot),
         };
         found.ok_or_else(missing)
     }
@@ -389,10 +449,10 @@ impl TableState {
         let removed: Option<u32> = match &mut self.store {
             Store::Exact(map) => {
                 let k: KeyValues = key.iter().map(exact_value).collect();
-                map.remove(&k).map(|s| s.1)
+                map.remove(&k).map(|e| e.slot)
             }
             Store::ExactOne(map) => match key {
-                [k] => map.remove(&exact_value(k)).map(|s| s.1),
+                [k] => map.remove(&exact_value(k)).map(|e| e.slot),
                 _ => None,
             },
             Store::Lpm(levels) => {
@@ -404,12 +464,12 @@ impl TableState {
                 levels
                     .iter_mut()
                     .find(|(l, _, _)| *l == len)
-                    .and_then(|(_, _, m)| m.remove(&value).map(|s| s.1))
+                    .and_then(|(_, _, m)| m.remove(&value).map(|e| e.slot))
             }
             Store::Ordered(list) => list
                 .iter()
-                .position(|(x, _)| x.key == key && x.priority == priority)
-                .map(|i| list.remove(i).1),
+                .position(|x| x.key == key && x.priority == priority)
+                .map(|i| list.remove(i).entry.slot),
         };
         let Some(slot) = removed else {
             return Err(missing);
@@ -419,11 +479,7 @@ impl TableState {
         Ok(())
     }
 
-    fn find_mut(
-        &mut self,
-        key: &[KeyMatch],
-        priority: u32,
-    ) -> Result<(&mut ActionCall, u32), TableError> {
+    fn find_mut(&mut self, key: &[KeyMatch], priority: u32) -> Result<&mut Installed, TableError> {
         let missing = TableError::NotFound {
             table: self.name.clone(),
         };
@@ -431,10 +487,10 @@ impl TableState {
         let found = match &mut self.store {
             Store::Exact(map) => {
                 let k: KeyValues = key.iter().map(exact_value).collect();
-                map.get_mut(&k).map(|(a, s)| (a, *s))
+                map.get_mut(&k)
             }
             Store::ExactOne(map) => match key {
-                [k] => map.get_mut(&exact_value(k)).map(|(a, s)| (a, *s)),
+                [k] => map.get_mut(&exact_value(k)),
                 _ => None,
             },
             Store::Lpm(levels) => {
@@ -447,12 +503,11 @@ impl TableState {
                     .iter_mut()
                     .find(|(l, _, _)| *l == len)
                     .and_then(|(_, _, m)| m.get_mut(&value))
-                    .map(|(a, s)| (a, *s))
             }
             Store::Ordered(list) => list
                 .iter_mut()
-                .find(|(x, _)| x.key == key && x.priority == priority)
-                .map(|(x, s)| (&mut x.action, *s)),
+                .find(|x| x.key == key && x.priority == priority)
+                .map(|x| &mut x.entry),
         };
         found.ok_or(missing)
     }
@@ -460,29 +515,28 @@ impl TableState {
     /// The action of the entry matching `key`, if any.
     #[inline]
     pub fn lookup(&self, key: &[u128]) -> Option<&ActionCall> {
-        self.lookup_entry(key).map(|(a, _)| a)
+        self.lookup_entry(key).map(|e| &e.call)
     }
 
-    /// The action and slot of the entry matching `key`, if any.
+    /// The entry matching `key`, if any.
     #[inline]
-    pub fn lookup_entry(&self, key: &[u128]) -> Option<(&ActionCall, u32)> {
+    pub fn lookup_entry(&self, key: &[u128]) -> Option<&Installed> {
         match &self.store {
-            Store::Exact(map) => map.get(key).map(|(a, s)| (a, *s)),
-            Store::ExactOne(map) => map.get(&key[0]).map(|(a, s)| (a, *s)),
+            Store::Exact(map) => map.get(key),
+            Store::ExactOne(map) => map.get(&key[0]),
             Store::Lpm(levels) => levels
                 .iter()
-                .find_map(|(_, mask, m)| m.get(&(key[0] & mask)))
-                .map(|(a, s)| (a, *s)),
+                .find_map(|(_, mask, m)| m.get(&(key[0] & mask))),
             Store::Ordered(list) => list
                 .iter()
-                .find(|(e, _)| {
+                .find(|e| {
                     e.key
                         .iter()
                         .zip(key)
                         .zip(&self.widths)
                         .all(|((k, &v), &w)| matches(k, v, w))
                 })
-                .map(|(e, s)| (&e.action, *s)),
+                .map(|e| &e.entry),
         }
     }
 }
@@ -534,6 +588,17 @@ mod tests {
         }
     }
 
+    /// Actions taking these numbers of parameters, with no `Set`s of action data.
+    fn shapes(params: &[usize]) -> Vec<ActionShape> {
+        params
+            .iter()
+            .map(|&params| ActionShape {
+                params,
+                ..ActionShape::default()
+            })
+            .collect()
+    }
+
     fn call(a: u16, args: &[u128]) -> ActionCall {
         ActionCall {
             action: a,
@@ -543,7 +608,7 @@ mod tests {
 
     #[test]
     fn lpm_prefers_the_longest_prefix() {
-        let mut t = TableState::new(&table(&[MatchKind::Lpm], 8), &[32], &[1, 0]).unwrap();
+        let mut t = TableState::new(&table(&[MatchKind::Lpm], 8), &[32], &shapes(&[1, 0])).unwrap();
         let lpm = |v: u32, l| Entry {
             key: vec![KeyMatch::Lpm {
                 value: v as u128,
@@ -571,7 +636,8 @@ mod tests {
 
     #[test]
     fn a_full_table_refuses_an_insert() {
-        let mut t = TableState::new(&table(&[MatchKind::Exact], 2), &[16], &[1, 0]).unwrap();
+        let mut t =
+            TableState::new(&table(&[MatchKind::Exact], 2), &[16], &shapes(&[1, 0])).unwrap();
         for v in 0..2 {
             t.insert(Entry {
                 key: vec![KeyMatch::Exact(v)],
@@ -599,7 +665,8 @@ mod tests {
 
     #[test]
     fn entries_that_do_not_fit_are_refused() {
-        let mut t = TableState::new(&table(&[MatchKind::Exact], 4), &[8], &[1, 0]).unwrap();
+        let mut t =
+            TableState::new(&table(&[MatchKind::Exact], 4), &[8], &shapes(&[1, 0])).unwrap();
         let too_wide = Entry {
             key: vec![KeyMatch::Exact(256)],
             action: call(0, &[1]),
@@ -634,7 +701,8 @@ mod tests {
 
     #[test]
     fn ternary_uses_priority() {
-        let mut t = TableState::new(&table(&[MatchKind::Ternary], 4), &[8], &[1, 0]).unwrap();
+        let mut t =
+            TableState::new(&table(&[MatchKind::Ternary], 4), &[8], &shapes(&[1, 0])).unwrap();
         let tern = |v, m, p| Entry {
             key: vec![KeyMatch::Ternary { value: v, mask: m }],
             action: call(0, &[p as u128]),
