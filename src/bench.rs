@@ -429,16 +429,20 @@ impl Bench {
                 self.queue.at(t, Ev::Feed(i as u32));
             }
         }
+        // One test per event for both (a flag in a register, not two fields in memory).
+        let watched = self.lockstep.is_some() || self.trace.is_some();
         while let Some((now, ev)) = self.queue.pop() {
-            // The visits only read the chip, so taking the event first changes nothing.
-            if let Some(l) = &mut self.lockstep {
-                let chip = &mut self.chip;
-                l.advance_to(now, |_, cycle| chip.tick(cycle));
+            if watched {
+                // The visits only read the chip, so taking the event first changes nothing.
+                if let Some(l) = &mut self.lockstep {
+                    let chip = &mut self.chip;
+                    l.advance_to(now, |_, cycle| chip.tick(cycle));
+                }
+                if let Some(tr) = &mut self.trace {
+                    tr.push((now, ev));
+                }
             }
             self.events += 1;
-            if let Some(tr) = &mut self.trace {
-                tr.push((now, ev));
-            }
             match ev {
                 Ev::Chip(e) => self.chip.handle(now, e, &mut self.queue, &mut self.capture),
                 Ev::Feed(i) => {

@@ -11,7 +11,6 @@
 //! so both modes must give the same event trace and outputs (`tests/lockstep.rs`).
 
 use pipelines::time::{Clock, Time};
-use std::collections::VecDeque;
 
 #[derive(Clone, Copy)]
 struct Entry<E> {
@@ -113,6 +112,71 @@ impl<E: Copy> Heap<E> {
     }
 }
 
+/// A first-in first-out lane of events in time order ([`Schedule::at_in_lane`]).
+///
+/// A ring whose size is a power of two, so a position wraps with a mask, and whose growth
+/// is out of line: the standard `VecDeque` wraps with a comparison and a subtraction and
+/// inlines its growth check's call beside every push, which kept the lane's push from being
+/// inlined where the chip schedules a pipe's exit.
+struct Lane<E> {
+    /// The ring; its length (a power of two, or 0) is the capacity.
+    ring: Vec<Entry<E>>,
+    /// Where the first event is.
+    head: usize,
+    /// Events in the lane.
+    len: usize,
+    /// The time of the last event pushed (events taken from a lane are not later than the
+    /// current time, so an empty lane takes any event).
+    back_at: Time,
+}
+
+impl<E: Copy> Lane<E> {
+    fn new() -> Self {
+        Lane {
+            ring: Vec::new(),
+            head: 0,
+            len: 0,
+            back_at: Time::ZERO,
+        }
+    }
+
+    #[inline]
+    fn front(&self) -> Option<&Entry<E>> {
+        (self.len > 0).then(|| &self.ring[self.head])
+    }
+
+    #[inline]
+    fn push_back(&mut self, e: Entry<E>) {
+        if self.len == self.ring.len() {
+            self.grow(e);
+        }
+        let i = (self.head + self.len) & (self.ring.len() - 1);
+        self.ring[i] = e;
+        self.len += 1;
+        self.back_at = e.at;
+    }
+
+    /// Doubles the ring (at least 8), its events first in order; `filler` fills the rest.
+    #[cold]
+    fn grow(&mut self, filler: Entry<E>) {
+        let size = (2 * self.ring.len()).max(8);
+        let mask = self.ring.len().wrapping_sub(1);
+        let mut ring = Vec::with_capacity(size);
+        ring.extend((0..self.len).map(|i| self.ring[(self.head + i) & mask]));
+        ring.resize(size, filler);
+        self.ring = ring;
+        self.head = 0;
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<Entry<E>> {
+        let e = *self.front()?;
+        self.head = (self.head + 1) & (self.ring.len() - 1);
+        self.len -= 1;
+        Some(e)
+    }
+}
+
 /// Something events can be scheduled on.
 pub trait Schedule<E> {
     /// Run `ev` at time `at` (not before the current time).
@@ -142,7 +206,7 @@ pub const LANES: usize = 16;
 /// least of the heap's top and the lanes' fronts gives exactly the heap's order.
 pub struct EventQueue<E> {
     heap: Heap<E>,
-    lanes: Vec<VecDeque<Entry<E>>>,
+    lanes: Vec<Lane<E>>,
     /// Per lane: the key ([`key`]) of its first event, `u128::MAX` when it is empty.
     fronts: Vec<u128>,
     /// The least of `fronts`, and its lane.
@@ -187,7 +251,7 @@ impl<E: Copy> EventQueue<E> {
     #[cold]
     fn outside_lanes(&mut self, lane: usize, at: Time, ev: E) {
         if (self.lanes.len()..LANES).contains(&lane) {
-            self.lanes.resize_with(lane + 1, VecDeque::new);
+            self.lanes.resize_with(lane + 1, Lane::new);
             self.fronts.resize(lane + 1, u128::MAX);
             return self.at_in_lane(lane, at, ev);
         }
@@ -226,7 +290,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Events pending.
     pub fn len(&self) -> usize {
-        self.heap.v.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
+        self.heap.v.len() + self.lanes.iter().map(|l| l.len).sum::<usize>()
     }
 
     /// Whether no event is pending.
@@ -254,7 +318,7 @@ impl<E: Copy, F: Into<E>> Schedule<F> for EventQueue<E> {
 
     #[inline]
     fn at_in_lane(&mut self, lane: usize, at: Time, ev: F) {
-        let in_order = |l: &&mut VecDeque<Entry<E>>| l.back().is_none_or(|b| b.at <= at);
+        let in_order = |l: &&mut Lane<E>| l.back_at <= at;
         let Some(l) = self.lanes.get_mut(lane).filter(in_order) else {
             return self.outside_lanes(lane, at, ev.into());
         };
@@ -264,7 +328,7 @@ impl<E: Copy, F: Into<E>> Schedule<F> for EventQueue<E> {
             self.now
         );
         self.seq += 1;
-        if l.is_empty() {
+        if l.len == 0 {
             let k = key(at, self.seq);
             self.fronts[lane] = k;
             if k < self.first.0 {
@@ -395,6 +459,34 @@ mod tests {
         }
         assert!(laned.is_empty());
         assert_eq!(out.0, out.1);
+    }
+
+    #[test]
+    fn a_lane_keeps_its_order_as_its_ring_grows_and_wraps() {
+        let mut lane = Lane::new();
+        let (mut pushed, mut popped) = (0u64, 0u64);
+        let mut take = |lane: &mut Lane<u64>| {
+            let e = lane.pop_front()?;
+            assert_eq!((e.seq, e.ev), (popped, popped));
+            popped += 1;
+            Some(())
+        };
+        for round in 0..60 {
+            for _ in 0..round % 7 + 1 {
+                lane.push_back(Entry {
+                    at: Time(pushed),
+                    seq: pushed,
+                    ev: pushed,
+                });
+                pushed += 1;
+            }
+            for _ in 0..round % 5 {
+                take(&mut lane);
+            }
+        }
+        while take(&mut lane).is_some() {}
+        assert_eq!(popped, pushed);
+        assert!(lane.front().is_none());
     }
 
     #[test]

@@ -994,8 +994,6 @@ impl Chip {
         match ev {
             ChipEvent::Arrive { pkt } => self.issue_ingress(now, pkt, q),
             ChipEvent::IngressDone { pkt } => {
-                let port = self.packets.slots[pkt as usize].ingress_port;
-                self.pipes[self.ports[port as usize].pipe as usize].in_ingress -= 1;
                 self.ingress_done(now, pkt, q);
                 self.send_pfc_events(now, q, wire);
             }
@@ -1033,8 +1031,6 @@ impl Chip {
                 }
             }
             ChipEvent::EgressDone { pkt } => {
-                let port = self.packets.slots[pkt as usize].egress_port;
-                self.pipes[self.ports[port as usize].pipe as usize].in_egress -= 1;
                 self.egress_done(now, pkt, q, wire);
                 self.send_pfc_events(now, q, wire);
             }
@@ -1090,16 +1086,20 @@ impl Chip {
             issue_cycle: slot.issue,
             ..GressInputs::default()
         };
-        let pipe = self.ports[slot.ingress_port as usize].pipe as usize;
-        if self.ports[slot.ingress_port as usize].kind == PortKind::Recirc {
-            self.ports[slot.ingress_port as usize].counters.rx_packets += 1;
-            self.ports[slot.ingress_port as usize].counters.rx_bytes += slot.data.len() as u64;
+        let in_port = &mut self.ports[slot.ingress_port as usize];
+        let pipe = in_port.pipe as usize;
+        if in_port.kind == PortKind::Recirc {
+            in_port.counters.rx_packets += 1;
+            in_port.counters.rx_bytes += slot.data.len() as u64;
         }
         let depths = PublishedDepths {
             export: self.depths.as_ref(),
             tm: &self.tm,
         };
-        let ingress = &mut self.pipes[pipe].ingress;
+        // The packet has left the ingress pipe (its program runs at the exit).
+        let p = &mut self.pipes[pipe];
+        p.in_ingress -= 1;
+        let ingress = &mut p.ingress;
         // The outputs are read where the gress returned them (moving them out copied the
         // whole record).
         let res = ingress.process_with_depths(&mut slot.data, &inputs, &depths);
@@ -1346,7 +1346,9 @@ impl Chip {
         let slot = &mut self.packets.slots[h as usize];
         let port = slot.egress_port;
         let d = slot.deq.take().expect("a packet in egress has left the TM");
-        let egress = &mut self.pipes[self.ports[port as usize].pipe as usize].egress;
+        let pipe = &mut self.pipes[self.ports[port as usize].pipe as usize];
+        pipe.in_egress -= 1;
+        let egress = &mut pipe.egress;
         // A gress that leaves every packet as it is and asks for nothing (the stock routers'
         // egress) is not run: its outputs would be the defaults.
         if !egress.is_identity() {
