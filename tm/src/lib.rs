@@ -402,50 +402,34 @@ impl TrafficManager {
         }
     }
 
+    /// (Ingress port, priority) `pgi` enters XOFF (`xoff`) or leaves it (its cells fell below
+    /// XON): counted, and a PFC event for the chip to send (and the trace). Nothing if it is
+    /// already in that state.
     #[cold]
-    fn raise_xoff(&mut self, pgi: usize, now_ps: u64) {
+    fn set_xoff(&mut self, pgi: usize, xoff: bool, now_ps: u64) {
         let pg = &mut self.pgs[pgi];
-        if pg.xoff {
+        if pg.xoff == xoff {
             return;
         }
-        pg.xoff = true;
-        pg.counters.xoff += 1;
-        let (port, priority) = ((pgi / self.levels) as u16, (pgi % self.levels) as u8);
-        self.pfc_events.push(PfcEvent {
-            time_ps: now_ps,
-            ingress_port: port,
-            priority,
-            xoff: true,
-        });
-        if let Some(t) = &mut self.trace {
-            t.push(TraceEvent::Pfc {
-                t: now_ps,
-                port,
-                priority,
-                xoff: true,
-            });
+        pg.xoff = xoff;
+        if xoff {
+            pg.counters.xoff += 1;
+        } else {
+            pg.counters.xon += 1;
         }
-    }
-
-    /// The cells of (ingress port, priority) `pgi` fell below XON: release its pause.
-    #[cold]
-    fn release_xoff(&mut self, pgi: usize, now_ps: u64) {
-        let pg = &mut self.pgs[pgi];
-        pg.xoff = false;
-        pg.counters.xon += 1;
         let (port, priority) = ((pgi / self.levels) as u16, (pgi % self.levels) as u8);
         self.pfc_events.push(PfcEvent {
             time_ps: now_ps,
             ingress_port: port,
             priority,
-            xoff: false,
+            xoff,
         });
         if let Some(t) = &mut self.trace {
             t.push(TraceEvent::Pfc {
                 t: now_ps,
                 port,
                 priority,
-                xoff: false,
+                xoff,
             });
         }
     }
@@ -574,7 +558,7 @@ impl TrafficManager {
             if pg.headroom_used as u64 + cells as u64 > pg.params.headroom as u64 {
                 return self.refuse(&req, Refusal::HeadroomExhausted);
             }
-            self.raise_xoff(i, req.now_ps);
+            self.set_xoff(i, true, req.now_ps);
         }
 
         // Admitted: charge the cells.
@@ -627,7 +611,7 @@ impl TrafficManager {
             pg.cells += cells;
             pg.counters.max_cells = pg.counters.max_cells.max(pg.cells);
             if pg.params.enabled && !pg.xoff && pg.cells > pg.params.xoff {
-                self.raise_xoff(i, req.now_ps);
+                self.set_xoff(i, true, req.now_ps);
             }
         }
         if let Some(t) = &mut self.trace {
@@ -727,7 +711,7 @@ impl TrafficManager {
             let pg = &mut self.pgs[pgi];
             pg.cells -= d.cells;
             if pg.xoff && pg.cells < pg.params.xon {
-                self.release_xoff(pgi, now_ps);
+                self.set_xoff(pgi, false, now_ps);
             }
         }
         if let Policy::Asked {
