@@ -113,8 +113,11 @@ pub struct InPlace {
 /// What the deparser writes back into one header it leaves in place.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct WriteBack {
-    /// Its slices to write back.
-    stores: Vec<Store>,
+    /// Its slices to write back, by how they are stored: a list per kind, so the loop
+    /// over each has no dispatch. The slices of one header are disjoint bits of it and
+    /// each store writes only its own bits, so the order they are written in does not
+    /// matter.
+    stores: Stores,
     /// Its checksums, summed from its bytes once its slices are written back, in the
     /// program's order; empty unless [`InPlace::sums_in_place`].
     sums: Vec<HeaderChecksum>,
@@ -276,30 +279,71 @@ impl Words {
     }
 }
 
-/// How the deparser writes one slice back into a header's bytes (`byte` counts from the
-/// header's first byte).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Store {
-    /// A slice of 8 bits on a byte boundary: one byte.
-    B8 { byte: u16, slice: WireSlice },
-    /// A slice of 16 bits on a byte boundary: two bytes, big-endian.
-    B16 { byte: u16, slice: WireSlice },
-    /// A slice of 32 bits on a byte boundary: four bytes, big-endian.
-    B32 { byte: u16, slice: WireSlice },
+/// How the deparser writes a header's slices back into its bytes (each `byte` counts from
+/// the header's first byte).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Stores {
+    /// Slices of 8 bits on a byte boundary: one byte.
+    b8: Vec<(u16, WireSlice)>,
+    /// Slices of 16 bits on a byte boundary: two bytes, big-endian.
+    b16: Vec<(u16, WireSlice)>,
+    /// Slices of 32 bits on a byte boundary: four bytes, big-endian.
+    b32: Vec<(u16, WireSlice)>,
     /// Any other slice: its bits in the 8-byte big-endian word the parser loads it from.
-    Bits(SliceLoad),
+    bits: Vec<SliceLoad>,
 }
 
-impl Store {
-    fn new(l: SliceLoad) -> Store {
+impl Stores {
+    /// Add `l`'s slice to the list of its kind.
+    fn push(&mut self, l: SliceLoad) {
         let (byte, slice) = (l.byte, l.slice);
         match (slice.offset % 8, slice.width) {
-            (0, 8) => Store::B8 { byte, slice },
-            (0, 16) => Store::B16 { byte, slice },
-            (0, 32) => Store::B32 { byte, slice },
-            _ => Store::Bits(l),
+            (0, 8) => self.b8.push((byte, slice)),
+            (0, 16) => self.b16.push((byte, slice)),
+            (0, 32) => self.b32.push((byte, slice)),
+            _ => self.bits.push(l),
         }
     }
+
+    /// Write the slices from `phv` into `bytes` (the header's bytes); false if one lies
+    /// beyond them (none does when `bytes` reaches [`HeaderWire::load_end`]).
+    #[inline(always)]
+    fn write(&self, phv: &Phv, bytes: &mut [u8]) -> bool {
+        for &(b, s) in &self.b8 {
+            let Some(dst) = bytes.get_mut(b as usize) else {
+                return false;
+            };
+            *dst = s.get(phv) as u8;
+        }
+        for &(b, s) in &self.b16 {
+            let Some(dst) = window::<2>(bytes, b) else {
+                return false;
+            };
+            *dst = (s.get(phv) as u16).to_be_bytes();
+        }
+        for &(b, s) in &self.b32 {
+            let Some(dst) = window::<4>(bytes, b) else {
+                return false;
+            };
+            *dst = s.get(phv).to_be_bytes();
+        }
+        for l in &self.bits {
+            let Some(dst) = window::<8>(bytes, l.byte) else {
+                return false;
+            };
+            let s = &l.slice;
+            let m = (s.mask as u64) << l.shift;
+            let word = u64::from_be_bytes(*dst) & !m | (s.get(phv) as u64) << l.shift;
+            *dst = word.to_be_bytes();
+        }
+        true
+    }
+}
+
+/// The `N` bytes of `bytes` from `at`, if it has them.
+#[inline(always)]
+fn window<const N: usize>(bytes: &mut [u8], at: u16) -> Option<&mut [u8; N]> {
+    bytes.get_mut(at as usize..)?.first_chunk_mut()
 }
 
 impl InPlace {
@@ -363,18 +407,19 @@ impl InPlace {
         if !sums_in_place {
             sums.iter_mut().for_each(Vec::clear);
         }
-        let stores: Vec<Vec<Store>> = wire
+        let stores: Vec<Stores> = wire
             .headers
             .iter()
             .map(|h| {
+                let mut stores = Stores::default();
                 h.loads
                     .iter()
                     .filter(|l| {
                         let (k, m) = bits(l.slice.container, l.slice.lsb, l.slice.width);
                         (written[k] | twice[k]) & m != 0
                     })
-                    .map(|&l| Store::new(l))
-                    .collect()
+                    .for_each(|&l| stores.push(l));
+                stores
             })
             .collect();
         InPlace {
@@ -449,29 +494,8 @@ impl InPlace {
                 return false;
             };
             let back = &self.headers[h as usize];
-            for st in &back.stores {
-                match *st {
-                    Store::B8 { byte, slice } => bytes[byte as usize] = slice.get(phv) as u8,
-                    Store::B16 { byte, slice } => {
-                        let b = byte as usize;
-                        let v = slice.get(phv) as u16;
-                        bytes[b..b + 2].copy_from_slice(&v.to_be_bytes());
-                    }
-                    Store::B32 { byte, slice } => {
-                        let b = byte as usize;
-                        bytes[b..b + 4].copy_from_slice(&slice.get(phv).to_be_bytes());
-                    }
-                    Store::Bits(l) => {
-                        let b = l.byte as usize;
-                        let window: &mut [u8; 8] =
-                            (&mut bytes[b..b + 8]).try_into().expect("eight bytes");
-                        let s = &l.slice;
-                        let m = (s.mask as u64) << l.shift;
-                        let word =
-                            u64::from_be_bytes(*window) & !m | (s.get(phv) as u64) << l.shift;
-                        *window = word.to_be_bytes();
-                    }
-                }
+            if !back.stores.write(phv, bytes) {
+                return false;
             }
             for k in &back.sums {
                 let Some(sum) = k.words.checksum(bytes) else {
