@@ -237,17 +237,17 @@ impl PlacedLoad {
         word.rotate_right(self.rotate as u32) as u32 & self.placed
     }
 
-    /// Store the slice from `word`, and 0 in the rest of its container: for a slice that
-    /// holds every bit any field has there.
+    /// Store the slice from `word` into `c` (its container's value), and 0 in the rest
+    /// of the container: for a slice that holds every bit any field has there.
     #[inline(always)]
-    pub fn fill(&self, phv: &mut Phv, word: u64) {
-        phv.words[self.container as usize] = self.bits(word);
+    pub fn fill(&self, c: &mut u32, word: u64) {
+        *c = self.bits(word);
     }
 
-    /// Store the slice from `word`, keeping the rest of its container.
+    /// Store the slice from `word` into `c` (its container's value), keeping the rest of
+    /// the container.
     #[inline(always)]
-    pub fn merge(&self, phv: &mut Phv, word: u64) {
-        let c = &mut phv.words[self.container as usize];
+    pub fn merge(&self, c: &mut u32, word: u64) {
         *c = *c & !self.placed | self.bits(word);
     }
 }
@@ -292,6 +292,10 @@ pub struct HeaderWire {
     /// covering their loads, which [`WireLayout::new`], the only place a header is built,
     /// makes sure of.)
     load_end: usize,
+    /// One past the largest container of `fills` and `merges`: a PHV with this many
+    /// containers holds every one they store into. (Private for the same reason as
+    /// `load_end`.)
+    containers_end: usize,
 }
 
 impl HeaderWire {
@@ -302,10 +306,11 @@ impl HeaderWire {
 
     /// Store the header's slices from `bytes`, which start at its first byte (on a byte
     /// boundary), and return true; or store nothing and return false if `bytes` is too
-    /// short for its 8-byte loads (fewer than [`HeaderWire::load_end`]).
+    /// short for its 8-byte loads (fewer than [`HeaderWire::load_end`]) or `phv` has too
+    /// few containers for its slices (which a PHV made for the header's layout never has).
     #[inline(always)]
     pub fn extract_aligned(&self, bytes: &[u8], phv: &mut Phv) -> bool {
-        if bytes.len() < self.load_end {
+        if bytes.len() < self.load_end || phv.words.len() < self.containers_end {
             return false;
         }
         let load = |l: &PlacedLoad| {
@@ -317,11 +322,24 @@ impl HeaderWire {
             let word = unsafe { bytes.get_unchecked(b..b + 8) };
             u64::from_be_bytes(word.try_into().expect("eight bytes"))
         };
+        // SAFETY (of each `get_unchecked_mut` below): `l.container < self.containers_end
+        // <= words.len()`: `containers_end` is one past the largest container of `fills`
+        // and `merges` (`WireLayout::new` builds them together; the fields are private to
+        // this module). One check per header instead of one per slice.
+        let words = phv.words.as_mut_slice();
         for l in &self.fills {
-            l.fill(phv, load(l));
+            // SAFETY: see above.
+            l.fill(
+                unsafe { words.get_unchecked_mut(l.container as usize) },
+                load(l),
+            );
         }
         for l in &self.merges {
-            l.merge(phv, load(l));
+            // SAFETY: see above.
+            l.merge(
+                unsafe { words.get_unchecked_mut(l.container as usize) },
+                load(l),
+            );
         }
         true
     }
@@ -497,10 +515,15 @@ impl WireLayout {
                         })
                         .collect();
                     let load_end = loads.iter().map(|l| l.byte as usize + 8).max().unwrap_or(0);
-                    let (fills, merges) = loads
+                    let (fills, merges): (Vec<PlacedLoad>, Vec<PlacedLoad>) = loads
                         .iter()
                         .map(PlacedLoad::new)
                         .partition(|l| claimed[l.container as usize] & !l.placed == 0);
+                    let containers_end = loads
+                        .iter()
+                        .map(|l| l.slice.container as usize + 1)
+                        .max()
+                        .unwrap_or(0);
                     HeaderWire {
                         bits,
                         slices,
@@ -512,6 +535,7 @@ impl WireLayout {
                         fills,
                         merges,
                         load_end,
+                        containers_end,
                     }
                 })
                 .collect(),
@@ -634,7 +658,7 @@ pub(crate) mod tests {
                 let v = (word >> l.shift) as u32 & l.slice.mask;
                 let (mut put, mut filled) = (Phv::new(3), Phv::new(3));
                 l.slice.put(&mut put, v);
-                placed.fill(&mut filled, word);
+                placed.fill(&mut filled.words[placed.container as usize], word);
                 assert_eq!(put.containers(), filled.containers());
                 let (mut put, mut merged) = (Phv::new(3), Phv::new(3));
                 for c in 0..3 {
@@ -642,10 +666,43 @@ pub(crate) mod tests {
                     merged.words[c] = 0x5a5a_5a5a;
                 }
                 l.slice.put(&mut put, v);
-                placed.merge(&mut merged, word);
+                placed.merge(&mut merged.words[placed.container as usize], word);
                 assert_eq!(put.containers(), merged.containers());
             }
         }
+    }
+
+    /// The aligned extract stores nothing and says so into a PHV without every container
+    /// the header's slices store into (its unchecked stores rely on that check), and
+    /// stores every slice into one that has them.
+    #[test]
+    fn the_aligned_extract_checks_the_phv_holds_its_containers() {
+        let layout = PhvLayout {
+            fields: vec![
+                field(16, &[(0, 0, 16)]),
+                field(8, &[(3, 0, 8)]),
+                field(1, &[(1, 0, 1)]),
+            ],
+            headers: vec![crate::program::Header {
+                name: "h".into(),
+                fields: vec![0, 1],
+                valid: 2,
+            }],
+            intrinsics: Vec::new(),
+        };
+        let wire = WireLayout::new(
+            &layout,
+            &ParserProgram::default(),
+            &DeparserProgram::default(),
+        );
+        let h = &wire.headers[0];
+        let bytes = [0xab, 0xcd, 0xef, 0, 0, 0, 0, 0, 0, 0];
+        let mut short = Phv::new(3);
+        assert!(!h.extract_aligned(&bytes, &mut short));
+        assert_eq!(short.containers(), [0, 0, 0]);
+        let mut phv = Phv::new(4);
+        assert!(h.extract_aligned(&bytes, &mut phv));
+        assert_eq!(phv.containers(), [0xabcd, 0, 0, 0xef]);
     }
 
     #[test]
