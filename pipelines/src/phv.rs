@@ -572,6 +572,25 @@ pub(crate) mod tests {
         }
     }
 
+    /// The wire layout of `fields` with one header of `header` (field numbers), whose
+    /// validity bit is field `valid`.
+    fn one_header(fields: Vec<Field>, header: Vec<FieldId>, valid: FieldId) -> WireLayout {
+        let layout = PhvLayout {
+            fields,
+            headers: vec![crate::program::Header {
+                name: "h".into(),
+                fields: header,
+                valid,
+            }],
+            intrinsics: Vec::new(),
+        };
+        WireLayout::new(
+            &layout,
+            &ParserProgram::default(),
+            &DeparserProgram::default(),
+        )
+    }
+
     /// A select key resolved to one container reads what the field's bits `lo ..= hi` are,
     /// also for a key reaching above the field; a field in two containers is not resolved.
     #[test]
@@ -623,8 +642,8 @@ pub(crate) mod tests {
     /// whose other bits are 0 is putting.
     #[test]
     fn the_parser_fills_containers_no_other_field_shares() {
-        let layout = PhvLayout {
-            fields: vec![
+        let wire = one_header(
+            vec![
                 // Container 0 to itself (bits 0..16; the rest unclaimed).
                 field(16, &[(0, 0, 16)]),
                 // Container 1 shared with the validity bit.
@@ -633,17 +652,8 @@ pub(crate) mod tests {
                 // Container 2 filled by a field's bits 4..12 of its 8-bit container.
                 field(8, &[(2, 4, 8)]),
             ],
-            headers: vec![crate::program::Header {
-                name: "h".into(),
-                fields: vec![0, 1, 3],
-                valid: 2,
-            }],
-            intrinsics: Vec::new(),
-        };
-        let wire = WireLayout::new(
-            &layout,
-            &ParserProgram::default(),
-            &DeparserProgram::default(),
+            vec![0, 1, 3],
+            2,
         );
         let h = &wire.headers[0];
         let containers = |ls: &[PlacedLoad]| ls.iter().map(|l| l.container).collect::<Vec<_>>();
@@ -677,23 +687,14 @@ pub(crate) mod tests {
     /// stores every slice into one that has them.
     #[test]
     fn the_aligned_extract_checks_the_phv_holds_its_containers() {
-        let layout = PhvLayout {
-            fields: vec![
+        let wire = one_header(
+            vec![
                 field(16, &[(0, 0, 16)]),
                 field(8, &[(3, 0, 8)]),
                 field(1, &[(1, 0, 1)]),
             ],
-            headers: vec![crate::program::Header {
-                name: "h".into(),
-                fields: vec![0, 1],
-                valid: 2,
-            }],
-            intrinsics: Vec::new(),
-        };
-        let wire = WireLayout::new(
-            &layout,
-            &ParserProgram::default(),
-            &DeparserProgram::default(),
+            vec![0, 1],
+            2,
         );
         let h = &wire.headers[0];
         let bytes = [0xab, 0xcd, 0xef, 0, 0, 0, 0, 0, 0, 0];
