@@ -18,7 +18,7 @@ use crate::action_data::{ActionShape, DataSet, DataSets, DataSrc};
 use crate::counter::CounterBank;
 use crate::hash::HashEngine;
 use crate::meter::MeterBank;
-use crate::phv::{mask, FieldRef, Phv};
+use crate::phv::{mask, Bits, FieldRef, Phv};
 use crate::program::{
     Action, ActionId, AluOp, CmpOp, Cond, ControlProgram, ExternCall, ExternIndex, FieldId,
     GatewayId, Node, Op, Operand, PhvLayout, TableId, TableKey, TableNext,
@@ -171,22 +171,6 @@ fn extern_index(
         }
     };
     (v % size.max(1) as u128) as usize
-}
-
-/// Bits `lsb .. lsb + width` of one container, as the pre-decoded operations read and
-/// write them (`mask` has `width` low bits set).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Bits {
-    container: u16,
-    lsb: u8,
-    mask: u32,
-}
-
-impl Bits {
-    #[inline(always)]
-    fn get(self, phv: &Phv) -> u32 {
-        phv.slice_masked(self.container, self.lsb, self.mask)
-    }
 }
 
 /// A pre-decoded operand of a narrow operation.
@@ -450,18 +434,11 @@ impl ControlPlan {
 
 /// The bits of `field` (or of its bits `hi ..= lo`) if they sit in one container.
 fn bits_of(layout: &PhvLayout, field: FieldId, range: Option<(u16, u16)>) -> Option<Bits> {
-    let [s] = layout.fields[field as usize].slices.as_slice() else {
-        return None;
-    };
     let (lo, width) = match range {
         Some((hi, lo)) => (lo, hi - lo + 1),
-        None => (0, s.width as u16),
+        None => (0, layout.fields[field as usize].width),
     };
-    (lo as u32 + width as u32 <= s.width as u32).then_some(Bits {
-        container: s.container,
-        lsb: s.lsb + lo as u8,
-        mask: ((1u64 << width) - 1) as u32,
-    })
+    Bits::of_field(layout, field, lo, width).and_then(|(bits, all)| all.then_some(bits))
 }
 
 impl ActionPlan {

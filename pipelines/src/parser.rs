@@ -193,12 +193,7 @@ pub fn parse(
                 let mut key: u128 = 0;
                 for k in &wire.selects[state_id as usize] {
                     let (v, w) = match *k {
-                        SelectRead::Narrow {
-                            container,
-                            lsb,
-                            mask,
-                            width,
-                        } => (phv.slice_masked(container, lsb, mask) as u128, width),
+                        SelectRead::Narrow { bits, width } => (bits.get(phv) as u128, width),
                         SelectRead::Key(SelectKey::Field { field, hi, lo }) => {
                             let w = (hi - lo + 1) as u32;
                             let v = phv.get(&layout.fields[field as usize]) >> lo;

@@ -114,15 +114,8 @@ impl Phv {
 pub enum FieldRef {
     /// No field: reads 0, writes nothing.
     Absent,
-    /// Bits `lsb ..` of one container under `mask`.
-    Narrow {
-        /// The container.
-        container: u16,
-        /// Lowest bit.
-        lsb: u8,
-        /// The field's width in low bits.
-        mask: u32,
-    },
+    /// In one container.
+    Narrow(Bits),
     /// Several containers.
     Wide(FieldId),
 }
@@ -134,11 +127,11 @@ impl FieldRef {
             return FieldRef::Absent;
         };
         match layout.fields[f as usize].slices.as_slice() {
-            [s] => FieldRef::Narrow {
+            [s] => FieldRef::Narrow(Bits {
                 container: s.container,
                 lsb: s.lsb,
                 mask: low_mask(s.width),
-            },
+            }),
             _ => FieldRef::Wide(f),
         }
     }
@@ -148,11 +141,7 @@ impl FieldRef {
     pub fn get(self, layout: &PhvLayout, phv: &Phv) -> u128 {
         match self {
             FieldRef::Absent => 0,
-            FieldRef::Narrow {
-                container,
-                lsb,
-                mask,
-            } => phv.slice_masked(container, lsb, mask) as u128,
+            FieldRef::Narrow(bits) => bits.get(phv) as u128,
             FieldRef::Wide(f) => phv.get(&layout.fields[f as usize]),
         }
     }
@@ -162,11 +151,7 @@ impl FieldRef {
     pub fn set(self, layout: &PhvLayout, phv: &mut Phv, v: u128) {
         match self {
             FieldRef::Absent => {}
-            FieldRef::Narrow {
-                container,
-                lsb,
-                mask,
-            } => phv.deposit_masked(container, lsb, mask, v as u32),
+            FieldRef::Narrow(b) => phv.deposit_masked(b.container, b.lsb, b.mask, v as u32),
             FieldRef::Wide(f) => phv.set(&layout.fields[f as usize], v),
         }
     }
@@ -416,19 +401,58 @@ pub struct ChecksumWire {
     pub dst: FieldRef,
 }
 
+/// Bits `lsb .. lsb + width` of one container (`mask` has the `width` low bits set): how the
+/// decoded parser selects, table keys, gateways and actions read (and actions write) a
+/// field, or bits of one, that lies in one container: one shift and one mask, instead of
+/// reading the whole field through its [`Field`] and then cutting the bits out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bits {
+    /// The container.
+    pub container: u16,
+    /// The lowest bit.
+    pub lsb: u8,
+    /// The bits, in low bits.
+    pub mask: u32,
+}
+
+impl Bits {
+    /// Bits `lo .. lo + width` of `field`, if the field lies in one container and `lo` is
+    /// below its width: those of them within the field (bits above it read as 0, as the
+    /// field's value has none there), and whether that is all of them.
+    pub fn of_field(
+        layout: &PhvLayout,
+        field: FieldId,
+        lo: u16,
+        width: u16,
+    ) -> Option<(Bits, bool)> {
+        let [s] = layout.fields[field as usize].slices.as_slice() else {
+            return None;
+        };
+        let room = (s.width as u16).checked_sub(lo).filter(|&r| r > 0)?;
+        let kept = room.min(width);
+        let bits = Bits {
+            container: s.container,
+            lsb: s.lsb + lo as u8,
+            mask: low_mask(kept as u8),
+        };
+        Some((bits, kept == width))
+    }
+
+    /// Their value in `phv`.
+    #[inline(always)]
+    pub fn get(self, phv: &Phv) -> u32 {
+        phv.slice_masked(self.container, self.lsb, self.mask)
+    }
+}
+
 /// A parser select key resolved at load: bits of one container, or the key as written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SelectRead {
-    /// `(container >> lsb) & mask`, `width` bits of the key (the field's bits `lo ..= hi`
-    /// when the field lies in one container: one shift and one mask instead of reading the
-    /// whole field through its [`Field`] and then cutting the bits out).
+    /// `width` bits of the key read as [`Bits`] (the field's bits `lo ..= hi` when the
+    /// field lies in one container; any above the field read as 0).
     Narrow {
-        /// The container.
-        container: u16,
-        /// The field's lowest bit in it plus `lo`.
-        lsb: u8,
         /// The key's bits that lie in the field.
-        mask: u32,
+        bits: Bits,
         /// The key's width, `hi − lo + 1`.
         width: u32,
     },
@@ -440,16 +464,12 @@ impl SelectRead {
     /// Resolve `key` of `layout`.
     pub fn new(layout: &PhvLayout, key: &SelectKey) -> SelectRead {
         if let SelectKey::Field { field, hi, lo } = *key {
-            if let [s] = layout.fields[field as usize].slices.as_slice() {
-                if lo <= hi && lo < s.width as u16 {
-                    // Bits of the key above the field's read as 0, as the field's value
-                    // has none there.
-                    let width = (hi - lo + 1) as u32;
+            if lo <= hi {
+                let width = hi - lo + 1;
+                if let Some((bits, _)) = Bits::of_field(layout, field, lo, width) {
                     return SelectRead::Narrow {
-                        container: s.container,
-                        lsb: s.lsb + lo as u8,
-                        mask: low_mask((s.width as u32 - lo as u32).min(width) as u8),
-                        width,
+                        bits,
+                        width: width as u32,
                     };
                 }
             }
@@ -612,19 +632,13 @@ pub(crate) mod tests {
         phv.set(&layout.fields[3], 0x1ffff);
         for (hi, lo) in [(11, 0), (7, 4), (11, 8), (15, 8), (3, 3), (40, 2)] {
             let key = SelectKey::Field { field: 0, hi, lo };
-            let SelectRead::Narrow {
-                container,
-                lsb,
-                mask: m,
-                width,
-            } = SelectRead::new(&layout, &key)
-            else {
+            let SelectRead::Narrow { bits, width } = SelectRead::new(&layout, &key) else {
                 panic!("one container");
             };
             let w = (hi - lo + 1) as u32;
             assert_eq!(width, w);
             assert_eq!(
-                phv.slice_masked(container, lsb, m) as u128,
+                bits.get(&phv) as u128,
                 (phv.get(&layout.fields[0]) >> lo) & mask(w),
                 "bits {lo}..={hi}"
             );
