@@ -265,7 +265,7 @@ impl<E: Copy> EventQueue<E> {
             let l = self.first.1;
             let lane = &mut self.lanes[l];
             let e = lane.pop_front().expect("a lane with a front holds events");
-            self.fronts[l] = lane.front().map_or(u128::MAX, |n| key(n.at, n.seq));
+            self.fronts[l] = lane.front().map_or(u128::MAX, Entry::key);
             let mut first = (u128::MAX, 0);
             for (i, &f) in self.fronts.iter().enumerate() {
                 if f < first.0 {

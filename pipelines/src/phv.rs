@@ -91,8 +91,7 @@ impl Phv {
     /// Write `v` (truncated to `mask`) into bits `lsb ..` of container `c`.
     #[inline(always)]
     pub fn deposit_masked(&mut self, c: u16, lsb: u8, mask: u32, v: u32) {
-        let word = &mut self.words[c as usize];
-        *word = (*word & !(mask << lsb)) | ((v & mask) << lsb);
+        self.write_bits(c, mask << lsb, (v & mask) << lsb);
     }
 
     /// Clear the bits `clear` of container `c` and set `bits` (within `clear`).
