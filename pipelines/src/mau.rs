@@ -645,7 +645,7 @@ fn run_micro_ops(
     for m in ops {
         match *m {
             MicroOp::Set { dst, a } => {
-                phv.deposit_masked(dst.container, dst.lsb, dst.mask, src(a, args, phv));
+                dst.set(phv, src(a, args, phv));
             }
             MicroOp::Narrow { dst, alu, a, b } => {
                 let (a, b) = (src(a, args, phv), src(b, args, phv));
@@ -658,7 +658,7 @@ fn run_micro_ops(
                     AluOp::Not => !a,
                     _ => unreachable!("decoded as narrow only for these"),
                 };
-                phv.deposit_masked(dst.container, dst.lsb, dst.mask, r);
+                dst.set(phv, r);
             }
             MicroOp::SetField { dst, a } => {
                 let v = operand(&a, args, layout, phv);

@@ -150,7 +150,7 @@ impl FieldRef {
     pub fn set(self, layout: &PhvLayout, phv: &mut Phv, v: u128) {
         match self {
             FieldRef::Absent => {}
-            FieldRef::Narrow(b) => phv.deposit_masked(b.container, b.lsb, b.mask, v as u32),
+            FieldRef::Narrow(b) => b.set(phv, v as u32),
             FieldRef::Wide(f) => phv.set(&layout.fields[f as usize], v),
         }
     }
@@ -441,6 +441,12 @@ impl Bits {
     #[inline(always)]
     pub fn get(self, phv: &Phv) -> u32 {
         phv.slice_masked(self.container, self.lsb, self.mask)
+    }
+
+    /// Write `v` (truncated to them) into them in `phv`.
+    #[inline(always)]
+    pub fn set(self, phv: &mut Phv, v: u32) {
+        phv.deposit_masked(self.container, self.lsb, self.mask, v);
     }
 }
 
