@@ -414,9 +414,7 @@ impl ControlPlan {
             entry: at(control.entry),
         }
     }
-}
 
-impl ControlPlan {
     /// Per action of `control` (indexed like [`ControlProgram::actions`]), what installing
     /// an entry needs to know of it.
     pub fn action_shapes(&self, control: &ControlProgram) -> Vec<ActionShape> {
@@ -453,26 +451,32 @@ impl ActionPlan {
         // made after the other operations: those read no container an earlier operation
         // writes (or there would be no micro-ops), so they read what they would have; and
         // if no other operation writes their bits, the last write of every bit is the same.
-        let set = |dst: Bits, src| DataSet {
-            container: dst.container,
-            lsb: dst.lsb,
-            mask: dst.mask,
-            src,
+        let data_set = |m: &MicroOp| match *m {
+            MicroOp::Set {
+                dst,
+                a: Src::Imm(v),
+            } => Some((dst, DataSrc::Imm(v))),
+            MicroOp::Set {
+                dst,
+                a: Src::Param { index, shift },
+            } => Some((dst, DataSrc::Param { index, shift })),
+            _ => None,
         };
-        let (mut sets, mut rest) = (Vec::new(), Vec::new());
-        for m in ops {
-            match m {
-                MicroOp::Set {
-                    dst,
-                    a: Src::Imm(v),
-                } => sets.push(set(dst, DataSrc::Imm(v))),
-                MicroOp::Set {
-                    dst,
-                    a: Src::Param { index, shift },
-                } => sets.push(set(dst, DataSrc::Param { index, shift })),
-                other => rest.push(other),
-            }
-        }
+        let sets: Vec<DataSet> = ops
+            .iter()
+            .filter_map(data_set)
+            .map(|(dst, src)| DataSet {
+                container: dst.container,
+                lsb: dst.lsb,
+                mask: dst.mask,
+                src,
+            })
+            .collect();
+        let rest: Vec<MicroOp> = ops
+            .iter()
+            .filter(|m| data_set(m).is_none())
+            .cloned()
+            .collect();
         let others: Vec<(u16, u32)> = rest
             .iter()
             .flat_map(|m| Self::written(m, action, layout))
@@ -485,7 +489,7 @@ impl ActionPlan {
         if !apart {
             // Every micro-op in the action's order, one after another.
             return ActionPlan {
-                ops: Self::micro_ops(action, layout),
+                ops: Some(ops),
                 sets: DataSets::default(),
             };
         }
