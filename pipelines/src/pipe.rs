@@ -396,18 +396,14 @@ impl LoadedGress {
         for &(i, f) in &prog.phv.intrinsics {
             bind[i as usize] = Some(f);
         }
-        let bound = |which: &[Intrinsic]| -> Vec<(Intrinsic, FieldRef)> {
-            which
-                .iter()
-                .filter_map(|&i| bind[i as usize].map(|f| (i, FieldRef::new(&prog.phv, Some(f)))))
-                .collect()
+        // The intrinsics of `which` the program binds: each with its place in `which`.
+        let bound = |which: &'static [Intrinsic]| {
+            which.iter().enumerate().filter_map(|(k, &i)| {
+                bind[i as usize].map(|f| (k, i, FieldRef::new(&prog.phv, Some(f))))
+            })
         };
-        let inputs = bound(&INPUTS);
-        let outputs = OUTPUTS
-            .iter()
-            .enumerate()
-            .filter_map(|(k, &i)| bind[i as usize].map(|f| (k, FieldRef::new(&prog.phv, Some(f)))))
-            .collect();
+        let inputs = bound(&INPUTS).map(|(_, i, f)| (i, f)).collect();
+        let outputs = bound(&OUTPUTS).map(|(k, _, f)| (k, f)).collect();
         let parser_error = FieldRef::new(&prog.phv, bind[Intrinsic::ParserError as usize]);
         let wire = WireLayout::new(&prog.phv, &prog.parser, &prog.deparser);
         let in_place = InPlace::new(&prog, &wire);
