@@ -167,15 +167,13 @@ impl Admission for StaticLimit {
     }
     /// Admit while the queue's shared cells after the packet stay within its cap.
     fn admit(&mut self, ctx: &AdmissionContext) -> Result<(), Refusal> {
-        if static_admits(
+        static_admits(
             ctx.queue_shared_cells,
             ctx.shared_cells_needed,
             ctx.static_limit,
-        ) {
-            Ok(())
-        } else {
-            Err(Refusal::QueueLimit)
-        }
+        )
+        .then_some(())
+        .ok_or(Refusal::QueueLimit)
     }
 }
 
@@ -219,16 +217,14 @@ impl Admission for DynamicThreshold {
         Needs::NONE
     }
     fn admit(&mut self, ctx: &AdmissionContext) -> Result<(), Refusal> {
-        if dt_admits(
+        dt_admits(
             ctx.queue_shared_cells,
             ctx.alpha,
             ctx.pool_cells,
             ctx.pool_used,
-        ) {
-            Ok(())
-        } else {
-            Err(Refusal::DynamicThreshold)
-        }
+        )
+        .then_some(())
+        .ok_or(Refusal::DynamicThreshold)
     }
 }
 

@@ -435,8 +435,8 @@ impl TrafficManager {
     }
 
     /// Asks a policy that is not built in (FB, a plug-in) whether a lossy packet of `cells`
-    /// cells may take its shared cells from a queue holding `q_nh` cells outside headroom and
-    /// `q_pkts` packets.
+    /// cells may take `shared_needed` shared cells from a queue holding `q_nh` cells outside
+    /// headroom (`shared_before` of them shared) and `q_pkts` packets.
     #[inline(never)]
     fn ask_policy(
         &mut self,
@@ -444,6 +444,8 @@ impl TrafficManager {
         cells: u32,
         q_nh: u32,
         q_pkts: u32,
+        shared_before: u32,
+        shared_needed: u32,
     ) -> Result<(), Refusal> {
         let qp = self.qparams[req.queue as usize];
         let Policy::Asked { policy, needs } = &mut self.admission else {
@@ -456,8 +458,6 @@ impl TrafficManager {
         let Some(&class) = self.classes.get(class_id as usize) else {
             return Err(Refusal::NoSuchClass);
         };
-        let shared_before = q_nh.saturating_sub(qp.gmin);
-        let shared_after = (q_nh + cells).saturating_sub(qp.gmin);
         let pool = self.pools[qp.pool as usize];
         let was_empty = q_pkts == 0;
         let gamma = if needs.gamma {
@@ -471,7 +471,7 @@ impl TrafficManager {
             port: req.port,
             queue: req.queue,
             pkt_cells: cells,
-            shared_cells_needed: shared_after - shared_before,
+            shared_cells_needed: shared_needed,
             queue_cells: q_nh,
             queue_shared_cells: shared_before,
             queue_pkts: q_pkts,
@@ -524,21 +524,18 @@ impl TrafficManager {
             if !lossless {
                 let verdict = match self.admission {
                     Policy::DynamicThreshold => {
-                        if admission::dt_admits(shared_before, qp.class_alpha, pool.size, pool.used)
-                        {
-                            Ok(())
-                        } else {
-                            Err(Refusal::DynamicThreshold)
-                        }
+                        admission::dt_admits(shared_before, qp.class_alpha, pool.size, pool.used)
+                            .then_some(())
+                            .ok_or(Refusal::DynamicThreshold)
                     }
                     Policy::Static => {
-                        if admission::static_admits(shared_before, shared_needed, qp.static_limit) {
-                            Ok(())
-                        } else {
-                            Err(Refusal::QueueLimit)
-                        }
+                        admission::static_admits(shared_before, shared_needed, qp.static_limit)
+                            .then_some(())
+                            .ok_or(Refusal::QueueLimit)
                     }
-                    Policy::Asked { .. } => self.ask_policy(&req, cells, q_nh, q_pkts),
+                    Policy::Asked { .. } => {
+                        self.ask_policy(&req, cells, q_nh, q_pkts, shared_before, shared_needed)
+                    }
                 };
                 if let Err(r) = verdict {
                     return self.refuse(&req, r);
