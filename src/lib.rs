@@ -1,25 +1,16 @@
-//! The `asic` tool's library: the lab bench around the modelled chip.
+//! The `asic` command: a thin layer over the workspace's crates.
 //!
-//! [`scenario`] reads what to run, [`bench`] runs a chip with frames from [`generator`] and
-//! [`pcap_io`], [`run`] ties them into `asic run`. The chip itself is `asic-model`; the
-//! compiler is `dsl`; the pipe is `pipelines`; the traffic manager is `tm`.
+//! The command line (`main.rs`) parses arguments and calls: `asic-bench` (`asic run`, the
+//! embedded [`demo`]), `asic-deploy` and `asic-report` (`asic net`, [`sweep_run`] for
+//! `asic sweep`), `asic-io` and `dsl` (`asic compile`), `asic-model` (`asic chips`), `tm`
+//! (`asic tm-experiment`). [`perf`] is `asic bench`: the speed workloads, their figures,
+//! and the counting allocator the binary installs. The criterion benches
+//! (`benches/speed.rs`) run the same workloads.
 //!
-//! Crates used, and why: `clap` (the command line), `pcap-file` (pure-Rust pcap read and
-//! write, nanosecond timestamps, no libpcap), `etherparse` (a maintained packet builder and
-//! parser for generated frames and test oracles), `serde`/`ron`/`serde_json` (scenarios in
-//! RON, summaries in JSON); as a dev-dependency, `criterion` (the statistics-driven
-//! benchmark harness of `benches/speed.rs`, default features off: no plotting, no thread
-//! pool). [`perf`] is `asic bench`.
+//! Crates used, and why: `clap` (the command line); as a dev-dependency, `criterion` (the
+//! statistics-driven benchmark harness of `benches/speed.rs`, default features off: no
+//! plotting, no thread pool).
 
-pub mod bench;
 pub mod demo;
-pub mod errors;
-pub mod generator;
-pub mod net;
-pub mod pcap_io;
 pub mod perf;
-pub mod report;
-pub mod run;
-pub mod scenario;
-pub mod stf;
 pub mod sweep_run;

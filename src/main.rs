@@ -1,9 +1,12 @@
 //! `asic`: compile P4-like programs, inspect chip profiles, and run scenarios on the
 //! cycle-accurate chip model. With no arguments it runs the embedded L3-router demo.
 
-use asic::run::{compile_file, run_scenario};
-use asic::scenario::ScenarioFile;
+use asic_bench::run::run_scenario;
+use asic_bench::scenario::ScenarioFile;
+use asic_deploy::run::{load, run_observed, RunOptions};
+use asic_io::load::compile_file;
 use asic_model::profile;
+use asic_report::progress::SimProgress;
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[global_allocator]
@@ -199,9 +202,15 @@ fn compile(
 fn net(scenario: &Path, out: &Path, lockstep: bool) -> Result<(), String> {
     std::fs::create_dir_all(out)
         .map_err(|e| format!("{}: cannot create directory: {e}", out.display()))?;
-    let run = asic::net::run_file(scenario, out, lockstep)?;
-    let report =
-        asic::report::write_run(&run.record, out, &asic::report::ReportOptions::default())?;
+    let s = load(scenario)?;
+    let mut progress = SimProgress::new(&s.name);
+    let opts = RunOptions {
+        pcap_dir: Some(out),
+        lockstep,
+    };
+    let base = scenario.parent().unwrap_or(Path::new(""));
+    let run = run_observed(s, base, opts, &mut progress)?;
+    let report = asic_report::write_run(&run.record, out, &asic_report::ReportOptions::default())?;
     print!("{}", report.text);
     if lockstep {
         println!(

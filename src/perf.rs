@@ -25,10 +25,11 @@
 //!
 //! The wall clock is read here, around a run, and never inside the model.
 
-use crate::bench::Bench;
-use crate::generator::GeneratorFeed;
-use crate::net;
-use crate::scenario::{Generator, Template, UdpTemplate};
+use asic_bench::generator::GeneratorFeed;
+use asic_bench::scenario::{Generator, Template, UdpTemplate};
+use asic_bench::Bench;
+use asic_deploy::routers::L3ROUTER;
+use asic_net::Net;
 use asic_model::profile::{self, ChipProfile};
 use pipelines::entries::{resolve, EntrySpec, KeySpec, ResolvedEntry, Value};
 use pipelines::pipe::{GressInputs, LoadedGress};
@@ -630,7 +631,7 @@ fn chip_bench_at(
     lockstep: bool,
 ) -> Result<Bench, String> {
     let prof = tofino1()?;
-    let prog = compile(net::sim::STOCK_L3ROUTER, "l3router.p4", &prof)?;
+    let prog = compile(L3ROUTER.source, L3ROUTER.file, &prof)?;
     let entries = l3router_entries(&prog, ports)?;
     let mut bench = Bench::new(prof, &prog, &entries)?;
     bench.set_lockstep(lockstep);
@@ -669,23 +670,23 @@ fn chip_run(
 /// The network workload, ready to run: 4 leaves × 4 spines of `tofino1-like` chips running
 /// the stock router, 8 hosts per leaf (32), web-search flows at 60 % load without
 /// congestion control, stopped at `stop_ns`.
-pub fn leafspine_net(stop_ns: u64, lockstep: bool) -> Result<net::sim::Net, String> {
+pub fn leafspine_net(stop_ns: u64, lockstep: bool) -> Result<Net<'static>, String> {
     let text = format!(
         r#"(
             name: "bench-leafspine",
             seed: 1,
             topology: Generate((
                 shape: LeafSpine(leaves: 4, spines: 4, hosts_per_leaf: 8),
-                chip: "tofino1-like", routing: Static, delay_ns: 1000)),
+                chip: "tofino1-like", delay_ns: 1000)),
+            deploy: Routers(Static),
             transport: Raw(()),
             traffic: [Flows((size: Cdf("websearch"), load: 0.6, stop_ns: {stop_ns}))],
             stop: (at_ns: Some({stop_ns}), when_flows_complete: false),
         )"#
     );
-    let s: net::scenario::NetScenario =
-        ron::from_str(&text).map_err(|e| format!("leafspine scenario: {e}"))?;
-    let p = net::sim::prepare(s, std::path::Path::new(""))?;
-    let mut n = net::sim::Net::build(p, None)?;
+    let s = located::parse_ron(&text, "leafspine scenario")?;
+    let network = asic_deploy::build::build(s, std::path::Path::new(""))?;
+    let mut n = Net::build(network, Box::new(()))?;
     n.set_lockstep(lockstep);
     Ok(n)
 }
@@ -708,7 +709,7 @@ fn leafspine(stop_ns: u64, lockstep: bool) -> Result<Figures, String> {
 /// workload stays resident and is reused without raising the peak.)
 fn incast(per_sender: u64, lockstep: bool) -> Result<Figures, String> {
     let prof = tofino1()?;
-    let prog = compile(net::sim::STOCK_L3ROUTER, "l3router.p4", &prof)?;
+    let prog = compile(L3ROUTER.source, L3ROUTER.file, &prof)?;
     let entries = l3router_entries(&prog, 9)?;
     let mut bench = Bench::new(prof, &prog, &entries)?;
     bench.set_lockstep(lockstep);

@@ -7,9 +7,10 @@
 //! values as text and parses the result, so any field can vary (numbers, strings, enum
 //! variants) and a key the base does not use is an error rather than a silent no-op.
 
-use crate::net;
-use crate::report::metrics::{summarize, MetricsConfig};
-use crate::report::sweep::{
+use asic_deploy::run::run_detailed;
+use asic_net::records::RunRecord;
+use asic_report::metrics::{summarize, MetricsConfig};
+use asic_report::sweep::{
     default_threads, merge, run_sweep, ParamValue, Point, Row, SweepSpec, SweepTable,
 };
 use std::path::Path;
@@ -44,7 +45,7 @@ pub fn substitute(base: &str, point: &Point, base_name: &str) -> Result<String, 
 }
 
 /// The headline numbers of one run, as a table row.
-fn row_of(record: &net::records::RunRecord) -> Row {
+fn row_of(record: &RunRecord) -> Row {
     let s = summarize(record, &MetricsConfig::default());
     let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.3}"));
     let drops: u64 = record.drops.iter().map(|d| d.packets).sum();
@@ -83,18 +84,11 @@ pub fn run(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
     }
     let results = run_sweep(&points, default_threads(), |p| {
         let text = substitute(&base, p, &base_name)?;
-        let scenario = ron::from_str(&text).map_err(|e| {
-            format!(
-                "{base_name} at point {}: {}:{}: {}",
-                p.label(),
-                e.span.start.line,
-                e.span.start.col,
-                e.code
-            )
-        })?;
+        let scenario = located::parse_ron(&text, &base_name)
+            .map_err(|e| format!("{e} (at sweep point {})", p.label()))?;
         let dir = out.join(p.dir_name());
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let run = net::run_detailed(scenario, &base_dir, Some(&dir))?;
+        let run = run_detailed(scenario, &base_dir, Some(&dir))?;
         Ok(row_of(&run.record))
     });
     Ok(merge(&points, &results))

@@ -8,12 +8,25 @@
 //! path), or as direct calls by index, or for reads by name. Errors name the object.
 
 use crate::chip::{Chip, ChipError};
-use pipelines::control::{ControlError, ResolvedControlOp};
+use pipelines::control::{ControlError, ControlOp, ResolvedControlOp};
 use pipelines::counter::Counts;
 use pipelines::entries::find_by_name;
 use pipelines::meter::{MeterConfig, MeterReading};
 use pipelines::pipe::LoadedGress;
 use pipelines::program::{CounterId, Gress, KeyMatch, MeterId, RegisterId, TableId};
+
+/// A control-plane operation at a time, as scenarios write it (one-chip and network alike).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduledOp {
+    /// When (ns since the start of the run).
+    pub at_ns: u64,
+    /// What, by name: `AddEntry((table: ..., key: [...], action: ..., args: [...]))`,
+    /// `ModifyEntry(...)`, `DeleteEntry((table: ..., key: [...]))`,
+    /// `WriteRegister((register: ..., index: 0, value: 5))`,
+    /// `ConfigureMeter((meter: ..., index: 0, cir: ..., pir: ..., cbs: ..., pbs: ...))`.
+    pub op: ControlOp,
+}
 
 /// Which kind of extern array a name refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

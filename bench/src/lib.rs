@@ -1,0 +1,17 @@
+//! One modelled chip on the lab bench.
+//!
+//! [`scenario`] reads what to run (chip, program, entries, what enters each port, the
+//! operator's configuration and scheduled control operations); [`bench`] runs a chip with
+//! frames from pcaps and [`generator`]s and captures what leaves; [`run`] ties them into
+//! `asic run`. The chip itself is `asic-model`; files are read through `asic-io`.
+//!
+//! Crates used, and why: `etherparse` (a maintained packet builder and parser for
+//! generated frames and test oracles), `serde`/`ron`/`serde_json` (scenarios in RON,
+//! summaries in JSON).
+
+pub mod bench;
+pub mod generator;
+pub mod run;
+pub mod scenario;
+
+pub use bench::Bench;

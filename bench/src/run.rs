@@ -1,0 +1,95 @@
+//! `asic run`: load a scenario's chip, program, entries and inputs, run it, write results.
+
+use crate::bench::{Bench, RunReport};
+use crate::scenario::{ScenarioFile, Source};
+use asic_io::load::describe;
+use asic_io::pcap::read_pcap;
+use pipelines::control::resolve_op;
+use pipelines::time::Time;
+use std::path::{Path, PathBuf};
+
+/// Run a scenario. Results go to `out` if given, else to the scenario's output directory.
+/// Returns the report and the directory written.
+/// With `lockstep`, the chip visits every cycle (same results, and the report says what the
+/// visits saw).
+pub fn run_scenario(
+    sf: &ScenarioFile,
+    out: Option<&Path>,
+    lockstep: bool,
+) -> Result<(RunReport, PathBuf), String> {
+    let s = &sf.scenario;
+    let base = sf.base();
+    let chip = base
+        .profile(&s.chip)
+        .map_err(|e| sf.error_at(&s.chip, e).to_string())?;
+    let program_path = sf.resolve(&s.program);
+    if !program_path.is_file() {
+        let msg = format!("program file `{}` not found", program_path.display());
+        return Err(sf.error_at(&s.program, msg).to_string());
+    }
+    let compiled = base.compile(&s.program, &chip)?;
+    let ops = match &s.entries {
+        Some(e) => base.control(e, &compiled.program)?,
+        None => Vec::new(),
+    };
+    let mut bench = Bench::with_config(chip, &compiled.program, s.config.clone(), &ops)
+        .map_err(|e| format!("{}: {e}", sf.path.display()))?;
+    bench.set_lockstep(lockstep);
+    for (i, c) in s.control.iter().enumerate() {
+        let op = resolve_op(&compiled.program, &c.op).map_err(|e| {
+            format!(
+                "{}: {}: {e}",
+                sf.path.display(),
+                describe(i, &c.op).replacen("entry", "control", 1)
+            )
+        })?;
+        bench.schedule_control(Time::from_ns(c.at_ns), op);
+    }
+
+    // Pcap inputs keep their relative timing: all are shifted by the earliest first frame.
+    let mut pcaps = Vec::new();
+    for (i, input) in s.inputs.iter().enumerate() {
+        if let Source::Pcap(p) = &input.source {
+            pcaps.push((i, read_pcap(&sf.resolve(p))?));
+        }
+    }
+    let t0 = pcaps
+        .iter()
+        .filter_map(|(_, f)| f.first().map(|f| f.ts_ns))
+        .min()
+        .unwrap_or(0);
+    let mut pcaps = pcaps.into_iter();
+    for (i, input) in s.inputs.iter().enumerate() {
+        let place = |e: String| {
+            format!(
+                "{}: inputs[{i}] (port {}): {e}",
+                sf.path.display(),
+                input.port
+            )
+        };
+        match &input.source {
+            Source::Pcap(_) => {
+                let (_, frames) = pcaps.next().expect("read above, in input order");
+                let frames = frames
+                    .into_iter()
+                    .map(|f| (Time::from_ns((f.ts_ns - t0) as u64), f.data))
+                    .collect();
+                bench.add_frames(input.port, frames).map_err(place)?;
+            }
+            Source::Generator(g) => bench.add_generator(input.port, g).map_err(place)?,
+        }
+    }
+    let dir = out.map_or_else(|| PathBuf::from(&s.output), Path::to_path_buf);
+    bench.capture_pcaps(&dir)?;
+    let report = bench.run()?;
+    let write = |name: &str, text: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("{}: cannot write: {e}", p.display()))
+    };
+    write("summary.txt", report.render_text())?;
+    write(
+        "summary.json",
+        serde_json::to_string_pretty(&report).expect("report serializes"),
+    )?;
+    Ok((report, dir))
+}

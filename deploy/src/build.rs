@@ -1,0 +1,238 @@
+//! A network scenario built into an `asic_net::Network`: the topology generated or read,
+//! each chip's settings merged, its mechanism deployed, its program compiled (once per
+//! profile and program), its entries resolved and the chip built; hosts checked against
+//! what their switches' mechanisms require.
+
+use crate::scenario::{ChipSettings, Entries, NetScenario, Select, TopologySource};
+use crate::{ChipContext, Deployment, Embedded, Mechanism};
+use asic_io::load::{describe, resolve_entries, Base};
+use asic_model::chip::{Chip, ChipConfig};
+use asic_model::control_plane::ScheduledOp;
+use asic_model::profile::ChipProfile;
+use asic_net::cdf::BUILTIN as CDF_BUILTIN;
+use asic_net::network::ChipControl;
+use asic_net::rng::Stream;
+use asic_net::shapes::{generate, RolePorts};
+use asic_net::topology::{End, Topology, TopologySpec};
+use asic_net::traffic::{Size, Source};
+use asic_net::Network;
+use located::read_ron;
+use pipelines::control::resolve_op;
+use pipelines::entries::EntrySpec;
+use pipelines::program::Program;
+use pipelines::time::Time;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One chip's settings after merging every `chips` entry that selects it.
+#[derive(Default)]
+struct Merged<'a> {
+    deploy: Option<&'a Mechanism>,
+    program: Option<&'a str>,
+    entries: Option<&'a Entries>,
+    config: Option<&'a ChipConfig>,
+    control: Vec<&'a ScheduledOp>,
+}
+
+/// Build the network a scenario describes; relative paths resolve against `base` (the
+/// scenario's directory).
+pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
+    let base = Base(base);
+    let topo = topology(&s.topology, base)?;
+    let merged = merge(&s.chips, &topo)?;
+    let mut profiles: BTreeMap<String, ChipProfile> = BTreeMap::new();
+    let mut programs: BTreeMap<(String, String), Program> = BTreeMap::new();
+    let mut chips = Vec::new();
+    let mut control = Vec::new();
+    for (c, spec) in topo.spec.chips.iter().enumerate() {
+        let place = |e: String| format!("chip `{}`: {e}", spec.name);
+        let m = &merged[c];
+        if !profiles.contains_key(&spec.profile) {
+            let prof = base.profile(&spec.profile).map_err(place)?;
+            profiles.insert(spec.profile.clone(), prof);
+        }
+        let prof = &profiles[&spec.profile];
+        let mechanism = m.deploy.unwrap_or(&s.deploy);
+        let dep = mechanism.deployment();
+        dep.check(prof).map_err(place)?;
+        let program = program(m.program, dep, prof, base, &mut programs, &spec.profile)
+            .map_err(place)?;
+        // Each chip's random sources get their own seed, derived from the scenario's.
+        let config = ChipConfig {
+            seed: Stream::new(s.seed, &format!("chip:{}", spec.name)).next_u64(),
+            ..m.config.cloned().unwrap_or_default()
+        };
+        let ctx = ChipContext {
+            topology: &topo,
+            chip: c,
+            profile: prof,
+            seed: s.seed,
+        };
+        let deployed = dep.deploy(&ctx, config).map_err(place)?;
+        let mut specs: Vec<EntrySpec> = match m.entries {
+            None => Vec::new(),
+            Some(Entries::Inline(v)) => v.clone(),
+            Some(Entries::File(f)) => base.entry_specs(f).map_err(place)?,
+        };
+        specs.extend(deployed.entries);
+        let entries = resolve_entries(&specs, program).map_err(place)?;
+        let mut chip = Chip::with_config(prof.clone(), program, deployed.config)
+            .map_err(|e| place(e.to_string()))?;
+        for (i, e) in entries.iter().enumerate() {
+            chip.add_entry(e)
+                .map_err(|err| place(format!("entry {i}: {err}")))?;
+        }
+        for (i, op) in m.control.iter().enumerate() {
+            let resolved = resolve_op(program, &op.op).map_err(|e| {
+                place(format!(
+                    "{}: {e}",
+                    describe(i, &op.op).replacen("entry", "control", 1)
+                ))
+            })?;
+            control.push(ChipControl {
+                chip: c,
+                at: Time::from_ns(op.at_ns),
+                op: resolved,
+            });
+        }
+        chips.push(chip);
+    }
+    check_hosts(&topo, &merged, &s.deploy)?;
+    let mut traffic = s.traffic;
+    // CDF files named relative to the scenario.
+    for src in &mut traffic {
+        if let Source::Flows(f) = src {
+            if let Size::Cdf(n) = &mut f.size {
+                if !CDF_BUILTIN.iter().any(|b| b.0 == n) {
+                    *n = base.path(n).display().to_string();
+                }
+            }
+        }
+    }
+    Ok(Network {
+        name: s.name,
+        seed: s.seed,
+        topology: topo,
+        chips,
+        control,
+        transport: s.transport,
+        mtu: s.mtu,
+        traffic,
+        stop: s.stop,
+        sample_period_ns: s.sample_period_ns,
+        captures: s.pcaps,
+    })
+}
+
+/// The topology a scenario names, resolved.
+pub fn topology(source: &TopologySource, base: Base) -> Result<Topology, String> {
+    let spec: TopologySpec = match source {
+        TopologySource::Explicit(t) => (**t).clone(),
+        TopologySource::File(f) => read_ron(&base.path(f), "topology")?,
+        TopologySource::Generate(g) => {
+            let mut ports = RolePorts::new();
+            for &role in g.shape.roles() {
+                let prof = base
+                    .profile(g.profile_of(role))
+                    .map_err(|e| format!("topology: {e}"))?;
+                let speeds = (0..prof.ports_total() as u16)
+                    .map(|p| prof.port_speed_gbps(p).expect("a front-panel port"))
+                    .collect();
+                ports.insert(role, speeds);
+            }
+            generate(g, &ports).map_err(|e| format!("topology: {e}"))?
+        }
+    };
+    Topology::resolve(spec).map_err(|e| format!("topology: {e}"))
+}
+
+/// Every chip's settings, merged in order; a `select` that matches no chip is an error.
+fn merge<'a>(settings: &'a [ChipSettings], topo: &Topology) -> Result<Vec<Merged<'a>>, String> {
+    let mut merged: Vec<Merged> = topo.spec.chips.iter().map(|_| Merged::default()).collect();
+    for (i, set) in settings.iter().enumerate() {
+        let mut matched = false;
+        for (c, chip) in topo.spec.chips.iter().enumerate() {
+            let hit = match &set.select {
+                Select::All => true,
+                Select::Role(r) => chip.role == Some(*r),
+                Select::Name(n) => chip.name == *n,
+            };
+            if !hit {
+                continue;
+            }
+            matched = true;
+            let m = &mut merged[c];
+            m.deploy = set.deploy.as_ref().or(m.deploy);
+            m.program = set.program.as_deref().or(m.program);
+            m.entries = set.entries.as_ref().or(m.entries);
+            m.config = set.config.as_ref().or(m.config);
+            m.control.extend(&set.control);
+        }
+        if !matched {
+            return Err(format!("chips[{i}]: {:?} selects no chip", set.select));
+        }
+    }
+    Ok(merged)
+}
+
+/// Where a chip's program comes from.
+#[derive(Clone, Copy)]
+enum ProgramSource<'a> {
+    /// A file named in the scenario.
+    File(&'a str),
+    /// The mechanism's own.
+    Embedded(Embedded),
+}
+
+/// The program a chip runs: its settings' file, else the mechanism's own; compiled once per
+/// (profile, program).
+fn program<'p>(
+    file: Option<&str>,
+    dep: &dyn Deployment,
+    prof: &ChipProfile,
+    base: Base,
+    cache: &'p mut BTreeMap<(String, String), Program>,
+    profile_name: &str,
+) -> Result<&'p Program, String> {
+    let source = match (file, dep.program()) {
+        (Some(f), _) => ProgramSource::File(f),
+        (None, Some(e)) => ProgramSource::Embedded(e),
+        (None, None) => {
+            return Err("its mechanism has no program of its own: give `program`".into())
+        }
+    };
+    let name = match source {
+        ProgramSource::File(f) => base.path(f).display().to_string(),
+        ProgramSource::Embedded(e) => e.file.to_string(),
+    };
+    let key = (profile_name.to_string(), name);
+    if !cache.contains_key(&key) {
+        let compiled = match source {
+            ProgramSource::File(f) => base.compile(f, prof)?,
+            ProgramSource::Embedded(e) => {
+                dsl::compile(e.source, e.file, &prof.pipe).map_err(|e| e.to_string())?
+            }
+        };
+        cache.insert(key.clone(), compiled.program);
+    }
+    Ok(&cache[&key])
+}
+
+/// Each host's NIC against the rules of its switch's mechanism.
+fn check_hosts(topo: &Topology, merged: &[Merged], default: &Mechanism) -> Result<(), String> {
+    for (h, hs) in topo.spec.hosts.iter().enumerate() {
+        let End::Chip(c, _) = topo.peer(topo.host_link[h], End::Host(h)) else {
+            continue;
+        };
+        let rules = merged[c].deploy.unwrap_or(default).deployment().host_rules();
+        if let Some((max, why)) = rules.max_nic_queues {
+            if hs.nic_queues > max {
+                return Err(format!(
+                    "host `{}`: nic_queues: {}, but its switch `{}` allows at most {max}: {why}",
+                    hs.name, hs.nic_queues, topo.spec.chips[c].name
+                ));
+            }
+        }
+    }
+    Ok(())
+}

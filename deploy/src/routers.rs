@@ -1,0 +1,235 @@
+//! The stock routers: LPM routing to one next hop (`programs/l3router`) or to ECMP groups
+//! whose member the program picks by a CRC16 hash of the 5-tuple (`programs/ecmp_router`),
+//! with routes generated from the topology. BFC's program routes the same way and takes its
+//! routes from here.
+//!
+//! ## Routes
+//! For each chip and each host, the next hops are the chip's ports on a shortest path (fewest
+//! links; paths never go through hosts). `Static` picks one of them by the destination
+//! (host index modulo the number of choices, so destinations spread over spines);
+//! `Ecmp` installs a group of all of them in `ecmp_select`, [`ECMP_BUCKETS`] buckets keyed by
+//! the low bits of the program's hash. Routes are aggregated: one `ipv4_lpm` entry for a /16
+//! or a /24 whose hosts all share the same next hop(s), else one /32 per host. An entry
+//! sets the egress port, the next hop's MAC (the peer's: host `02:00:<ip>`, chip port
+//! `02:fe:<chip hi, lo>:<port hi, lo>`) and the source MAC (the chip port's).
+
+use crate::{ChipContext, ChipDeployment, Deployment, Embedded};
+use asic_model::chip::ChipConfig;
+use asic_model::profile::ChipProfile;
+use asic_net::packet::ip_string;
+use asic_net::topology::{chip_mac, End, Topology};
+use pipelines::entries::{EntrySpec, KeySpec, Value};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How generated routes choose among equal-cost next hops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Routing {
+    /// One next hop per destination (`programs/l3router`).
+    #[default]
+    Static,
+    /// ECMP groups, member chosen by the program's hash (`programs/ecmp_router`).
+    Ecmp,
+}
+
+/// `programs/l3router`.
+pub const L3ROUTER: Embedded = Embedded {
+    file: "programs/l3router/l3router.p4",
+    source: include_str!("../../programs/l3router/l3router.p4"),
+};
+
+/// `programs/ecmp_router`.
+pub const ECMP_ROUTER: Embedded = Embedded {
+    file: "programs/ecmp_router/ecmp_router.p4",
+    source: include_str!("../../programs/ecmp_router/ecmp_router.p4"),
+};
+
+/// Buckets of an ECMP group in `ecmp_select` (the low 4 bits of the hash).
+pub const ECMP_BUCKETS: u16 = 16;
+
+impl Deployment for Routing {
+    fn program(&self) -> Option<Embedded> {
+        Some(match self {
+            Routing::Static => L3ROUTER,
+            Routing::Ecmp => ECMP_ROUTER,
+        })
+    }
+
+    fn check(&self, _profile: &ChipProfile) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn deploy(&self, chip: &ChipContext, config: ChipConfig) -> Result<ChipDeployment, String> {
+        Ok(ChipDeployment {
+            entries: routes(chip.topology, chip.chip, *self),
+            config,
+        })
+    }
+}
+
+fn mac_string(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// The route entries of chip `c` (see the module documentation).
+pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
+    // Per host: the action (as a sortable key) and the entry pieces.
+    #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+    enum Act {
+        Hop(u16),
+        Group(Vec<u16>),
+    }
+    let mut acts: Vec<Option<Act>> = Vec::new();
+    for h in 0..topo.spec.hosts.len() {
+        let dist = topo.chip_distances(h);
+        let hops = topo.next_hops(c, h, &dist);
+        acts.push(match (hops.len(), routing) {
+            (0, _) => None,
+            (1, _) => Some(Act::Hop(hops[0])),
+            (n, Routing::Static) => Some(Act::Hop(hops[h % n])),
+            (_, Routing::Ecmp) => Some(Act::Group(hops)),
+        });
+    }
+    // Aggregate by /16, then /24, else /32.
+    let mut entries = Vec::new();
+    let mut groups: BTreeMap<Vec<u16>, u16> = BTreeMap::new();
+    let mut emit = |prefix: u32, len: u16, a: &Act, entries: &mut Vec<EntrySpec>| {
+        let hop = |p: u16| {
+            let l = topo.chip_ports[c][&p];
+            vec![
+                Value::Int(p as u64),
+                Value::Text(mac_string(topo.mac(topo.peer(l, End::Chip(c, p))))),
+                Value::Text(mac_string(chip_mac(c, p))),
+            ]
+        };
+        let key = vec![KeySpec::Lpm(Value::Text(ip_string(prefix)), len)];
+        match a {
+            Act::Hop(p) => entries.push(EntrySpec {
+                table: "ipv4_lpm".into(),
+                key,
+                action: "set_nexthop".into(),
+                args: hop(*p),
+                priority: 0,
+            }),
+            Act::Group(ports) => {
+                let next = groups.len() as u16 + 1;
+                let (g, new) = match groups.get(ports) {
+                    Some(&g) => (g, false),
+                    None => {
+                        groups.insert(ports.clone(), next);
+                        (next, true)
+                    }
+                };
+                entries.push(EntrySpec {
+                    table: "ipv4_lpm".into(),
+                    key,
+                    action: "set_ecmp".into(),
+                    args: vec![Value::Int(g as u64)],
+                    priority: 0,
+                });
+                if new {
+                    for b in 0..ECMP_BUCKETS {
+                        let p = ports[b as usize % ports.len()];
+                        entries.push(EntrySpec {
+                            table: "ecmp_select".into(),
+                            key: vec![
+                                KeySpec::Exact(Value::Int(g as u64)),
+                                KeySpec::Ternary(
+                                    Value::Int(b as u64),
+                                    Value::Int(ECMP_BUCKETS as u64 - 1),
+                                ),
+                            ],
+                            action: "set_nexthop".into(),
+                            args: hop(p),
+                            priority: 0,
+                        });
+                    }
+                }
+            }
+        }
+    };
+    let mut by16: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for h in 0..topo.host_ips.len() {
+        by16.entry(topo.host_ips[h] & 0xffff_0000)
+            .or_default()
+            .push(h);
+    }
+    for (p16, hs) in by16 {
+        let uniform = |hs: &[usize]| hs.iter().all(|&h| acts[h] == acts[hs[0]]);
+        if uniform(&hs) {
+            if let Some(a) = &acts[hs[0]] {
+                emit(p16, 16, a, &mut entries);
+            }
+            continue;
+        }
+        let mut by24: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for &h in &hs {
+            by24.entry(topo.host_ips[h] & 0xffff_ff00)
+                .or_default()
+                .push(h);
+        }
+        for (p24, hs) in by24 {
+            if uniform(&hs) {
+                if let Some(a) = &acts[hs[0]] {
+                    emit(p24, 24, a, &mut entries);
+                }
+                continue;
+            }
+            for h in hs {
+                if let Some(a) = &acts[h] {
+                    emit(topo.host_ips[h], 32, a, &mut entries);
+                }
+            }
+        }
+    }
+    entries
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use asic_net::shapes::{generate, Generate, RolePorts, Shape};
+
+    fn leaf_spine(leaves: u16, spines: u16, hosts: u16) -> Topology {
+        let g = Generate {
+            shape: Shape::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf: hosts,
+                uplinks_per_spine: 1,
+            },
+            chip: "x".into(),
+            role_chips: BTreeMap::new(),
+            delay_ns: 100,
+            nic_queues: 8,
+            host_gbps: None,
+            fabric_gbps: None,
+        };
+        let ports: RolePorts = g.shape.roles().iter().map(|&r| (r, vec![10; 64])).collect();
+        Topology::resolve(generate(&g, &ports).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn static_routes_aggregate_by_prefix() {
+        let t = leaf_spine(4, 2, 8);
+        // Leaf 0's hosts share 10.0.0.0/24 but differ in port: a /32 each; remote leaves'
+        // hosts alternate spines: /32 each as well.
+        assert_eq!(routes(&t, 0, Routing::Static).len(), 32);
+        // A spine reaches each leaf through one port: one /16 per leaf.
+        let r = routes(&t, 4, Routing::Static);
+        assert_eq!(r.len(), 4);
+        assert!(r.iter().all(|e| matches!(e.key[0], KeySpec::Lpm(_, 16))));
+    }
+
+    #[test]
+    fn ecmp_routes_use_groups_with_buckets() {
+        let t = leaf_spine(2, 2, 2);
+        let r = routes(&t, 0, Routing::Ecmp);
+        // 2 local /32 + one /16 for leaf 1 to group 1 + 16 bucket entries.
+        assert_eq!(r.len(), 2 + 1 + ECMP_BUCKETS as usize);
+        assert_eq!(r.iter().filter(|e| e.action == "set_ecmp").count(), 1);
+    }
+}

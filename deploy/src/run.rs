@@ -1,0 +1,106 @@
+//! Running network scenarios: load a file, build its network, run it, with captured ports
+//! written as pcaps (`<node>-port<N>.pcap`) and everything else the caller observes (a
+//! progress bar, for one) passed on.
+
+use crate::build::build;
+use crate::scenario::NetScenario;
+use asic_io::pcap::PcapOut;
+use asic_net::records::RunRecord;
+use asic_net::{Capture, Net, NetRun, Observer};
+use located::read_ron;
+use pipelines::time::Time;
+use std::path::Path;
+
+/// How to run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions<'a> {
+    /// Write the captured ports' pcaps into this directory (none: capture nothing).
+    pub pcap_dir: Option<&'a Path>,
+    /// Visit every cycle of every chip (same record).
+    pub lockstep: bool,
+}
+
+/// Read a scenario file.
+pub fn load(path: &Path) -> Result<NetScenario, String> {
+    Ok(read_ron(path, "scenario")?)
+}
+
+/// Run a scenario: relative paths resolve against `base`; `observer` sees the progress.
+pub fn run_observed(
+    scenario: NetScenario,
+    base: &Path,
+    opts: RunOptions,
+    observer: &mut dyn Observer,
+) -> Result<NetRun, String> {
+    let network = build(scenario, base)?;
+    let writer = PcapWriter {
+        captures: network.captures.clone(),
+        dir: opts.pcap_dir,
+        files: Vec::new(),
+        inner: observer,
+    };
+    let mut net = Net::build(network, Box::new(writer))?;
+    net.set_lockstep(opts.lockstep);
+    net.run()
+}
+
+/// Run a scenario whose relative paths are relative to `base`; pcaps go to `out` if given.
+pub fn run_detailed(scenario: NetScenario, base: &Path, out: Option<&Path>) -> Result<NetRun, String> {
+    let opts = RunOptions {
+        pcap_dir: out,
+        lockstep: false,
+    };
+    run_observed(scenario, base, opts, &mut ())
+}
+
+/// Run a scenario whose relative paths are relative to the current directory; no pcaps.
+pub fn run(scenario: NetScenario) -> Result<RunRecord, String> {
+    run_detailed(scenario, Path::new(""), None).map(|r| r.record)
+}
+
+/// Run a scenario file (relative paths against its directory).
+pub fn run_file(path: &Path, opts: RunOptions, observer: &mut dyn Observer) -> Result<NetRun, String> {
+    let s = load(path)?;
+    run_observed(s, path.parent().unwrap_or(Path::new("")), opts, observer)
+}
+
+/// Captured frames into one pcap per captured port; the rest to the caller's observer.
+struct PcapWriter<'a> {
+    captures: Vec<Capture>,
+    dir: Option<&'a Path>,
+    files: Vec<PcapOut>,
+    inner: &'a mut dyn Observer,
+}
+
+impl Observer for PcapWriter<'_> {
+    /// Create the pcaps (the runtime has checked the captured ports exist).
+    fn start(&mut self) -> Result<(), String> {
+        if let Some(dir) = self.dir.filter(|_| !self.captures.is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
+            for c in &self.captures {
+                let file = dir.join(format!("{}-port{}.pcap", c.node, c.port));
+                self.files.push(PcapOut::create(&file)?);
+            }
+        }
+        self.inner.start()
+    }
+
+    fn progress(&mut self, now: Time, total: Time) {
+        self.inner.progress(now, total)
+    }
+
+    fn capture(&mut self, capture: usize, start: Time, frame: &[u8]) -> Result<(), String> {
+        match self.files.get_mut(capture) {
+            Some(f) => f.write(start, frame),
+            None => Ok(()),
+        }
+    }
+
+    fn finish(&mut self, end: Time) {
+        for f in std::mem::take(&mut self.files) {
+            let _ = f.finish();
+        }
+        self.inner.finish(end)
+    }
+}

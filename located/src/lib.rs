@@ -1,0 +1,146 @@
+//! Errors that name the place, and RON files read with them.
+//!
+//! Every input of the model (chip profiles, programs' entries, one-chip and network
+//! scenarios, topologies, sweep specs) is a RON file, and every error about one must say
+//! `file:line:col: what is wrong` on one line. This crate is the one place that turns a
+//! `ron` error into that form ([`parse_ron`], [`read_ron`]) and locates a value written in a
+//! file ([`position_of`]) for errors found after parsing.
+//!
+//! It sits below every other crate of the workspace so that the compiler's entries format,
+//! the chip's profiles and the scenario formats share it.
+
+use serde::de::DeserializeOwned;
+use std::fmt;
+use std::path::Path;
+
+/// An error at a position in a file (line and column are 1-based; 0 when unknown).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// The file.
+    pub file: String,
+    /// Line.
+    pub line: usize,
+    /// Column.
+    pub col: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Located {
+    /// An error about a whole file.
+    pub fn file(path: &Path, message: impl Into<String>) -> Located {
+        Located {
+            file: path.display().to_string(),
+            line: 0,
+            col: 0,
+            message: message.into(),
+        }
+    }
+
+    /// An error at the first place `value` is written in `text` (see [`position_of`]).
+    pub fn at_value(file: &str, text: &str, value: &str, message: impl Into<String>) -> Located {
+        let (line, col) = position_of(text, value);
+        Located {
+            file: file.to_string(),
+            line,
+            col,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Located {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file, self.line, self.col, self.message
+            )
+        }
+    }
+}
+
+impl std::error::Error for Located {}
+
+impl From<Located> for String {
+    fn from(e: Located) -> String {
+        e.to_string()
+    }
+}
+
+/// Parse RON `text` that came from `origin` (a file name, or a description such as
+/// `"sweep point 3"`); a syntax or schema error is located where `ron` found it.
+pub fn parse_ron<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, Located> {
+    ron::from_str(text).map_err(|e| Located {
+        file: origin.to_string(),
+        line: e.span.start.line,
+        col: e.span.start.col,
+        message: e.code.to_string(),
+    })
+}
+
+/// Read and parse a RON file; `what` says what the file should hold (for a read error:
+/// "cannot read scenario: ...").
+pub fn read_ron<T: DeserializeOwned>(path: &Path, what: &str) -> Result<T, Located> {
+    let text = read_text(path, what)?;
+    parse_ron(&text, &path.display().to_string())
+}
+
+/// Read a text file; the error names the file and `what` it should hold.
+pub fn read_text(path: &Path, what: &str) -> Result<String, Located> {
+    std::fs::read_to_string(path)
+        .map_err(|e| Located::file(path, format!("cannot read {what}: {e}")))
+}
+
+/// 1-based line and column of the first occurrence of `needle` written as a quoted string
+/// (else anywhere) in `text`; (0, 0) if absent.
+pub fn position_of(text: &str, needle: &str) -> (usize, usize) {
+    let quoted = format!("\"{needle}\"");
+    let Some(at) = text.find(&quoted).or_else(|| text.find(needle)) else {
+        return (0, 0);
+    };
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let col = at - before.rfind('\n').map_or(0, |n| n + 1) + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_one_based() {
+        let t = "(\n  chip: \"nope\",\n)";
+        assert_eq!(position_of(t, "nope"), (2, 9));
+        assert_eq!(position_of(t, "absent"), (0, 0));
+    }
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct S {
+        a: u8,
+    }
+
+    #[test]
+    fn ron_errors_name_file_line_and_column() {
+        let e = parse_ron::<S>("(\n  a: 1,\n  b: 2,\n)", "x.ron").unwrap_err();
+        assert_eq!((e.file.as_str(), e.line, e.col), ("x.ron", 3, 3));
+        assert!(e.to_string().starts_with("x.ron:3:3: "), "{e}");
+        assert!(e.message.contains("`b`"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_file_is_named() {
+        let e = read_ron::<S>(Path::new("/nonexistent/s.ron"), "scenario").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/s.ron: cannot read scenario: "),
+            "{e}"
+        );
+    }
+}

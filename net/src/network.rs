@@ -1,0 +1,131 @@
+//! What the runtime runs, and what it tells the caller while it runs.
+//!
+//! A [`Network`] is fully resolved: a topology, every chip built and configured (program
+//! loaded, entries installed; the deployment's job), the hosts' transport, the traffic, when
+//! to stop, what to sample and which ports to capture. The runtime reads no file but the
+//! flow-size CDFs its traffic names, and writes none: captured frames and progress go to
+//! an [`Observer`], so the caller decides what a terminal or a disk sees.
+
+use crate::topology::Topology;
+use crate::traffic::Source;
+use crate::transport::TransportSpec;
+use asic_model::chip::Chip;
+use pipelines::control::ResolvedControlOp;
+use pipelines::time::Time;
+use serde::{Deserialize, Serialize};
+
+/// A network ready to run.
+pub struct Network {
+    /// Name (for the record).
+    pub name: String,
+    /// Seed of every random stream of the traffic.
+    pub seed: u64,
+    /// The topology.
+    pub topology: Topology,
+    /// The chips, built, in topology order.
+    pub chips: Vec<Chip>,
+    /// Control-plane operations on chips at given times.
+    pub control: Vec<ChipControl>,
+    /// Default transport of flows.
+    pub transport: TransportSpec,
+    /// IP MTU of data packets (bytes).
+    pub mtu: usize,
+    /// Traffic sources (CDF files named by resolved paths).
+    pub traffic: Vec<Source>,
+    /// When to stop.
+    pub stop: Stop,
+    /// Sampling period of queue depths and port rates (ns); none: no series.
+    pub sample_period_ns: Option<u64>,
+    /// Ports whose transmitted frames go to [`Observer::capture`].
+    pub captures: Vec<Capture>,
+}
+
+/// A control-plane operation on one chip at a time (exact to the cycle at the stage it
+/// changes, as on the bench).
+#[derive(Clone, Debug)]
+pub struct ChipControl {
+    /// The chip's index in the topology.
+    pub chip: usize,
+    /// When.
+    pub at: Time,
+    /// What.
+    pub op: ResolvedControlOp,
+}
+
+/// When a run ends: at `at_ns` if set; when every flow has completed if
+/// `when_flows_complete`; in any case when nothing is left to happen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Stop {
+    /// Stop at this time (ns).
+    pub at_ns: Option<u64>,
+    /// Stop when every flow has completed.
+    pub when_flows_complete: bool,
+}
+
+impl Default for Stop {
+    fn default() -> Self {
+        Stop {
+            at_ns: None,
+            when_flows_complete: true,
+        }
+    }
+}
+
+/// A port whose transmitted frames are captured (hosts: port 0).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capture {
+    /// Node name.
+    pub node: String,
+    /// Port.
+    #[serde(default)]
+    pub port: u16,
+}
+
+/// What the caller sees of a run while it runs. Every method has a default that does
+/// nothing, so `()` observes nothing.
+pub trait Observer {
+    /// The run starts: the network was built and its captures checked.
+    fn start(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Simulated time reached `now` of an expected `total` (the stop time, else when the last
+    /// flow starts); called every few thousand events.
+    fn progress(&mut self, now: Time, total: Time) {
+        let _ = (now, total);
+    }
+
+    /// Port `capture` (an index into [`Network::captures`]) started sending `frame` at
+    /// `start`.
+    fn capture(&mut self, capture: usize, start: Time, frame: &[u8]) -> Result<(), String> {
+        let _ = (capture, start, frame);
+        Ok(())
+    }
+
+    /// The run ended (at simulated time `end`).
+    fn finish(&mut self, end: Time) {
+        let _ = end;
+    }
+}
+
+impl Observer for () {}
+
+impl<T: Observer + ?Sized> Observer for &mut T {
+    fn start(&mut self) -> Result<(), String> {
+        (**self).start()
+    }
+
+    fn progress(&mut self, now: Time, total: Time) {
+        (**self).progress(now, total)
+    }
+
+    fn capture(&mut self, capture: usize, start: Time, frame: &[u8]) -> Result<(), String> {
+        (**self).capture(capture, start, frame)
+    }
+
+    fn finish(&mut self, end: Time) {
+        (**self).finish(end)
+    }
+}

@@ -1,0 +1,157 @@
+//! What a network run records: the data every metric, table, plot and waveform is made from.
+//!
+//! The network runtime fills a [`RunRecord`]; the report code only reads it. Times are
+//! simulated picoseconds.
+
+use serde::{Deserialize, Serialize};
+
+/// One flow, from its first byte offered to its last byte delivered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowRecord {
+    /// Flow id (unique in the run).
+    pub id: u64,
+    /// Sending host.
+    pub src: String,
+    /// Receiving host.
+    pub dst: String,
+    /// Bytes of application data.
+    pub size_bytes: u64,
+    /// When the application offered the flow (ps).
+    pub start_ps: u64,
+    /// When the receiver had every byte (ps); `None` if the run ended first.
+    pub end_ps: Option<u64>,
+    /// The flow's completion time on an empty network: first-byte latency along its path plus
+    /// its size at the bottleneck rate (ps).
+    pub ideal_fct_ps: u64,
+    /// Data packets the sender put on the wire (retransmissions included).
+    pub packets_sent: u64,
+    /// Retransmitted packets.
+    pub retransmissions: u64,
+}
+
+impl FlowRecord {
+    /// Flow completion time (ps), if it completed.
+    pub fn fct_ps(&self) -> Option<u64> {
+        self.end_ps.map(|e| e - self.start_ps)
+    }
+
+    /// FCT divided by the ideal FCT (≥ 1 up to rounding), if it completed.
+    pub fn slowdown(&self) -> Option<f64> {
+        self.fct_ps()
+            .map(|f| f as f64 / self.ideal_fct_ps.max(1) as f64)
+    }
+}
+
+/// A sampled quantity over time, e.g. one queue's depth in cells.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// What it is, e.g. `leaf0.port3.q0.depth_cells`.
+    pub name: String,
+    /// Unit, e.g. `cells`, `bytes`, `Gb/s`.
+    pub unit: String,
+    /// (time ps, value), in time order; a value holds until the next point.
+    pub points: Vec<(u64, f64)>,
+}
+
+impl Series {
+    /// The value at `t` ps: the last point at or before it (0 before the first).
+    pub fn value_at(&self, t: u64) -> f64 {
+        let i = self.points.partition_point(|p| p.0 <= t);
+        i.checked_sub(1).map_or(0.0, |i| self.points[i].1)
+    }
+
+    /// The series cut to `[t0, t1]`: its value at `t0`, then its points after `t0` up to
+    /// `t1` (for statistics over a window, e.g. `time_weighted_mean(&s.window(t0, t1), t1)`).
+    pub fn window(&self, t0: u64, t1: u64) -> Series {
+        let mut points = vec![(t0, self.value_at(t0))];
+        points.extend(self.points.iter().filter(|p| p.0 > t0 && p.0 <= t1));
+        Series {
+            name: self.name.clone(),
+            unit: self.unit.clone(),
+            points,
+        }
+    }
+}
+
+/// A pause state change on a link (PFC class or a per-queue pause).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PauseEvent {
+    /// When (ps).
+    pub at_ps: u64,
+    /// The node whose transmit side is paused or resumed.
+    pub node: String,
+    /// Its port.
+    pub port: u16,
+    /// `pfc` (with the priority) or `queue` (with the queue id: a host NIC queue paused by
+    /// BFC frames, or a chip queue paused by its program's advanced flow control).
+    pub kind: String,
+    /// Priority or queue id.
+    pub class: u16,
+    /// Paused (true) or resumed (false).
+    pub paused: bool,
+}
+
+/// Packets that left the network without being delivered, by node and reason.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DropCount {
+    /// Node name.
+    pub node: String,
+    /// Reason (the chip's drop reason names, or a host's).
+    pub reason: String,
+    /// Packets.
+    pub packets: u64,
+}
+
+/// Per-host traffic totals (for the conservation check: sent = received + dropped + in
+/// flight, summed over the hosts).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostTotals {
+    /// Host name.
+    pub host: String,
+    /// Data packets it put on the wire.
+    pub packets_sent: u64,
+    /// Data packets addressed to it that arrived.
+    pub packets_received: u64,
+    /// Of the data packets it sent, those dropped on the way: inside a chip, out of a chip
+    /// port with no link, or refused by the host they reached. (Absent from records written
+    /// before it was kept: read as 0.)
+    #[serde(default)]
+    pub packets_dropped: u64,
+}
+
+/// Everything a network run recorded.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Scenario name.
+    pub name: String,
+    /// Simulated time covered (ps).
+    pub duration_ps: u64,
+    /// Every flow.
+    pub flows: Vec<FlowRecord>,
+    /// Sampled series (queue depths, buffer occupancy, throughput per port/flow).
+    pub series: Vec<Series>,
+    /// Pause state changes.
+    pub pauses: Vec<PauseEvent>,
+    /// Drops and trims by node and reason.
+    pub drops: Vec<DropCount>,
+    /// Per-host totals.
+    pub hosts: Vec<HostTotals>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Series;
+
+    #[test]
+    fn a_window_starts_at_the_value_in_force() {
+        let s = Series {
+            name: "q".into(),
+            unit: "cells".into(),
+            points: vec![(10, 4.0), (20, 8.0), (40, 0.0)],
+        };
+        assert_eq!(s.value_at(5), 0.0);
+        assert_eq!(s.value_at(10), 4.0);
+        assert_eq!(s.value_at(39), 8.0);
+        assert_eq!(s.window(15, 30).points, vec![(15, 4.0), (20, 8.0)]);
+    }
+}

@@ -1,0 +1,251 @@
+//! Building a [`Net`] from a [`Network`]: the links checked against the chips' ports, the
+//! hosts' NICs, every flow with its ideal FCT, captures and sampled series.
+
+use super::{sample, ChipQ, Net, SrcCount};
+use crate::host::{nic_queue_for, Flow, Host};
+use crate::ideal::{ideal_fct, Hop};
+use crate::network::{Network, Observer};
+use crate::packet;
+use crate::topology::End;
+use crate::traffic::{self, HostInfo};
+use crate::transport::{Receiver, Shape};
+use asic_model::kernel::EventQueue;
+use asic_model::mac::slot_time;
+use pipelines::time::Time;
+use std::collections::{BTreeMap, VecDeque};
+
+impl<'o> Net<'o> {
+    /// Build the network run by `network`'s chips and hosts: hosts, flows with their ideal
+    /// FCTs, captures and sampled series; `observer` sees its progress and captures.
+    pub fn build(
+        network: Network,
+        observer: Box<dyn Observer + 'o>,
+    ) -> Result<Net<'o>, String> {
+        let Network {
+            name,
+            seed,
+            topology: topo,
+            mut chips,
+            control,
+            transport,
+            mtu,
+            traffic,
+            stop,
+            sample_period_ns,
+            captures,
+        } = network;
+        if chips.len() != topo.spec.chips.len() {
+            return Err(format!(
+                "{} chips built for a topology of {}",
+                chips.len(),
+                topo.spec.chips.len()
+            ));
+        }
+        if mtu < 20 + 8 + packet::TRANSPORT_HEADER_BYTES + 1 || mtu > 9000 {
+            return Err(format!("mtu: {mtu} must be between 61 and 9000"));
+        }
+        // Links: ports exist and rates match.
+        for (i, l) in topo.links.iter().enumerate() {
+            let ls = &topo.spec.links[i];
+            for e in [l.a, l.b] {
+                if let End::Chip(c, p) = e {
+                    match chips[c].port_gbps(p) {
+                        None => {
+                            return Err(format!(
+                                "link {} - {}: chip `{}` has no port {p} (ports 0 to {})",
+                                ls.a,
+                                ls.b,
+                                topo.spec.chips[c].name,
+                                chips[c].port_count() - 1
+                            ))
+                        }
+                        Some(g) if g != l.gbps => {
+                            return Err(format!(
+                                "link {} - {}: {} Gb/s, but port {p} of `{}` runs at {g} Gb/s",
+                                ls.a, ls.b, l.gbps, topo.spec.chips[c].name
+                            ))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let mss = packet::mss(mtu) as u32;
+        let mut hosts = Vec::new();
+        for (h, hs) in topo.spec.hosts.iter().enumerate() {
+            let l = topo.host_link[h];
+            let link = topo.links[l];
+            let peer = topo.peer(l, End::Host(h));
+            let nq = hs.nic_queues as usize;
+            hosts.push(Host {
+                name: hs.name.clone(),
+                ip: topo.host_ips[h],
+                mac: topo.mac(End::Host(h)),
+                gbps: link.gbps,
+                delay_ps: link.delay_ps,
+                peer,
+                peer_mac: topo.mac(peer),
+                busy_until: Time::ZERO,
+                tx_scheduled: false,
+                class_paused_until: [Time::ZERO; 8],
+                class_paused: [false; 8],
+                queue_paused: vec![false; nq],
+                ctrl: Default::default(),
+                queues: (0..nq).map(|_| VecDeque::new()).collect(),
+                rr: [0; 8],
+                pulls: VecDeque::new(),
+                pull_next_at: Time::ZERO,
+                pull_scheduled: false,
+                pull_interval: slot_time(packet::data_frame_len(mss as usize), link.gbps),
+                packets_sent: 0,
+                packets_received: 0,
+                capture: None,
+            });
+        }
+        let names: Vec<String> = hosts.iter().map(|h| h.name.clone()).collect();
+        let gbps: Vec<u32> = hosts.iter().map(|h| h.gbps).collect();
+        let specs = traffic::expand(
+            &traffic,
+            &HostInfo {
+                names: &names,
+                gbps: &gbps,
+            },
+            &transport,
+            seed,
+        )?;
+        let mut path_cache: BTreeMap<(usize, usize), Vec<Hop>> = BTreeMap::new();
+        let mut flows = Vec::with_capacity(specs.len());
+        // The k-th flow a host sends goes to its class's data queue k mod (queues per class).
+        let mut sent_by_host = vec![0u64; topo.spec.hosts.len()];
+        for f in specs.into_iter() {
+            let hops = match path_cache.get(&(f.src, f.dst)) {
+                Some(h) => h.clone(),
+                None => {
+                    let path = topo.path(f.src, f.dst).ok_or_else(|| {
+                        format!(
+                            "traffic[{}]: no path from `{}` to `{}`",
+                            f.source, names[f.src], names[f.dst]
+                        )
+                    })?;
+                    // (delay, rate, latency of the chip at the link's far end).
+                    let mut at = End::Host(f.src);
+                    let hops: Vec<Hop> = path
+                        .iter()
+                        .map(|&l| {
+                            let far = topo.peer(l, at);
+                            at = far;
+                            let lat = match far {
+                                End::Chip(c, _) => {
+                                    let ch = &chips[c];
+                                    ch.clock()
+                                        .time_of(
+                                            ch.ingress_latency_cycles()
+                                                + ch.egress_latency_cycles(),
+                                        )
+                                        .ps()
+                                }
+                                End::Host(_) => 0,
+                            };
+                            (topo.links[l].delay_ps, topo.links[l].gbps, lat)
+                        })
+                        .collect();
+                    path_cache.insert((f.src, f.dst), hops.clone());
+                    hops
+                }
+            };
+            let shape = Shape::new(f.size, mss);
+            let ideal = ideal_fct(&hops, shape);
+            let nq = topo.spec.hosts[f.src].nic_queues;
+            let queue = nic_queue_for(sent_by_host[f.src], f.class, nq);
+            sent_by_host[f.src] += 1;
+            flows.push(Flow {
+                receiver: Receiver::new(f.transport.ack_mode(), shape.packets),
+                spec: f,
+                shape,
+                sender: None,
+                end: None,
+                packets_sent: 0,
+                retx: 0,
+                timer_at: None,
+                wake_at: None,
+                in_ring: false,
+                queue,
+                pulls_sent: 0,
+                ideal_ps: ideal,
+            });
+        }
+        // Captures.
+        let mut chip_captures: Vec<BTreeMap<u16, usize>> = vec![BTreeMap::new(); chips.len()];
+        for (i, pc) in captures.iter().enumerate() {
+            if let Some(h) = names.iter().position(|n| *n == pc.node) {
+                if pc.port != 0 {
+                    return Err(format!("pcaps[{i}]: host `{}` has only port 0", pc.node));
+                }
+                hosts[h].capture = Some(i);
+            } else if let Some(c) = topo.spec.chips.iter().position(|c| c.name == pc.node) {
+                if pc.port >= chips[c].port_count() {
+                    return Err(format!(
+                        "pcaps[{i}]: chip `{}` has no port {}",
+                        pc.node, pc.port
+                    ));
+                }
+                chip_captures[c].insert(pc.port, i);
+            } else {
+                return Err(format!("pcaps[{i}]: no node named `{}`", pc.node));
+            }
+        }
+        let samples = if sample_period_ns.is_some() {
+            sample::chip_series(&topo, &chips)
+        } else {
+            Vec::new()
+        };
+        let ip_to_host = topo
+            .host_ips
+            .iter()
+            .enumerate()
+            .map(|(h, &ip)| (ip, h))
+            .collect();
+        let nh = hosts.len();
+        let nc = chips.len();
+        let mut queue = EventQueue::new();
+        for c in control {
+            if c.chip >= chips.len() {
+                return Err(format!("control operation on chip {}, but the network has {}", c.chip, chips.len()));
+            }
+            let mut q = ChipQ {
+                q: &mut queue,
+                chip: c.chip as u16,
+            };
+            chips[c.chip].schedule_control(c.at, c.op, &mut q);
+        }
+        Ok(Net {
+            name,
+            queue,
+            topo,
+            chips,
+            hosts,
+            flows,
+            next_flow: 0,
+            completed: 0,
+            pool: super::frames::Pool::default(),
+            outbox: Vec::new(),
+            chip_captures,
+            observer,
+            ip_to_host,
+            src: vec![SrcCount::default(); nh],
+            host_drops: BTreeMap::new(),
+            unconnected: vec![0; nc],
+            pauses: Vec::new(),
+            samples,
+            queue_samples: BTreeMap::new(),
+            last_sample: Time::ZERO,
+            sample_period: sample_period_ns.map(Time::from_ns),
+            stop_at: stop.at_ns.map(Time::from_ns),
+            stop_when_complete: stop.when_flows_complete,
+            events: 0,
+            scratch: Vec::with_capacity(1600),
+            lockstep: None,
+        })
+    }
+
+}

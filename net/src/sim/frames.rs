@@ -1,0 +1,51 @@
+//! Frames in flight: recycled buffers, so a run allocates no buffer per packet once warm
+//! (the pool grows to the most frames in flight at once, bounded by the network's capacity).
+
+use asic_model::chip::Wire;
+use pipelines::time::Time;
+
+/// Recycled frame buffers.
+#[derive(Default)]
+pub(crate) struct Pool {
+    pub(crate) bufs: Vec<Vec<u8>>,
+    free: Vec<u32>,
+}
+
+impl Pool {
+    pub(crate) fn alloc(&mut self) -> u32 {
+        match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.bufs.push(Vec::with_capacity(1600));
+                (self.bufs.len() - 1) as u32
+            }
+        }
+    }
+
+    pub(crate) fn release(&mut self, i: u32) {
+        self.bufs[i as usize].clear();
+        self.free.push(i);
+    }
+
+    pub(crate) fn live(&self) -> usize {
+        self.bufs.len() - self.free.len()
+    }
+
+    pub(crate) fn allocated(&self) -> usize {
+        self.bufs.len()
+    }
+}
+
+/// Frames a chip sent during one `handle`, delivered after it returns.
+pub(crate) struct Outbox<'a> {
+    pub(crate) pool: &'a mut Pool,
+    pub(crate) out: &'a mut Vec<(u16, Time, u32)>,
+}
+
+impl Wire for Outbox<'_> {
+    fn transmit(&mut self, port: u16, start: Time, frame: &[u8]) {
+        let i = self.pool.alloc();
+        self.pool.bufs[i as usize].extend_from_slice(frame);
+        self.out.push((port, start, i));
+    }
+}

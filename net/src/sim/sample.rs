@@ -1,0 +1,115 @@
+//! Sampled series: every connected chip port's depth and transmit bytes, each chip's buffer,
+//! its pipes' occupancy and recirculation load, and each queue's depth from the first time it
+//! holds cells (a port may have 128 queues; most stay empty). A series records a point only
+//! when its value changes.
+
+use super::Net;
+use crate::records::Series;
+use crate::topology::Topology;
+use asic_model::chip::Chip;
+use pipelines::time::Time;
+
+/// A series being recorded and its last value.
+pub(crate) struct SeriesState {
+    pub(crate) series: Series,
+    last: Option<f64>,
+}
+
+impl SeriesState {
+    fn new(name: String, unit: &str) -> SeriesState {
+        SeriesState {
+            series: Series {
+                name,
+                unit: unit.into(),
+                points: Vec::new(),
+            },
+            last: None,
+        }
+    }
+
+    /// Record `v` at `now` if it differs from the last value.
+    fn push(&mut self, now: Time, v: f64) {
+        if self.last != Some(v) {
+            self.series.points.push((now.ps(), v));
+            self.last = Some(v);
+        }
+    }
+}
+
+/// The series of every chip, in the order [`Net::sample`] fills them.
+pub(super) fn chip_series(topo: &Topology, chips: &[Chip]) -> Vec<SeriesState> {
+    let mut samples = Vec::new();
+    for (c, ports) in topo.chip_ports.iter().enumerate() {
+        let n = &topo.spec.chips[c].name;
+        samples.push(SeriesState::new(format!("{n}.buffer_cells"), "cells"));
+        // Pipeline occupancy (packets between issue and deparser exit) per pipe and gress,
+        // and the recirculation load (packets sent back into ingress so far).
+        for pipe in 0..chips[c].profile().pipes {
+            for gress in ["ingress", "egress"] {
+                samples.push(SeriesState::new(
+                    format!("{n}.pipe{pipe}.{gress}_occupancy"),
+                    "packets",
+                ));
+            }
+        }
+        samples.push(SeriesState::new(format!("{n}.recirculated"), "packets"));
+        for &p in ports.keys() {
+            samples.push(SeriesState::new(format!("{n}.port{p}.depth_cells"), "cells"));
+            samples.push(SeriesState::new(format!("{n}.port{p}.tx_bytes"), "bytes"));
+        }
+    }
+    samples
+}
+
+impl Net<'_> {
+    pub(super) fn sample(&mut self, now: Time) {
+        if self.sample_period.is_none() {
+            return;
+        }
+        let mut k = 0;
+        for (c, ports) in self.topo.chip_ports.iter().enumerate() {
+            let chip = &self.chips[c];
+            let tm = chip.tm();
+            let v = tm.used_cells() as f64;
+            self.samples[k].push(now, v);
+            k += 1;
+            for pipe in 0..chip.profile().pipes {
+                let (ig, eg) = chip.pipe_occupancy(pipe);
+                self.samples[k].push(now, ig as f64);
+                self.samples[k + 1].push(now, eg as f64);
+                k += 2;
+            }
+            let recirculated = chip.plumbing_counters().recirculated as f64;
+            self.samples[k].push(now, recirculated);
+            k += 1;
+            for &p in ports.keys() {
+                let d = tm.port_depth_cells(p) as f64;
+                self.samples[k].push(now, d);
+                // Cumulative bytes (no preamble, FCS or gap) of the frames that have started:
+                // the report derives rates over a window much longer than a frame time
+                // (a per-sample rate would be quantised by whole frames).
+                let tx = self.chips[c].port_counters(p).tx_bytes;
+                self.samples[k + 1].push(now, tx as f64);
+                k += 2;
+                for q in 0..tm.spec().queues_per_port {
+                    let cells = tm.depth(p, q).0 as f64;
+                    let key = (c, p, q);
+                    if cells == 0.0 && !self.queue_samples.contains_key(&key) {
+                        continue;
+                    }
+                    let prev = self.last_sample;
+                    let node = &self.topo.spec.chips[c].name;
+                    let s = self.queue_samples.entry(key).or_insert_with(|| {
+                        let mut s =
+                            SeriesState::new(format!("{node}.port{p}.q{q}.depth_cells"), "cells");
+                        s.push(prev, 0.0);
+                        s
+                    });
+                    s.push(now, cells);
+                }
+            }
+        }
+        self.last_sample = now;
+    }
+
+}

@@ -1,0 +1,653 @@
+//! Plots of a run, as SVG or PNG (chosen by the file's extension), drawn with `plotters`.
+//!
+//! Why `plotters`: pure Rust, one drawing API for both SVG and bitmap output, no system
+//! libraries. It is built without its default `ttf` feature (which looks fonts up through
+//! fontconfig and the system's font files, missing on a bare CI machine) and with
+//! `ab_glyph` instead, which draws text from font bytes the program registers. The font is
+//! DejaVu Sans, embedded from the `dejavu` crate and registered under the `sans-serif` family
+//! on first use ([`ensure_fonts`]), so text renders the same on every machine, offline.
+//!
+//! Charts:
+//! - [`plot_slowdown_by_size`]: mean, p50 and p99 FCT slowdown per flow size bucket (log y).
+//! - [`plot_cdf`]: empirical CDFs of one or more sets of values (e.g. slowdown, flow size),
+//!   optionally on a log x axis.
+//! - [`plot_series`]: series over time as step lines (a value holds until the next point),
+//!   x in microseconds of simulated time.
+//!
+//! [`write_run_plots`] draws the standard set for a run.
+
+use crate::metrics::{BucketStats, Summary};
+use asic_net::records::{RunRecord, Series};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+/// Default picture size in pixels (SVG user units).
+pub const SIZE: (u32, u32) = (900, 560);
+
+static FONTS: Once = Once::new();
+
+/// Register the embedded DejaVu Sans regular and bold as `sans-serif` (once per process;
+/// other styles fall back to regular, and only these two fonts are linked into the binary).
+pub fn ensure_fonts() {
+    FONTS.call_once(|| {
+        use plotters::style::{register_font, FontStyle};
+        // The bytes are valid TrueType fonts shipped by the `dejavu` crate.
+        let _ = register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
+        let _ = register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+/// One chart to draw.
+#[derive(Clone, Debug)]
+pub enum Chart<'a> {
+    /// Slowdown statistics per size bucket.
+    SlowdownBySize {
+        /// Buckets in order.
+        buckets: &'a [BucketStats],
+    },
+    /// Empirical CDFs.
+    Cdf {
+        /// Title.
+        title: &'a str,
+        /// X axis description, with unit.
+        x_desc: &'a str,
+        /// (legend, values) per curve.
+        curves: &'a [(String, Vec<f64>)],
+        /// Log-scaled x axis (values must be > 0; others are left out).
+        log_x: bool,
+    },
+    /// Series over time.
+    Series {
+        /// Title.
+        title: &'a str,
+        /// Y axis description, with unit.
+        y_desc: &'a str,
+        /// The series.
+        series: &'a [&'a Series],
+        /// End of the run (ps): the last value holds until here.
+        end_ps: u64,
+    },
+}
+
+fn err<E: std::fmt::Debug>(e: E) -> String {
+    format!("cannot draw: {e:?}")
+}
+
+/// Draw `chart` into `path`: SVG if it ends in `.svg`, PNG if `.png`.
+pub fn write_chart(path: &Path, chart: &Chart) -> Result<(), String> {
+    ensure_fonts();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let r = match ext.as_deref() {
+        Some("svg") => draw(SVGBackend::new(path, SIZE).into_drawing_area(), chart),
+        Some("png") => draw(BitMapBackend::new(path, SIZE).into_drawing_area(), chart),
+        _ => return Err(format!("{}: plots are .svg or .png", path.display())),
+    };
+    r.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(err)?;
+    match chart {
+        Chart::SlowdownBySize { buckets } => draw_slowdown(&root, buckets)?,
+        Chart::Cdf {
+            title,
+            x_desc,
+            curves,
+            log_x,
+        } => draw_cdf(&root, title, x_desc, curves, *log_x)?,
+        Chart::Series {
+            title,
+            y_desc,
+            series,
+            end_ps,
+        } => draw_series(&root, title, y_desc, series, *end_ps)?,
+    }
+    root.present().map_err(err)
+}
+
+fn no_data<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    root.titled(title, ("sans-serif", 22)).map_err(err)?;
+    root.draw(&Text::new(
+        "no data",
+        (SIZE.0 as i32 / 2 - 30, SIZE.1 as i32 / 2),
+        ("sans-serif", 18),
+    ))
+    .map_err(err)?;
+    Ok(())
+}
+
+/// (legend, colour, (bucket index, value) points).
+type Curve<'a> = (&'a str, RGBColor, Vec<(usize, f64)>);
+
+fn draw_slowdown<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    buckets: &[BucketStats],
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let title = "FCT slowdown by flow size";
+    let stats: [Curve; 3] = [
+        ("p99", RED, pick(buckets, |b| b.slowdown.p99)),
+        (
+            "mean",
+            RGBColor(30, 90, 200),
+            pick(buckets, |b| b.slowdown.mean),
+        ),
+        (
+            "p50",
+            RGBColor(20, 140, 60),
+            pick(buckets, |b| b.slowdown.p50),
+        ),
+    ];
+    let values: Vec<f64> = stats.iter().flat_map(|s| s.2.iter().map(|p| p.1)).collect();
+    if buckets.is_empty() || values.is_empty() {
+        return no_data(root, title);
+    }
+    let lo = values.iter().cloned().fold(1.0f64, f64::min).max(1e-3) * 0.9;
+    let hi = values.iter().cloned().fold(1.0f64, f64::max) * 1.5;
+    let labels: Vec<String> = buckets
+        .iter()
+        .map(|b| format!("{} ({})", b.label, b.completed))
+        .collect();
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            (0..buckets.len() - 1).into_segmented(),
+            (lo..hi).log_scale(),
+        )
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("flow size bucket (completed flows)")
+        .y_desc("FCT slowdown (FCT / ideal FCT)")
+        .x_labels(buckets.len())
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+                labels.get(*i).cloned().unwrap_or_default()
+            }
+            SegmentValue::Last => String::new(),
+        })
+        .y_label_formatter(&|v| short_num(*v))
+        .draw()
+        .map_err(err)?;
+    for (name, color, pts) in &stats {
+        let pts: Vec<(SegmentValue<usize>, f64)> = pts
+            .iter()
+            .map(|&(i, v)| (SegmentValue::CenterOf(i), v))
+            .collect();
+        let c = *color;
+        chart
+            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+            .map_err(err)?
+            .label(*name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        chart
+            .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}
+
+fn pick(buckets: &[BucketStats], f: impl Fn(&BucketStats) -> Option<f64>) -> Vec<(usize, f64)> {
+    buckets
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| f(b).filter(|v| v.is_finite() && *v > 0.0).map(|v| (i, v)))
+        .collect()
+}
+
+fn draw_cdf<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_desc: &str,
+    curves: &[(String, Vec<f64>)],
+    log_x: bool,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let prepared: Vec<(&str, Vec<f64>)> = curves
+        .iter()
+        .map(|(n, vs)| {
+            let mut v: Vec<f64> = vs
+                .iter()
+                .cloned()
+                .filter(|v| v.is_finite() && (!log_x || *v > 0.0))
+                .collect();
+            v.sort_by(f64::total_cmp);
+            (n.as_str(), v)
+        })
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    if prepared.is_empty() {
+        return no_data(root, title);
+    }
+    let lo = prepared
+        .iter()
+        .map(|c| c.1[0])
+        .fold(f64::INFINITY, f64::min);
+    let hi = prepared
+        .iter()
+        .map(|c| c.1[c.1.len() - 1])
+        .fold(f64::NEG_INFINITY, f64::max);
+    let builder = |x_label: u32| {
+        let mut b = ChartBuilder::on(root);
+        b.caption(title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(x_label)
+            .y_label_area_size(60);
+        b
+    };
+    // The same drawing on a linear or a logarithmic x axis (different coordinate types).
+    macro_rules! body {
+        ($chart:expr, $desc:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .x_desc($desc)
+                .y_desc("fraction of flows (CDF)")
+                .x_label_formatter(&|v| short_num(*v))
+                .y_label_formatter(&|v| format!("{v:.1}"))
+                .draw()
+                .map_err(err)?;
+            for (i, (name, v)) in prepared.iter().enumerate() {
+                let color = Palette99::pick(i).to_rgba();
+                let n = v.len() as f64;
+                let mut pts = Vec::with_capacity(2 * v.len());
+                for (k, &x) in v.iter().enumerate() {
+                    pts.push((x, k as f64 / n));
+                    pts.push((x, (k + 1) as f64 / n));
+                }
+                chart
+                    .draw_series(LineSeries::new(decimate(pts), color.stroke_width(2)))
+                    .map_err(err)?
+                    .label(*name)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    });
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::LowerRight)
+                .draw()
+                .map_err(err)?;
+        }};
+    }
+    if log_x {
+        let (lo, hi) = if hi / lo < 1.5 {
+            (lo / 1.25, hi * 1.25)
+        } else {
+            (lo / 1.05, hi * 1.05)
+        };
+        body!(
+            builder(50)
+                .build_cartesian_2d((lo..hi).log_scale(), 0f64..1.02f64)
+                .map_err(err)?,
+            format!("{x_desc} (log scale)")
+        );
+    } else {
+        let (lo, hi) = if hi - lo < 1e-9 {
+            (lo - 0.5, hi + 0.5)
+        } else {
+            let pad = (hi - lo) * 0.03;
+            (lo - pad, hi + pad)
+        };
+        body!(
+            builder(50)
+                .build_cartesian_2d(lo..hi, 0f64..1.02f64)
+                .map_err(err)?,
+            x_desc.to_string()
+        );
+    }
+    Ok(())
+}
+
+/// Points kept per curve at most: a picture is ~900 pixels wide, so more only make files
+/// big. Longer curves are reduced by [`decimate`].
+pub const MAX_POINTS: usize = 4000;
+
+/// Reduce a curve, in x order, to about `MAX_POINTS` points keeping its envelope: the x range
+/// is cut into `MAX_POINTS / 4` bins and each bin keeps its first, lowest, highest and last
+/// point, in their order. Spikes survive; nothing visible at the picture's resolution is lost.
+pub fn decimate(pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    if pts.len() <= MAX_POINTS {
+        return pts;
+    }
+    let bins = MAX_POINTS / 4;
+    let (x0, x1) = (pts[0].0, pts[pts.len() - 1].0);
+    let width = (x1 - x0).max(f64::MIN_POSITIVE);
+    let bin_of = |x: f64| (((x - x0) / width * bins as f64) as usize).min(bins - 1);
+    let mut out = Vec::with_capacity(MAX_POINTS + 4);
+    let mut i = 0;
+    while i < pts.len() {
+        let b = bin_of(pts[i].0);
+        let mut j = i;
+        let (mut lo, mut hi) = (i, i);
+        while j < pts.len() && bin_of(pts[j].0) == b {
+            if pts[j].1 < pts[lo].1 {
+                lo = j;
+            }
+            if pts[j].1 > pts[hi].1 {
+                hi = j;
+            }
+            j += 1;
+        }
+        let mut keep = [i, lo, hi, j - 1];
+        keep.sort_unstable();
+        let mut last = usize::MAX;
+        for k in keep {
+            if k != last {
+                out.push(pts[k]);
+                last = k;
+            }
+        }
+        i = j;
+    }
+    out
+}
+
+/// A number for an axis label: no more digits than it needs.
+fn short_num(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 {
+        "0".to_string()
+    } else if (1.0..1e6).contains(&a) && x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else if !(1e-3..1e6).contains(&a) {
+        format!("{x:.1e}")
+    } else if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+fn draw_series<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    y_desc: &str,
+    series: &[&Series],
+    end_ps: u64,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let finite = |s: &&Series| s.points.iter().any(|p| p.1.is_finite());
+    let series: Vec<&Series> = series.iter().copied().filter(finite).collect();
+    if series.is_empty() {
+        return no_data(root, title);
+    }
+    let end_us = series
+        .iter()
+        .filter_map(|s| s.points.last().map(|p| p.0))
+        .max()
+        .unwrap_or(0)
+        .max(end_ps) as f64
+        / 1e6;
+    let ymax = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .filter(|v| v.is_finite())
+        .fold(0f64, f64::max);
+    let ymin = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .filter(|v| v.is_finite())
+        .fold(0f64, f64::min);
+    let ytop = if ymax > ymin { ymax * 1.08 } else { ymin + 1.0 };
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..end_us.max(1e-6), ymin..ytop)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("simulated time (us)")
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| short_num(*v))
+        .y_label_formatter(&|v| short_num(*v))
+        .draw()
+        .map_err(err)?;
+    for (i, s) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let mut pts: Vec<(f64, f64)> = Vec::with_capacity(2 * s.points.len() + 1);
+        let mut prev: Option<f64> = None;
+        for &(t, v) in s.points.iter().filter(|p| p.1.is_finite()) {
+            let x = t as f64 / 1e6;
+            if let Some(p) = prev {
+                pts.push((x, p));
+            }
+            pts.push((x, v));
+            prev = Some(v);
+        }
+        if let Some(p) = prev {
+            pts.push((end_us, p));
+        }
+        chart
+            .draw_series(LineSeries::new(decimate(pts), color.stroke_width(2)))
+            .map_err(err)?
+            .label(s.name.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}
+
+/// Slowdown by size bucket into `path` (.svg or .png).
+pub fn plot_slowdown_by_size(buckets: &[BucketStats], path: &Path) -> Result<(), String> {
+    write_chart(path, &Chart::SlowdownBySize { buckets })
+}
+
+/// Empirical CDFs into `path` (.svg or .png).
+pub fn plot_cdf(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    curves: &[(String, Vec<f64>)],
+    log_x: bool,
+) -> Result<(), String> {
+    write_chart(
+        path,
+        &Chart::Cdf {
+            title,
+            x_desc,
+            curves,
+            log_x,
+        },
+    )
+}
+
+/// Series over time into `path` (.svg or .png).
+pub fn plot_series(
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    series: &[&Series],
+    end_ps: u64,
+) -> Result<(), String> {
+    write_chart(
+        path,
+        &Chart::Series {
+            title,
+            y_desc,
+            series,
+            end_ps,
+        },
+    )
+}
+
+/// Which picture formats [`write_run_plots`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlotFormats {
+    /// Write `.svg` files.
+    pub svg: bool,
+    /// Write `.png` files.
+    pub png: bool,
+}
+
+impl Default for PlotFormats {
+    fn default() -> Self {
+        PlotFormats {
+            svg: true,
+            png: true,
+        }
+    }
+}
+
+/// At most this many series are drawn in one time plot (the first by name); more make an
+/// unreadable picture: the CSV has them all.
+pub const MAX_SERIES_PER_PLOT: usize = 12;
+
+/// Draw the standard plots of a run into `dir`: `slowdown_by_size`, `slowdown_cdf`,
+/// `flow_size_cdf`, and, when the record has such series, `queue_depth` (names containing
+/// `depth`), `buffer_occupancy` (containing `buffer`) and `throughput` (the recorded series in
+/// `Gb/s`, then the rates derived from byte counters such as the runtime's `<node>.port<P>.tx_bytes`,
+/// counters, given). Returns the files written.
+pub fn write_run_plots(
+    record: &RunRecord,
+    summary: &Summary,
+    throughput: &[Series],
+    dir: &Path,
+    formats: PlotFormats,
+) -> Result<Vec<PathBuf>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
+    let mut exts = Vec::new();
+    if formats.svg {
+        exts.push("svg");
+    }
+    if formats.png {
+        exts.push("png");
+    }
+    let mut out = Vec::new();
+    let mut each = |stem: &str, chart: &Chart| -> Result<(), String> {
+        for ext in &exts {
+            let p = dir.join(format!("{stem}.{ext}"));
+            write_chart(&p, chart)?;
+            out.push(p);
+        }
+        Ok(())
+    };
+
+    let mut buckets = summary.fct_by_size.clone();
+    buckets.push(summary.flows.all.clone());
+    each(
+        "slowdown_by_size",
+        &Chart::SlowdownBySize { buckets: &buckets },
+    )?;
+
+    let mut flows: Vec<_> = record.flows.iter().collect();
+    flows.sort_by_key(|f| f.id);
+    let slow = vec![(
+        "all flows".to_string(),
+        flows
+            .iter()
+            .filter_map(|f| f.slowdown())
+            .collect::<Vec<f64>>(),
+    )];
+    each(
+        "slowdown_cdf",
+        &Chart::Cdf {
+            title: "CDF of FCT slowdown",
+            x_desc: "FCT slowdown (FCT / ideal FCT)",
+            curves: &slow,
+            log_x: true,
+        },
+    )?;
+    let sizes = vec![(
+        "all flows".to_string(),
+        flows
+            .iter()
+            .map(|f| f.size_bytes as f64)
+            .collect::<Vec<f64>>(),
+    )];
+    each(
+        "flow_size_cdf",
+        &Chart::Cdf {
+            title: "CDF of flow size",
+            x_desc: "flow size (bytes)",
+            curves: &sizes,
+            log_x: true,
+        },
+    )?;
+
+    let mut by_name: Vec<&Series> = record.series.iter().collect();
+    by_name.sort_by(|a, b| a.name.cmp(&b.name));
+    for (stem, key, title) in [
+        ("queue_depth", "depth", "Queue depth over time"),
+        ("buffer_occupancy", "buffer", "Buffer occupancy over time"),
+    ] {
+        let sel: Vec<&Series> = by_name
+            .iter()
+            .copied()
+            .filter(|s| s.name.contains(key))
+            .take(MAX_SERIES_PER_PLOT)
+            .collect();
+        if let Some(first) = sel.first() {
+            let y_desc = format!("{key} ({})", first.unit);
+            each(
+                stem,
+                &Chart::Series {
+                    title,
+                    y_desc: &y_desc,
+                    series: &sel,
+                    end_ps: record.duration_ps,
+                },
+            )?;
+        }
+    }
+    let tp: Vec<&Series> = by_name
+        .iter()
+        .copied()
+        .filter(|s| s.unit == "Gb/s")
+        .chain(throughput)
+        .take(MAX_SERIES_PER_PLOT)
+        .collect();
+    if !tp.is_empty() {
+        each(
+            "throughput",
+            &Chart::Series {
+                title: "Throughput over time",
+                y_desc: "throughput (Gb/s)",
+                series: &tp,
+                end_ps: record.duration_ps,
+            },
+        )?;
+    }
+    Ok(out)
+}

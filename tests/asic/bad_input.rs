@@ -1,0 +1,167 @@
+//! Bad input gets one line naming the file and the position, never a panic.
+
+
+use asic_bench::run::run_scenario;
+use asic_bench::scenario::ScenarioFile;
+use crate::common::repo;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A scratch directory with the l3router files, and a scenario written into it.
+fn scratch(tag: &str, scenario: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("asic-bad-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["l3router.p4", "entries.ron", "in1.pcap"] {
+        std::fs::copy(repo("programs/l3router").join(f), dir.join(f)).unwrap();
+    }
+    std::fs::write(dir.join("scenario.ron"), scenario).unwrap();
+    dir
+}
+
+fn run(dir: &Path) -> String {
+    let sf = match ScenarioFile::load(&dir.join("scenario.ron")) {
+        Ok(sf) => sf,
+        Err(e) => return e.to_string(),
+    };
+    run_scenario(&sf, Some(&dir.join("out")), false).expect_err("the run must fail")
+}
+
+const GOOD: &str = r#"(
+    chip: "teaching",
+    program: "l3router.p4",
+    entries: Some("entries.ron"),
+    inputs: [ (port: 1, source: Pcap("in1.pcap")) ],
+)"#;
+
+#[test]
+fn an_unknown_profile_name_is_located() {
+    let dir = scratch("chip", &GOOD.replace("\"teaching\"", "\"tofino9\""));
+    let err = run(&dir);
+    assert!(err.contains("scenario.ron:2:11: "), "{err}");
+    assert!(
+        err.contains("tofino9") && err.contains("tofino2-like"),
+        "lists the known names: {err}"
+    );
+    assert_eq!(err.lines().count(), 1);
+}
+
+#[test]
+fn a_ron_syntax_error_is_located() {
+    let dir = scratch(
+        "syntax",
+        &GOOD.replace("program: \"l3router.p4\",", "program \"l3router.p4\","),
+    );
+    let err = run(&dir);
+    assert!(err.contains("scenario.ron:3:12: "), "{err}");
+    assert_eq!(err.lines().count(), 1);
+}
+
+#[test]
+fn a_missing_program_file_is_located() {
+    let dir = scratch("prog", &GOOD.replace("l3router.p4", "nowhere.p4"));
+    let err = run(&dir);
+    assert!(err.contains("scenario.ron:3:14: program file"), "{err}");
+    assert!(err.contains("nowhere.p4"), "{err}");
+}
+
+#[test]
+fn a_truncated_pcap_is_located() {
+    let dir = scratch("pcap", GOOD);
+    let bytes = std::fs::read(dir.join("in1.pcap")).unwrap();
+    std::fs::write(dir.join("in1.pcap"), &bytes[..bytes.len() - 7]).unwrap();
+    let err = run(&dir);
+    assert!(
+        err.contains("in1.pcap: truncated: packet record #6 at byte"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_entry_names_the_entry() {
+    let dir = scratch("entry", GOOD);
+    std::fs::write(
+        dir.join("entries.ron"),
+        r#"[ (table: "ipv4_lpm", key: [Lpm("10.0.1.0", 24)], action: "fly", args: []) ]"#,
+    )
+    .unwrap();
+    let err = run(&dir);
+    assert!(
+        err.contains("entries.ron: entry 0 (table `ipv4_lpm`)") && err.contains("fly"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_port_the_chip_lacks_is_refused() {
+    let dir = scratch("port", &GOOD.replace("port: 1,", "port: 9,"));
+    let err = run(&dir);
+    assert!(
+        err.contains("inputs[0] (port 9): port 9 does not exist"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_cli_prints_one_line_and_fails() {
+    let dir = scratch("cli", &GOOD.replace("\"teaching\"", "\"tofino9\""));
+    let out = Command::new(env!("CARGO_BIN_EXE_asic"))
+        .arg("run")
+        .arg(dir.join("scenario.ron"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("scenario.ron:2:11"),
+        "{err}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_asic"))
+        .args(["chips", "show", "nope"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
+
+#[test]
+fn a_scenario_configures_the_chip_and_a_bad_config_is_located() {
+    // The TM's static per-queue limit, from the scenario: drops carry that reason.
+    let cfg = "    config: (seed: 3, tm: (admission: Static, default_queue: (static_limit_cells: Some(4)))),\n    inputs:";
+    let dir = scratch(
+        "cfg",
+        &GOOD.replace("    inputs:", cfg).replace(
+            "inputs: [ (port: 1, source: Pcap(\"in1.pcap\")) ]",
+            "inputs: [ (port: 0, source: Generator((count: 100, size: 200, packet: Udp(())))),\
+                   (port: 2, source: Generator((count: 100, size: 200, packet: Udp(())))) ]",
+        ),
+    );
+    let sf = ScenarioFile::load(&dir.join("scenario.ron")).unwrap();
+    let (report, _) = run_scenario(&sf, Some(&dir.join("out")), false).unwrap();
+    assert!(
+        report
+            .drops
+            .iter()
+            .any(|(r, n)| r == "tm_queue_static_limit" && *n > 0),
+        "{}",
+        report.render_text()
+    );
+    assert!(
+        report.peak_buffer_cells <= 4 + 3,
+        "{}",
+        report.peak_buffer_cells
+    );
+
+    // A misspelt field inside the chip configuration is named with its position.
+    let dir = scratch(
+        "cfgbad",
+        &GOOD.replace(
+            "    inputs:",
+            "    config: (mirror_sesions: []),\n    inputs:",
+        ),
+    );
+    let err = run(&dir);
+    assert!(
+        err.contains("scenario.ron:5:14: ") && err.contains("mirror_sesions"),
+        "{err}"
+    );
+}

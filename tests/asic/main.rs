@@ -1,0 +1,29 @@
+//! The `asic` workspace's integration tests, in one binary (link time dominates a build of
+//! many): the chip on the bench, networks and their deployments, reports, the command line,
+//! STF files. The allocation count (`tests/alloc.rs`) is its own binary: it installs the
+//! counting allocator and must be the only test running while it counts.
+
+mod common;
+mod bad_input;
+mod bfc;
+mod bfc_experiments;
+mod bridged;
+mod cli;
+mod control_timing;
+mod ghost;
+mod l3router;
+mod lockstep;
+mod net_dctcp;
+mod net_fct;
+mod net_incast;
+mod net_leafspine;
+mod net_pcap;
+mod parser_errors;
+mod perf;
+mod pfc;
+mod plumbing;
+mod plumbing_more;
+mod report;
+mod stf;
+mod stf_runner;
+mod timing;
