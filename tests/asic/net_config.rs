@@ -1,0 +1,104 @@
+//! A network scenario configures a chip as a one-chip scenario does: per role and per name,
+//! the program, entries, mirror sessions, deflect-on-drop, multicast groups, packet-generator
+//! apps and control operations at given times (tests/programs/net_plumbing.p4 uses them all).
+
+use asic_deploy::{run as net, scenario::NetScenario};
+use asic_net::NetRun;
+use std::path::Path;
+
+/// An Ethernet + IPv4 header to 239.1.1.1 (TTL 64): the packet generator's template.
+const TEMPLATE: &str = "[2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 0, \
+                        69, 0, 0, 20, 0, 0, 0, 0, 64, 17, 0, 0, 10, 9, 9, 9, 239, 1, 1, 1]";
+
+fn run(leaf_settings: &str) -> NetRun {
+    let text = format!(
+        r#"(
+        name: "net-config",
+        topology: Generate((shape: LeafSpine(leaves: 2, spines: 1, hosts_per_leaf: 2),
+                            chip: "teaching", delay_ns: 200)),
+        deploy: Routers(Static),
+        chips: [
+            (select: All, program: Some("tests/programs/net_plumbing.p4")),
+            {leaf_settings}
+        ],
+        transport: Raw(()),
+        traffic: [Incast((senders: ["h0_0", "h0_1", "h1_1"], receiver: "h1_0", size: 100000))],
+        stop: (at_ns: Some(400000), when_flows_complete: false),
+    )"#
+    );
+    let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    net::run_detailed(s, Path::new(env!("CARGO_MANIFEST_DIR")), None).unwrap()
+}
+
+const LEAVES: &str = r#"(select: Role(Leaf),
+     entries: Some(Inline([
+         (table: "port_tap", key: [Exact(0)], action: "tap", args: [1]),
+         (table: "ipv4_lpm", key: [Lpm("239.1.1.1", 32)], action: "set_mcast", args: [1]),
+     ])),
+     config: Some((
+         dod: Some((port: Some(3), queue: 0)),
+         mirror_sessions: [(id: 1, port: 3, queue: 0, truncate_bytes: Some(64))],
+         mcast_groups: [(id: 1, members: [(0, 1), (1, 2)])],
+         pktgen: [(pipe: 0, template: TEMPLATE, period_ns: Some(1000), start_ns: 1000,
+                   count: Some(4))],
+     )),
+     control: [(at_ns: 30000, op: DeleteEntry((table: "port_tap", key: [Exact(0)])))],
+    ),"#;
+
+#[test]
+fn per_role_settings_reach_the_leaves_and_only_them() {
+    let r = run(&LEAVES.replace("TEMPLATE", TEMPLATE));
+    let names: Vec<&str> = r.record.hosts.iter().map(|h| h.host.as_str()).collect();
+    assert_eq!(names, ["h0_0", "h0_1", "h1_0", "h1_1"]);
+    let (leaf0, leaf1, spine) = (
+        r.chips[0].plumbing_counters(),
+        r.chips[1].plumbing_counters(),
+        r.chips[2].plumbing_counters(),
+    );
+    for leaf in [leaf0, leaf1] {
+        // Four generated packets to 239.1.1.1, each replicated to the group's two ports.
+        assert_eq!(leaf.generated, 4);
+        assert_eq!(leaf.mcast_copies, 4);
+    }
+    // h0_0 (leaf0 port 0) sends for 80 µs; its port is tapped until the control operation
+    // deletes the entry at 30 µs.
+    let h0 = r.record.hosts.iter().find(|h| h.host == "h0_0").unwrap();
+    assert!(
+        leaf0.mirror_copies > 10 && leaf0.mirror_copies < h0.packets_sent / 2,
+        "{} copies of {} packets",
+        leaf0.mirror_copies,
+        h0.packets_sent
+    );
+    let dropped = |node: &str, reason: &str| {
+        r.record
+            .drops
+            .iter()
+            .find(|d| d.node == node && d.reason == reason)
+            .map_or(0, |d| d.packets)
+    };
+    // Three senders into one 10G port through a 5 KB buffer: what the TM refuses is
+    // deflected to port 3 (whose queue, in the same tiny buffer, refuses most of it again).
+    for (name, leaf) in [("leaf0", leaf0), ("leaf1", leaf1)] {
+        let deflections = leaf.deflected + dropped(name, "deflect_refused");
+        assert!(deflections > 0, "{name}: {:?}", r.record.drops);
+    }
+    assert_eq!(*spine, Default::default(), "the spine runs the router only");
+    assert_eq!(dropped("spine0", "deflect_refused"), 0);
+    // The copies to the unconnected port 3 and the multicast copies the hosts refuse are
+    // drops with their reasons.
+    assert!(dropped("leaf0", "unconnected_port") >= leaf0.mirror_copies);
+    assert!(dropped("h0_1", "unknown_frame") > 0);
+}
+
+#[test]
+fn a_setting_that_selects_no_chip_is_refused() {
+    let s: NetScenario = ron::from_str(
+        r#"(
+        topology: Generate((shape: SingleSwitch(hosts: 2), chip: "teaching")),
+        chips: [(select: Role(Core), config: Some(()))],
+    )"#,
+    )
+    .unwrap();
+    let e = net::run(s).unwrap_err();
+    assert_eq!(e, "chips[0]: Role(Core) selects no chip");
+}
