@@ -8,7 +8,7 @@
 //! clock, idle or not, in time order, between the events (`--lockstep` on `asic run`,
 //! `asic net` and `asic bench`). It is for teaching (a per-cycle view of every chip) and for
 //! checking the event engine: nothing a chip does may depend on which cycles were visited,
-//! so both modes must give the same event trace and outputs (`tests/lockstep.rs`).
+//! so both modes must give the same event trace and outputs (`tests/asic/lockstep.rs`).
 
 use pipelines::time::{Clock, Time};
 

@@ -1,6 +1,6 @@
 // bfc: Backpressure Flow Control (Goyal et al., NSDI 2022) as a program on the chip, with
 // the stock router's ECMP routing. programs/bfc/README.md explains the design against the
-// paper; src/net/bfc.rs generates the entries and the chip configuration it needs.
+// paper; deploy/src/bfc.rs generates the entries and the chip configuration it needs.
 //
 // Per data packet, at ingress (the paper's enqueue path, §3.3):
 // 1. route (ipv4_lpm / ecmp_select, as programs/ecmp_router);
@@ -81,7 +81,7 @@ header ethernet_h {
     bit<16>    ether_type;
 }
 
-// The model's per-queue pause frame (src/net/ctrl.rs).
+// The model's per-queue pause frame (net/src/ctrl.rs).
 header qpause_h {
     bit<8>  opcode;
     bit<8>  reserved;
@@ -120,7 +120,7 @@ header udp_h {
     bit<16> checksum;
 }
 
-// The first bytes of the model's transport header (src/net/packet.rs): `queue` is upstreamQ.
+// The first bytes of the model's transport header (net/src/packet.rs): `queue` is upstreamQ.
 header transport_h {
     bit<8>  flags;
     bit<8>  class;

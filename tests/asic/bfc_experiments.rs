@@ -3,7 +3,7 @@
 //! and checks the paper's qualitative claims. They are long, so ignored; run them with
 //!
 //! ```text
-//! cargo test --release --test bfc_experiments -- --ignored --nocapture
+//! cargo test --release --test asic bfc_experiments -- --ignored --nocapture
 //! ```
 //!
 //! (or name one: `testbed_th_sweep`, `testbed_hol_blocking`, `clos_against_dt_pfc_and_dctcp`).
@@ -120,7 +120,7 @@ fn two_flows(th_us: f64) -> TwoFlows {
 }
 
 #[test]
-#[ignore = "an experiment: cargo test --release --test bfc_experiments -- --ignored"]
+#[ignore = "an experiment: cargo test --release --test asic bfc_experiments -- --ignored"]
 fn testbed_th_sweep() {
     println!("Experiment 1: two flows at S2 -> r2, Th = T x drain rate (T swept)");
     println!(
@@ -220,7 +220,7 @@ fn mean_std(v: &[f64]) -> (f64, f64) {
 }
 
 #[test]
-#[ignore = "an experiment: cargo test --release --test bfc_experiments -- --ignored"]
+#[ignore = "an experiment: cargo test --release --test asic bfc_experiments -- --ignored"]
 fn testbed_hol_blocking() {
     println!("Experiment 2: group-1 FCT (us), mean and std over 4 seeds x 2 flows");
     println!(
@@ -248,7 +248,7 @@ fn testbed_hol_blocking() {
     // The paper's claims: single is worst; stochastic has a lower mean but a high variance;
     // dynamic the lowest mean and the least spread, none while the flows at S1 -> S2 fit its
     // queues. Here G2 = 4 and 8 (6 and 10 flows in 15 data queues). At G2 = 12 the group-1
-    // flows still have queues of their own (tests/bfc.rs checks that case), but the group-2
+    // flows still have queues of their own (tests/asic/bfc.rs checks that case), but the group-2
     // flows share queues with group 3 at S2 -> R2 (20 flows), so their rate, and with it the
     // link share left to group 1, varies by seed (programs/bfc/README.md).
     let sum = |v: usize, f: fn((f64, f64)) -> f64| table.iter().map(|r| f(r.1[v])).sum::<f64>();
@@ -329,7 +329,7 @@ fn clos(scheme: &Scheme, incast: bool) -> (asic_report::metrics::Summary, f64) {
 }
 
 #[test]
-#[ignore = "an experiment: cargo test --release --test bfc_experiments -- --ignored"]
+#[ignore = "an experiment: cargo test --release --test asic bfc_experiments -- --ignored"]
 fn clos_against_dt_pfc_and_dctcp() {
     let schemes = [
         Scheme {

@@ -95,7 +95,7 @@ fn runs_are_deterministic() {
 /// Run with:
 ///
 /// ```text
-/// cargo test --release --test net_leafspine -- --ignored --nocapture long_leaf_spine
+/// cargo test --release --test asic long_leaf_spine -- --ignored --nocapture
 /// ```
 #[test]
 #[ignore]
@@ -157,7 +157,7 @@ fn long_leaf_spine_experiment() {
     }
 }
 
-/// ECMP in the program: `stock:ecmp_router` hashes each flow's 5-tuple to one of the two
+/// ECMP in the program: `programs/ecmp_router` hashes each flow's 5-tuple to one of the two
 /// spines, so an all-to-all between the leaves uses both uplinks of each leaf.
 #[test]
 fn ecmp_router_spreads_flows_over_both_spines() {

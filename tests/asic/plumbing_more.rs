@@ -2,7 +2,7 @@
 //! limit of the AFC leak and of a port's rate, a saturated recirculation port, per-queue pause
 //! frames obeyed by the receiving chip's program (`tests/programs/qpause.p4`), and the packet
 //! generator sharing the ingress issue slot. Expectations are computed from the profile.
-//! Programs: `tests/programs/plumbing.p4` (its control header, see `tests/plumbing.rs`) and
+//! Programs: `tests/programs/plumbing.p4` (its control header, see `tests/asic/plumbing.rs`) and
 //! `tests/programs/qpause.p4`.
 
 
@@ -319,7 +319,7 @@ fn seq_of(d: &Departure) -> u16 {
     u16::from_be_bytes([d.data[17], d.data[18]])
 }
 
-/// A per-queue pause frame (src/net/ctrl.rs, EtherType 0x88B5) received on port 1 is turned
+/// A per-queue pause frame (net/src/ctrl.rs, EtherType 0x88B5) received on port 1 is turned
 /// by the chip's program into an AFC request for port 1's named queue: that queue stops at
 /// `rx end → issue + L_i + afc_latency` (what the TM served before still leaves), the other
 /// queue of the port keeps its exact timing, and after the resume frame the paused queue

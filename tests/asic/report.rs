@@ -617,7 +617,7 @@ fn plots_are_written_and_decode() {
     let dir = tempfile::tempdir().unwrap();
     let rec = sample_record();
     let rep = report::write_run(&rec, dir.path(), &ReportOptions::default()).unwrap();
-    // To look at the pictures: REPORT_TEST_OUT=/some/dir cargo test --test report plots
+    // To look at the pictures: REPORT_TEST_OUT=/some/dir cargo test --test asic report::plots
     if let Some(keep) = std::env::var_os("REPORT_TEST_OUT") {
         report::write_run(&rec, Path::new(&keep), &ReportOptions::default()).unwrap();
     }

@@ -48,7 +48,7 @@ fn every_stf_file_is_listed() {
         let stem = file.file_stem().unwrap().to_string_lossy().to_string();
         assert!(
             LISTED.contains(&stem.as_str()),
-            "{} is not listed in tests/stf.rs",
+            "{} is not listed in tests/asic/stf.rs",
             file.display()
         );
     }

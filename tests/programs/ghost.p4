@@ -1,4 +1,4 @@
-// ghost: a test program for the queue depths the TM publishes to ingress (tests/ghost.rs).
+// ghost: a test program for the queue depths the TM publishes to ingress (tests/asic/ghost.rs).
 // Every packet starts with a header naming its egress port and queue. A probe (`kind` = 1)
 // also names a queue to read: ingress writes that queue's published depth (cells, as in force
 // when the probe is in the reading table's stage) into `depth`, and every packet records the

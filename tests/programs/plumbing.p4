@@ -1,4 +1,4 @@
-// plumbing: a test program for the chip's plumbing (tests/plumbing.rs). Every packet starts
+// plumbing: a test program for the chip's plumbing (tests/asic/plumbing.rs). Every packet starts
 // with a control header that says what to ask of the chip; the program copies it into the
 // intrinsic metadata. Test program.
 //

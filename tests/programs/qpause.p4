@@ -1,5 +1,5 @@
-// qpause: a chip that obeys the model's per-queue pause frame (src/net/ctrl.rs) in its
-// PROGRAM, by turning it into an advanced-flow-control request (tests/plumbing_more.rs).
+// qpause: a chip that obeys the model's per-queue pause frame (net/src/ctrl.rs) in its
+// PROGRAM, by turning it into an advanced-flow-control request (tests/asic/plumbing_more.rs).
 // Test program.
 //
 // Ingress:
@@ -26,7 +26,7 @@ header ethernet_h {
     bit<16> ether_type;
 }
 
-// The per-queue pause frame after the Ethernet header (src/net/ctrl.rs).
+// The per-queue pause frame after the Ethernet header (net/src/ctrl.rs).
 header qpause_h {
     bit<8>  opcode;
     bit<8>  reserved;
