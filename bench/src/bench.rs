@@ -7,8 +7,8 @@
 //! event the kernel ran, for comparing the two.
 
 use crate::generator::GeneratorFeed;
-use asic_io::pcap::PcapOut;
 use crate::scenario::Generator;
+use asic_io::pcap::PcapOut;
 use asic_model::chip::{
     Chip, ChipConfig, ChipEvent, DropReason, LockstepCounters, PortCounters, Wire,
 };

@@ -19,9 +19,9 @@
 //! ```
 
 use asic_io::load::Base;
-use located::{parse_ron, read_text, Located};
 use asic_model::chip::ChipConfig;
 use asic_model::control_plane::ScheduledOp;
+use located::{parse_ron, read_text, Located};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 

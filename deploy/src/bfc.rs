@@ -216,13 +216,7 @@ impl BfcSpec {
     /// switch hashes alike, as in the paper's SFQ strawman) draws the stochastic variant's
     /// hash-to-queue table: runs with different seeds hash flows differently, as runs with
     /// other 5-tuples would.
-    fn entries(
-        &self,
-        prof: &ChipProfile,
-        c: usize,
-        topo: &Topology,
-        seed: u64,
-    ) -> Vec<EntrySpec> {
+    fn entries(&self, prof: &ChipProfile, c: usize, topo: &Topology, seed: u64) -> Vec<EntrySpec> {
         let ports = connected_ports(topo, c);
         let nq = self.queues as u32;
         let ctrl = self.ctrl_queue() as u32;

@@ -55,8 +55,8 @@ pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
         let mechanism = m.deploy.unwrap_or(&s.deploy);
         let dep = mechanism.deployment();
         dep.check(prof).map_err(place)?;
-        let program = program(m.program, dep, prof, base, &mut programs, &spec.profile)
-            .map_err(place)?;
+        let program =
+            program(m.program, dep, prof, base, &mut programs, &spec.profile).map_err(place)?;
         // Each chip's random sources get their own seed, derived from the scenario's.
         let config = ChipConfig {
             seed: Stream::new(s.seed, &format!("chip:{}", spec.name)).next_u64(),
@@ -224,7 +224,11 @@ fn check_hosts(topo: &Topology, merged: &[Merged], default: &Mechanism) -> Resul
         let End::Chip(c, _) = topo.peer(topo.host_link[h], End::Host(h)) else {
             continue;
         };
-        let rules = merged[c].deploy.unwrap_or(default).deployment().host_rules();
+        let rules = merged[c]
+            .deploy
+            .unwrap_or(default)
+            .deployment()
+            .host_rules();
         if let Some((max, why)) = rules.max_nic_queues {
             if hs.nic_queues > max {
                 return Err(format!(

@@ -45,7 +45,11 @@ pub fn run_observed(
 }
 
 /// Run a scenario whose relative paths are relative to `base`; pcaps go to `out` if given.
-pub fn run_detailed(scenario: NetScenario, base: &Path, out: Option<&Path>) -> Result<NetRun, String> {
+pub fn run_detailed(
+    scenario: NetScenario,
+    base: &Path,
+    out: Option<&Path>,
+) -> Result<NetRun, String> {
     let opts = RunOptions {
         pcap_dir: out,
         lockstep: false,
@@ -59,7 +63,11 @@ pub fn run(scenario: NetScenario) -> Result<RunRecord, String> {
 }
 
 /// Run a scenario file (relative paths against its directory).
-pub fn run_file(path: &Path, opts: RunOptions, observer: &mut dyn Observer) -> Result<NetRun, String> {
+pub fn run_file(
+    path: &Path,
+    opts: RunOptions,
+    observer: &mut dyn Observer,
+) -> Result<NetRun, String> {
     let s = load(path)?;
     run_observed(s, path.parent().unwrap_or(Path::new("")), opts, observer)
 }

@@ -63,8 +63,7 @@ impl Base<'_> {
     /// Read an entries file and resolve it against `program`.
     pub fn entries(&self, file: &str, program: &Program) -> Result<Vec<ResolvedEntry>, String> {
         let origin = self.path(file).display().to_string();
-        resolve_entries(&self.entry_specs(file)?, program)
-            .map_err(|e| format!("{origin}: {e}"))
+        resolve_entries(&self.entry_specs(file)?, program).map_err(|e| format!("{origin}: {e}"))
     }
 
     /// Read a control file (table entries, or `(tables: [...], registers: [...],

@@ -30,8 +30,8 @@ use crate::sim::{Ev, Net};
 use crate::topology::End;
 use crate::traffic::FlowSpec;
 use crate::transport::{Ready, Receiver, Sender, Shape};
-use asic_model::mac::slot_time;
 use asic_model::kernel::Schedule;
+use asic_model::mac::slot_time;
 use pipelines::time::Time;
 use std::collections::VecDeque;
 
@@ -274,7 +274,12 @@ impl Net<'_> {
         self.after_sender_from(now, f, false)
     }
 
-    pub(crate) fn after_sender_from(&mut self, now: Time, f: usize, from_timer: bool) -> Result<(), String> {
+    pub(crate) fn after_sender_from(
+        &mut self,
+        now: Time,
+        f: usize,
+        from_timer: bool,
+    ) -> Result<(), String> {
         let fl = &mut self.flows[f];
         let Some(s) = fl.sender.as_mut() else {
             return Ok(());

@@ -63,4 +63,3 @@ pub fn ideal_fct(hops: &[Hop], shape: Shape) -> u64 {
     }
     t
 }
-

@@ -191,10 +191,10 @@ impl Builder<'_> {
 
     /// A link between two chip ports.
     fn fabric_link(&mut self, a: (&str, u16), b: (&str, u16)) {
-        let gbps = self.g.fabric_gbps.unwrap_or_else(|| {
-            self.port_speed(a.0, a.1)
-                .min(self.port_speed(b.0, b.1))
-        });
+        let gbps = self
+            .g
+            .fabric_gbps
+            .unwrap_or_else(|| self.port_speed(a.0, a.1).min(self.port_speed(b.0, b.1)));
         self.link(format!("{}:{}", a.0, a.1), format!("{}:{}", b.0, b.1), gbps);
     }
 
@@ -226,7 +226,10 @@ pub fn generate(g: &Generate, ports: &RolePorts) -> Result<TopologySpec, String>
             b.need("SingleSwitch", Role::Tor, hosts as u32)?;
             b.chip("sw0".into(), Role::Tor);
             for i in 0..hosts {
-                b.host(format!("h{i}"), [10, 0, (i / 250) as u8, (i % 250 + 1) as u8]);
+                b.host(
+                    format!("h{i}"),
+                    [10, 0, (i / 250) as u8, (i % 250 + 1) as u8],
+                );
                 b.host_link(format!("h{i}"), "sw0", i);
             }
         }
@@ -374,7 +377,10 @@ fn fat_tree_3(b: &mut Builder, k: u16, u: u16) {
         }
         for a in 0..h {
             for c in populated(p, h, u) {
-                b.fabric_link((&format!("a{p}_{a}"), h + c), (&format!("c{}", a * h + c), p));
+                b.fabric_link(
+                    (&format!("a{p}_{a}"), h + c),
+                    (&format!("c{}", a * h + c), p),
+                );
             }
         }
     }
@@ -398,7 +404,11 @@ mod tests {
     }
 
     fn ports_of(g: &Generate, n: usize, gbps: u32) -> RolePorts {
-        g.shape.roles().iter().map(|&r| (r, vec![gbps; n])).collect()
+        g.shape
+            .roles()
+            .iter()
+            .map(|&r| (r, vec![gbps; n]))
+            .collect()
     }
 
     fn gen(shape: Shape) -> Topology {
@@ -475,10 +485,10 @@ mod tests {
     fn link_speeds_follow_the_ports_unless_set() {
         // Leaves with 4 x 100G then 2 x 400G ports, spines of 400G.
         let mut g = uniform(Shape::LeafSpine {
-                leaves: 2,
-                spines: 2,
-                hosts_per_leaf: 4,
-                uplinks_per_spine: 1,
+            leaves: 2,
+            spines: 2,
+            hosts_per_leaf: 4,
+            uplinks_per_spine: 1,
         });
         let mut ports = RolePorts::new();
         ports.insert(Role::Tor, vec![100, 100, 100, 100, 400, 400]);

@@ -382,4 +382,3 @@ impl Topology {
         None
     }
 }
-

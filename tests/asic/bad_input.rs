@@ -1,9 +1,8 @@
 //! Bad input gets one line naming the file and the position, never a panic.
 
-
+use crate::common::repo;
 use asic_bench::run::run_scenario;
 use asic_bench::scenario::ScenarioFile;
-use crate::common::repo;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,10 +1,10 @@
 //! BFC (programs/bfc) on a small network: pauses, resumes, queue assignment and drained
 //! state, checked against the paper's rules (Goyal et al., NSDI 2022, §3.3).
 
-use asic_net::packet::{data_frame_len, mss};
 use asic_deploy::{run as net, scenario::NetScenario};
-use asic_net::NetRun;
 use asic_model::mac::{slot_time, wire_bytes, IFG_BYTES};
+use asic_net::packet::{data_frame_len, mss};
+use asic_net::NetRun;
 use std::path::Path;
 
 fn run(text: &str) -> NetRun {

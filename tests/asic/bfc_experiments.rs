@@ -9,16 +9,16 @@
 //! (or name one: `testbed_th_sweep`, `testbed_hol_blocking`, `clos_against_dt_pfc_and_dctcp`).
 
 use asic_deploy::bfc::{Assignment, BfcSpec};
-use asic_net::packet::{data_frame_len, mss};
-use asic_net::records::{RunRecord, Series};
-use asic_net::rng::Stream;
 use asic_deploy::routers::Routing;
 use asic_deploy::scenario::NetScenario;
 use asic_deploy::Mechanism;
-use asic_net::NetRun;
-use asic_net::topology::TopologySpec;
-use asic_report::metrics::time_weighted_mean;
 use asic_model::mac::slot_time;
+use asic_net::packet::{data_frame_len, mss};
+use asic_net::records::{RunRecord, Series};
+use asic_net::rng::Stream;
+use asic_net::topology::TopologySpec;
+use asic_net::NetRun;
+use asic_report::metrics::time_weighted_mean;
 use std::path::{Path, PathBuf};
 
 fn bfc_dir() -> PathBuf {
@@ -314,10 +314,8 @@ fn clos(scheme: &Scheme, incast: bool) -> (asic_report::metrics::Summary, f64) {
         f.load *= 0.55 / 0.6;
     }
     let r = asic_deploy::run::run_detailed(s, &bfc_dir(), None).unwrap();
-    let summary = asic_report::metrics::summarize(
-        &r.record,
-        &asic_report::metrics::MetricsConfig::default(),
-    );
+    let summary =
+        asic_report::metrics::summarize(&r.record, &asic_report::metrics::MetricsConfig::default());
     let p99_buffer = summary
         .series
         .iter()

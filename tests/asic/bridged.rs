@@ -2,10 +2,9 @@
 //! gresses, and bytes in front of the packet through the buffer, which the egress deparser
 //! strips.
 
-
+use crate::common::*;
 use asic_bench::bench::Bench;
 use asic_io::load::compile_file;
-use crate::common::*;
 use pipelines::time::Time;
 
 #[test]

@@ -1,6 +1,5 @@
 //! The `asic` command as a user runs it.
 
-
 use crate::common::repo;
 use std::process::Command;
 

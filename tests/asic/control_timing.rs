@@ -1,10 +1,9 @@
 //! A scheduled control-plane operation takes effect at exactly the cycle it names, at the
 //! stage it changes.
 
-
+use crate::common::*;
 use asic_bench::bench::Bench;
 use asic_model::mac::frame_time;
-use crate::common::*;
 use pipelines::control::{resolve_op, ControlOp};
 use pipelines::entries::{EntrySpec, KeySpec, Value};
 use pipelines::pipe::stage_features;

@@ -11,13 +11,12 @@
 //! (`global_tstamp`; the teaching clock is 1 GHz, so nanoseconds are cycles) plus the reading
 //! table's stage entry from the loaded gress's timing.
 
-
+use crate::common::*;
 use asic_io::load::compile_file;
 use asic_model::chip::{Chip, ChipConfig, ChipEvent, Wire};
 use asic_model::kernel::EventQueue;
 use asic_model::mac::slot_time;
 use asic_model::profile::ChipProfile;
-use crate::common::*;
 use pipelines::program::{ExternCall, Gress, Program};
 use pipelines::time::Time;
 

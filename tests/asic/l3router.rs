@@ -1,13 +1,12 @@
 //! The vertical slice: the L3 router compiled, loaded and run on the `teaching` chip.
 
-
+use crate::common::*;
 use asic_bench::bench::Bench;
-use asic_io::pcap::{read_pcap, PcapOut};
 use asic_bench::run::run_scenario;
 use asic_bench::scenario::{Generator, ScenarioFile, Template, UdpTemplate};
+use asic_io::pcap::{read_pcap, PcapOut};
 use asic_model::chip::DropReason;
 use asic_model::mac::{frame_time, slot_time};
-use crate::common::*;
 use pipelines::pipe::stage_features;
 use pipelines::time::{Clock, Time};
 use tm::Refusal;

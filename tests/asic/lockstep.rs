@@ -2,11 +2,10 @@
 //! visits every cycle runs the same events in the same order and sends the same frames at
 //! the same times as one that jumps from event to event; a network gives the same record.
 
-
-use asic_bench::bench::Bench;
-use asic_deploy::{run as net, scenario::NetScenario};
-use asic_bench::scenario::{Generator, Template, UdpTemplate};
 use crate::common::*;
+use asic_bench::bench::Bench;
+use asic_bench::scenario::{Generator, Template, UdpTemplate};
+use asic_deploy::{run as net, scenario::NetScenario};
 use proptest::prelude::*;
 use std::path::Path;
 

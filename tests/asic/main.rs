@@ -3,12 +3,12 @@
 //! STF files. The allocation count (`tests/alloc.rs`) is its own binary: it installs the
 //! counting allocator and must be the only test running while it counts.
 
-mod common;
 mod bad_input;
 mod bfc;
 mod bfc_experiments;
 mod bridged;
 mod cli;
+mod common;
 mod control_timing;
 mod ghost;
 mod l3router;

@@ -54,7 +54,9 @@ fn pcaps_parse_and_name_the_right_ports() {
         rec.flows.iter().map(|f| f.packets_sent).sum::<u64>()
     );
     assert!(data.iter().all(|h| h.dst_ip == 0x0a00_0002));
-    assert!(p1.iter().all(|f| f[6..12] == asic_net::topology::chip_mac(0, 1)));
+    assert!(p1
+        .iter()
+        .all(|f| f[6..12] == asic_net::topology::chip_mac(0, 1)));
     assert!(p1
         .iter()
         .all(|f| f[0..6] == asic_net::topology::host_mac(0x0a00_0002)));
@@ -68,6 +70,8 @@ fn pcaps_parse_and_name_the_right_ports() {
     // h0's NIC: its data packets, addressed to the switch port's MAC.
     let h0 = read("h0-port0.pcap");
     assert_eq!(h0.len() as u64, rec.flows[0].packets_sent);
-    assert!(h0.iter().all(|f| f[0..6] == asic_net::topology::chip_mac(0, 0)));
+    assert!(h0
+        .iter()
+        .all(|f| f[0..6] == asic_net::topology::chip_mac(0, 0)));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,10 +1,9 @@
 //! A parser error is counted whichever way the program handles it: dropped (a drop reason)
 //! or continued because the program reads `parser_err` (a counter of its own).
 
-
+use crate::common::*;
 use asic_bench::bench::Bench;
 use asic_io::load::compile_file;
-use crate::common::*;
 use pipelines::time::Time;
 
 fn hex(s: &str) -> Vec<u8> {

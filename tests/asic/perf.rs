@@ -2,7 +2,6 @@
 //! (docs/PERFORMANCE.md), never from tests: these only check that every workload runs and
 //! reports positive figures, and that the chip's hot path does not allocate per packet.
 
-
 use asic::perf::{self, CountingAlloc, Sizes};
 use std::process::Command;
 

@@ -1,16 +1,15 @@
 //! PFC (IEEE 802.1Qbb) in the chip's MACs: frames sent on XOFF/XON and refreshed, received
 //! frames honoured, and two chips back to back through the network runtime.
 
-
+use crate::common::*;
 use asic_bench::bench::{Bench, Departure};
+use asic_bench::scenario::{Generator, Template, UdpTemplate};
 use asic_deploy::{run as net, scenario::NetScenario};
 use asic_io::pcap::read_pcap;
-use asic_bench::scenario::{Generator, Template, UdpTemplate};
 use asic_model::chip::{ChipConfig, PauseDirection, PauseRecord};
 use asic_model::mac::{frame_time, slot_time};
 use asic_model::pfc_frame::{self, port_mac, ClassTimes, PAUSE_OPCODE};
 use asic_model::profile::ChipProfile;
-use crate::common::*;
 use pipelines::control::ResolvedControlOp;
 use pipelines::time::Time;
 use std::path::Path;

@@ -3,13 +3,12 @@
 //! (a control header at the front of each packet says what to ask of the chip).
 //! Expectations are computed from the profile.
 
-
+use crate::common::plumbing::{self, afc, compile, conserved, feed_line_rate, Ctl};
+use crate::common::*;
 use asic_bench::bench::{Bench, Departure};
 use asic_model::chip::{ChipConfig, DodConfig, DropReason, McastGroup, MirrorSession, PktGenApp};
 use asic_model::mac::slot_time;
 use asic_model::profile::ChipProfile;
-use crate::common::plumbing::{self, afc, compile, conserved, feed_line_rate, Ctl};
-use crate::common::*;
 use pipelines::time::Time;
 
 fn rid(d: &Departure) -> u16 {

@@ -5,15 +5,14 @@
 //! Programs: `tests/programs/plumbing.p4` (its control header, see `tests/asic/plumbing.rs`) and
 //! `tests/programs/qpause.p4`.
 
-
+use crate::common::plumbing::{afc, bench, compile, conserved, feed_line_rate, Ctl};
+use crate::common::*;
 use asic_bench::bench::{Bench, Departure};
-use asic_net::ctrl;
 use asic_model::chip::{Chip, ChipConfig, ChipEvent, DropReason, PktGenApp, Wire};
 use asic_model::kernel::EventQueue;
 use asic_model::mac::{frame_time, slot_time};
 use asic_model::profile::ChipProfile;
-use crate::common::plumbing::{afc, bench, compile, conserved, feed_line_rate, Ctl};
-use crate::common::*;
+use asic_net::ctrl;
 use pipelines::time::Time;
 use tm::config::{AdmissionPolicy, QueueConfig, TmConfig};
 use tm::Refusal;

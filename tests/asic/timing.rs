@@ -1,9 +1,8 @@
 //! The time base: one packet per cycle per pipe, and idle time that costs nothing.
 
-
+use crate::common::*;
 use asic_bench::bench::Bench;
 use asic_model::mac::frame_time;
-use crate::common::*;
 use pipelines::time::{Clock, Time};
 
 /// Two frames complete on two ports of one pipe in the same cycle: the second is issued

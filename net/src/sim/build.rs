@@ -17,10 +17,7 @@ use std::collections::{BTreeMap, VecDeque};
 impl<'o> Net<'o> {
     /// Build the network run by `network`'s chips and hosts: hosts, flows with their ideal
     /// FCTs, captures and sampled series; `observer` sees its progress and captures.
-    pub fn build(
-        network: Network,
-        observer: Box<dyn Observer + 'o>,
-    ) -> Result<Net<'o>, String> {
+    pub fn build(network: Network, observer: Box<dyn Observer + 'o>) -> Result<Net<'o>, String> {
         let Network {
             name,
             seed,
@@ -41,7 +38,7 @@ impl<'o> Net<'o> {
                 topo.spec.chips.len()
             ));
         }
-        if mtu < 20 + 8 + packet::TRANSPORT_HEADER_BYTES + 1 || mtu > 9000 {
+        if !(20 + 8 + packet::TRANSPORT_HEADER_BYTES + 1..=9000).contains(&mtu) {
             return Err(format!("mtu: {mtu} must be between 61 and 9000"));
         }
         // Links: ports exist and rates match.
@@ -210,7 +207,11 @@ impl<'o> Net<'o> {
         let mut queue = EventQueue::new();
         for c in control {
             if c.chip >= chips.len() {
-                return Err(format!("control operation on chip {}, but the network has {}", c.chip, chips.len()));
+                return Err(format!(
+                    "control operation on chip {}, but the network has {}",
+                    c.chip,
+                    chips.len()
+                ));
             }
             let mut q = ChipQ {
                 q: &mut queue,
@@ -247,5 +248,4 @@ impl<'o> Net<'o> {
             lockstep: None,
         })
     }
-
 }

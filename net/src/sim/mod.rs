@@ -334,7 +334,6 @@ impl<'o> Net<'o> {
         Ok(())
     }
 
-
     /// A chip's port sent `frame` starting at `start`.
     fn chip_tx(&mut self, c: usize, port: u16, start: Time, frame: u32) -> Result<(), String> {
         let data = &self.pool.bufs[frame as usize];

@@ -54,7 +54,10 @@ pub(super) fn chip_series(topo: &Topology, chips: &[Chip]) -> Vec<SeriesState> {
         }
         samples.push(SeriesState::new(format!("{n}.recirculated"), "packets"));
         for &p in ports.keys() {
-            samples.push(SeriesState::new(format!("{n}.port{p}.depth_cells"), "cells"));
+            samples.push(SeriesState::new(
+                format!("{n}.port{p}.depth_cells"),
+                "cells",
+            ));
             samples.push(SeriesState::new(format!("{n}.port{p}.tx_bytes"), "bytes"));
         }
     }
@@ -111,5 +114,4 @@ impl Net<'_> {
         }
         self.last_sample = now;
     }
-
 }

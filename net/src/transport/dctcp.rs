@@ -15,6 +15,7 @@
 //! computed over packets, not bytes (equal for full-size packets); no ECN nonce, no
 //! accurate-ECN; the initial α is 1 (as Linux's `dctcp_alpha_on_init` default).
 
+use super::ecn_alpha::EcnAlpha;
 use super::newreno::{NewReno, RenoSpec};
 use super::Shape;
 use serde::{Deserialize, Serialize};
@@ -41,62 +42,9 @@ impl Default for DctcpSpec {
     }
 }
 
-/// DCTCP's per-flow estimator.
-#[derive(Clone, Debug)]
-pub struct DctcpState {
-    /// The congestion estimate α.
-    pub alpha: f64,
-    g: f64,
-    acks: u32,
-    marked: u32,
-    window_end: Option<u32>,
-    reduce_end: Option<u32>,
-}
-
-impl DctcpState {
-    /// A fresh estimator.
-    pub fn new(g: f64, alpha: f64) -> DctcpState {
-        DctcpState {
-            alpha,
-            g,
-            acks: 0,
-            marked: 0,
-            window_end: None,
-            reduce_end: None,
-        }
-    }
-
-    /// Count one ACK.
-    pub fn count(&mut self, ece: bool) {
-        self.acks += 1;
-        self.marked += ece as u32;
-    }
-
-    /// After an ACK moved the window to `una` with `nxt` sent: update α at the end of a
-    /// window, and return the factor to multiply cwnd by if this ACK's ECE should cut it.
-    pub fn on_ack(&mut self, una: u32, nxt: u32, ece: bool) -> Option<f64> {
-        match self.window_end {
-            None => self.window_end = Some(nxt),
-            Some(end) if una >= end && self.acks > 0 => {
-                let f = self.marked as f64 / self.acks as f64;
-                self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
-                self.acks = 0;
-                self.marked = 0;
-                self.window_end = Some(nxt.max(una + 1));
-            }
-            _ => {}
-        }
-        if ece && self.reduce_end.is_none_or(|r| una >= r) {
-            self.reduce_end = Some(nxt.max(una + 1));
-            return Some(1.0 - self.alpha / 2.0);
-        }
-        None
-    }
-}
-
 /// A DCTCP sender.
 pub fn new(s: &DctcpSpec, shape: Shape) -> NewReno {
-    NewReno::new(&s.reno, shape, Some(DctcpState::new(s.g, s.initial_alpha)))
+    NewReno::new(&s.reno, shape, Some(EcnAlpha::new(s.g, s.initial_alpha)))
 }
 
 #[cfg(test)]
@@ -105,20 +53,6 @@ mod tests {
     use super::super::Sender;
     use super::*;
     use pipelines::time::Time;
-
-    #[test]
-    fn alpha_follows_the_marked_fraction_per_window() {
-        let mut d = DctcpState::new(1.0 / 16.0, 0.0);
-        // First ACK opens a window ending at 10.
-        d.count(false);
-        assert_eq!(d.on_ack(1, 10, false), None);
-        for i in 2..=10 {
-            d.count(i % 2 == 0);
-            d.on_ack(i, 10, false);
-        }
-        // 10 ACKs, 5 marked: F = 0.5, α = 0.5 / 16.
-        assert!((d.alpha - 0.5 / 16.0).abs() < 1e-12, "{}", d.alpha);
-    }
 
     #[test]
     fn ce_marks_cut_the_window_by_alpha_over_two_once_per_window() {
@@ -141,7 +75,7 @@ mod tests {
 
     #[test]
     fn unmarked_windows_decay_alpha() {
-        let mut d = DctcpState::new(1.0 / 16.0, 1.0);
+        let mut d = EcnAlpha::new(1.0 / 16.0, 1.0);
         d.count(false);
         d.on_ack(1, 2, false);
         d.count(false);

@@ -15,6 +15,7 @@
 //! [`dctcp`] and [`ndp`]; each module says what it models and what it leaves out.
 
 pub mod dctcp;
+pub mod ecn_alpha;
 pub mod gbn;
 pub mod ndp;
 pub mod newreno;

@@ -16,7 +16,7 @@
 //! (flows start with data, no SYN/FIN handshake), limited transmit, F-RTO, pacing, and the
 //! RFC 6582 "bugfix" heuristics beyond the `recover` check.
 
-use super::dctcp::DctcpState;
+use super::ecn_alpha::EcnAlpha;
 use super::{check_count, check_us, Ready, Seg, Sender, Shape};
 use crate::packet::{Header, ACK, ECE};
 use pipelines::time::Time;
@@ -85,12 +85,12 @@ pub struct NewReno {
     pub timeouts: u32,
     /// Fast retransmits so far.
     pub fast_retransmits: u32,
-    pub(super) dctcp: Option<DctcpState>,
+    pub(super) dctcp: Option<EcnAlpha>,
 }
 
 impl NewReno {
     /// A sender for `shape`; `dctcp` adds DCTCP's ECN reaction.
-    pub fn new(s: &RenoSpec, shape: Shape, dctcp: Option<DctcpState>) -> NewReno {
+    pub fn new(s: &RenoSpec, shape: Shape, dctcp: Option<EcnAlpha>) -> NewReno {
         NewReno {
             shape,
             cwnd: s.init_cwnd as f64,
