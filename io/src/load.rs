@@ -4,7 +4,7 @@
 //! is a built-in profile name (`tofino2-like`) or a profile file; everything else is a path.
 //! Errors are one line naming the file (and `file:line:col` where the file's parser knows
 //! the place); the compiler's caret excerpt is added only where a person reads it
-//! ([`Base::compile_with_excerpt`]).
+//! ([`compile_file`] with `excerpt`, as `asic compile` does).
 
 use asic_model::profile::{self, ChipProfile};
 use located::read_text;
@@ -41,15 +41,6 @@ impl Base<'_> {
     /// Compile a program file for a chip; the error is one line naming `file:line:col`.
     pub fn compile(&self, program: &str, chip: &ChipProfile) -> Result<dsl::Compiled, String> {
         compile_file(&self.path(program), chip, false)
-    }
-
-    /// As [`Base::compile`], with the compiler's caret excerpt under the error line.
-    pub fn compile_with_excerpt(
-        &self,
-        program: &str,
-        chip: &ChipProfile,
-    ) -> Result<dsl::Compiled, String> {
-        compile_file(&self.path(program), chip, true)
     }
 
     /// Read an entries file (a list of entries) as written, not yet resolved.

@@ -71,11 +71,6 @@ pub enum Role {
     Core,
 }
 
-impl Role {
-    /// Every role.
-    pub const ALL: [Role; 4] = [Role::Tor, Role::Spine, Role::Agg, Role::Core];
-}
-
 /// One host.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -139,16 +139,6 @@ pub struct Net<'o> {
 }
 
 impl<'o> Net<'o> {
-    /// The chips, in topology order.
-    pub fn chips(&self) -> &[Chip] {
-        &self.chips
-    }
-
-    /// The topology.
-    pub fn topology(&self) -> &Topology {
-        &self.topo
-    }
-
     /// Visit every cycle of every chip between events (lockstep mode, see
     /// [`asic_model::kernel::Lockstep`]), or not: the record is the same either way.
     pub fn set_lockstep(&mut self, on: bool) {
