@@ -23,6 +23,7 @@
 //! on the hottest path.
 
 pub mod action_data;
+pub mod alu;
 pub mod control;
 pub mod counter;
 pub mod deparser;
