@@ -16,6 +16,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use pipelines::dataflow::{self, FieldBits};
 use pipelines::program::*;
 use pipelines::spec::PipeSpec;
 
@@ -105,97 +106,6 @@ enum Res {
 struct Part {
     ops: Vec<Op>,
     externs: Vec<(ExternCall, Span)>,
-}
-
-/// Bits `(hi, lo)` of a field that an operation writes (`None`: the whole field).
-fn overlaps(a: Option<(u16, u16)>, b: Option<(u16, u16)>) -> bool {
-    match (a, b) {
-        (Some((ah, al)), Some((bh, bl))) => al <= bh && bl <= ah,
-        _ => true,
-    }
-}
-
-fn operand_field(o: Operand) -> Option<FieldId> {
-    match o {
-        Operand::Field(f) | Operand::Slice { field: f, .. } => Some(f),
-        _ => None,
-    }
-}
-
-/// Fields an operation reads.
-fn op_reads(op: &Op) -> Vec<FieldId> {
-    let mut v: Vec<FieldId> = operand_field(op.a).into_iter().collect();
-    if !matches!(op.alu, AluOp::Set | AluOp::Not) {
-        v.extend(operand_field(op.b));
-    }
-    v
-}
-
-/// Fields an extern call reads and the fields it writes.
-pub(crate) fn extern_access(c: &ControlProgram, call: &ExternCall) -> (Vec<FieldId>, Vec<FieldId>) {
-    let index_reads = |i: &ExternIndex| -> Vec<FieldId> {
-        match i {
-            ExternIndex::Operand(o) => operand_field(*o).into_iter().collect(),
-            ExternIndex::Hash(h) => c
-                .hashes
-                .get(*h as usize)
-                .map_or(Vec::new(), |h| h.fields.clone()),
-        }
-    };
-    match call {
-        ExternCall::Stateful {
-            salu,
-            index,
-            dst,
-            lane_dst,
-        } => {
-            let mut r = index_reads(index);
-            if let Some(s) = c.salus.get(*salu as usize) {
-                let mut add = |o: &SaluOperand| {
-                    if let SaluOperand::Field(f) = o {
-                        r.push(*f);
-                    }
-                };
-                for x in &s.conditions {
-                    add(&x.a);
-                    add(&x.b);
-                }
-                for x in &s.updates {
-                    add(&x.a);
-                    add(&x.b);
-                }
-                for x in &s.outputs {
-                    if let SaluValue::Operand(o) = &x.value {
-                        add(o);
-                    }
-                }
-                if let Some(m) = &s.minmax {
-                    add(&m.mask);
-                    add(&m.postmod);
-                }
-            }
-            (r, dst.iter().chain(lane_dst).copied().collect())
-        }
-        ExternCall::Meter { index, dst, .. } => (index_reads(index), vec![*dst]),
-        ExternCall::Count { index, .. } => (index_reads(index), Vec::new()),
-        ExternCall::Hash { hash, dst } => (
-            c.hashes
-                .get(*hash as usize)
-                .map_or(Vec::new(), |h| h.fields.clone()),
-            vec![*dst],
-        ),
-        ExternCall::Random { dst } => (Vec::new(), vec![*dst]),
-        ExternCall::QueueDepth { port, queue, dst } => (
-            operand_field(*port)
-                .into_iter()
-                .chain(operand_field(*queue))
-                .collect(),
-            vec![*dst],
-        ),
-        ExternCall::EmptyQueues { port, dst } => {
-            (operand_field(*port).into_iter().collect(), vec![*dst])
-        }
-    }
 }
 
 pub(crate) struct ControlLowering<'e, 'a, 'l> {
@@ -1426,55 +1336,50 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
     fn merge(&self, into: &mut Part, part: Part, span: Span) -> Result<()> {
         let env = self.scope.env();
         let fname = |f: FieldId| self.layout.layout.fields[f as usize].name.clone();
-        let mut writes: Vec<(FieldId, Option<(u16, u16)>)> =
-            into.ops.iter().map(|o| (o.dst, o.dst_slice)).collect();
+        let mut writes: Vec<FieldBits> = into.ops.iter().map(dataflow::op_writes).collect();
         writes.extend(
             into.externs
                 .iter()
-                .flat_map(|(c, _)| extern_access(&self.control, c).1)
-                .map(|f| (f, None)),
+                .flat_map(|(c, _)| dataflow::extern_writes(c))
+                .map(FieldBits::whole),
         );
-        let check_reads =
-            |reads: &[FieldId], writes: &[(FieldId, Option<(u16, u16)>)]| -> Result<()> {
-                if let Some(f) = reads.iter().find(|f| writes.iter().any(|w| w.0 == **f)) {
-                    return Err(err(
-                        ErrorKind::Semantic,
-                        span,
-                        format!(
-                        "`{}` reads {} after this action wrote it; the operations of an action \
-                         all read the packet as it was before the action",
-                        env.text(span),
-                        fname(*f)
-                    ),
-                    ));
-                }
-                Ok(())
-            };
-        let check_write = |dst: FieldId,
-                           sl: Option<(u16, u16)>,
-                           writes: &[(FieldId, Option<(u16, u16)>)]|
-         -> Result<()> {
-            if writes.iter().any(|w| w.0 == dst && overlaps(w.1, sl)) {
+        let check_reads = |reads: &[FieldId], writes: &[FieldBits]| -> Result<()> {
+            if let Some(&f) = reads.iter().find(|&&f| writes.iter().any(|w| w.field == f)) {
                 return Err(err(
                     ErrorKind::Semantic,
                     span,
-                    format!("{} is written twice in one action", fname(dst)),
+                    format!(
+                        "`{}` reads {} after this action wrote it; the operations of an action \
+                         all read the packet as it was before the action",
+                        env.text(span),
+                        fname(f)
+                    ),
+                ));
+            }
+            Ok(())
+        };
+        let check_write = |dst: FieldBits, writes: &[FieldBits]| -> Result<()> {
+            if writes.iter().any(|w| w.overlaps(dst)) {
+                return Err(err(
+                    ErrorKind::Semantic,
+                    span,
+                    format!("{} is written twice in one action", fname(dst.field)),
                 ));
             }
             Ok(())
         };
         let mut new_writes = Vec::new();
         for op in &part.ops {
-            check_reads(&op_reads(op), &writes)?;
-            check_write(op.dst, op.dst_slice, &writes)?;
-            new_writes.push((op.dst, op.dst_slice));
+            let reads: Vec<FieldId> = dataflow::op_reads(op).map(|r| r.field).collect();
+            check_reads(&reads, &writes)?;
+            check_write(dataflow::op_writes(op), &writes)?;
+            new_writes.push(dataflow::op_writes(op));
         }
         for (c, cspan) in &part.externs {
-            let (reads, dsts) = extern_access(&self.control, c);
-            check_reads(&reads, &writes)?;
-            for d in dsts {
-                check_write(d, None, &writes)?;
-                new_writes.push((d, None));
+            check_reads(&dataflow::extern_reads(&self.control, c), &writes)?;
+            for d in dataflow::extern_writes(c).map(FieldBits::whole) {
+                check_write(d, &writes)?;
+                new_writes.push(d);
             }
             if let Some(r) = self.res_of(c) {
                 if into.externs.iter().any(|(x, _)| self.res_of(x) == Some(r)) {
@@ -1488,14 +1393,11 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         }
         // Writes within the statement itself must not overlap either (concatenations do not).
         for (i, w) in new_writes.iter().enumerate() {
-            if new_writes[..i]
-                .iter()
-                .any(|x| x.0 == w.0 && overlaps(x.1, w.1))
-            {
+            if new_writes[..i].iter().any(|x| x.overlaps(*w)) {
                 return Err(err(
                     ErrorKind::Semantic,
                     span,
-                    format!("{} is written twice in one action", fname(w.0)),
+                    format!("{} is written twice in one action", fname(w.field)),
                 ));
             }
         }

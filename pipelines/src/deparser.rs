@@ -5,10 +5,9 @@
 //! bits something may have written since the parser read them need writing back, in place
 //! ([`InPlace`]); the rest of the packet's bytes already are what emitting would produce.
 
+use crate::dataflow::{self, slice_bits, Writer};
 use crate::phv::{ChecksumTerm, FieldRef, HeaderWire, Phv, SliceLoad, WireLayout, WireSlice};
-use crate::program::{
-    ChecksumUpdate, DeparserProgram, GressProgram, HeaderId, ParserOp, PhvLayout, PhvSlice,
-};
+use crate::program::{ChecksumUpdate, DeparserProgram, GressProgram, HeaderId, PhvLayout};
 
 /// Appends big-endian bit strings to a byte buffer, 32 bits at a time; dropping it writes
 /// what is left, the last byte zero-padded.
@@ -183,12 +182,11 @@ impl HeaderChecksum {
         if runs.is_empty() || dst_header != header || dst.width != 16 || dst_offset % 8 != 0 {
             return None;
         }
-        let bits_of = |s: &PhvSlice| (s.container, (((1u64 << s.width) - 1) as u32) << s.lsb);
         let shared = layout.fields.iter().enumerate().any(|(g, other)| {
             g != c.dst as usize
                 && other.slices.iter().any(|o| {
                     dst.slices.iter().any(|s| {
-                        let ((oc, om), (sc, sm)) = (bits_of(o), bits_of(s));
+                        let ((oc, om), (sc, sm)) = (slice_bits(o), slice_bits(s));
                         oc == sc && om & sm != 0
                     })
                 })
@@ -359,40 +357,22 @@ impl InPlace {
             .unwrap_or(0);
         // Per container, the bits written after parsing, and the bits two header slices
         // claim.
-        let mut written = vec![0u32; containers];
+        let mut written_bits = vec![0u32; containers];
         let mut once = vec![0u32; containers];
         let mut twice = vec![0u32; containers];
-        let bits = |container: u16, lsb: u8, width: u8| {
-            (container as usize, (((1u64 << width) - 1) as u32) << lsb)
-        };
-        let c = &prog.control;
-        let fields = c
-            .actions
-            .iter()
-            .flat_map(|a| {
-                a.ops
-                    .iter()
-                    .map(|o| Some(o.dst))
-                    .chain(a.externs.iter().flat_map(|e| e.written()))
-            })
-            .chain(prog.deparser.checksums.iter().map(|k| Some(k.dst)))
-            .chain(prog.parser.states.iter().flat_map(|s| {
-                s.ops.iter().map(|o| match *o {
-                    ParserOp::SetConst { field, .. } => Some(field),
-                    ParserOp::Extract(_) | ParserOp::Advance(_) => None,
-                })
-            }))
-            .chain(layout.intrinsics.iter().map(|&(_, f)| Some(f)))
-            .flatten();
-        for f in fields {
-            for s in &layout.fields[f as usize].slices {
-                let (k, m) = bits(s.container, s.lsb, s.width);
-                written[k] |= m;
-            }
+        // Whole fields, even where an operation deposits only some bits: writing back bits
+        // that still hold what the parser read is harmless.
+        let written = dataflow::writers(prog)
+            .into_iter()
+            .filter(|(w, _)| !matches!(w, Writer::Extract(_)))
+            .flat_map(|(_, f)| dataflow::field_bits(layout, f.field));
+        for (k, m) in written {
+            written_bits[k as usize] |= m;
         }
+        let wire_bits = |s: &WireSlice| (s.container as usize, s.mask << s.lsb);
         for h in &wire.headers {
             for s in h.slices.iter().chain(&h.valid) {
-                let (k, m) = bits(s.container, s.lsb, s.width);
+                let (k, m) = wire_bits(s);
                 twice[k] |= once[k] & m;
                 once[k] |= m;
             }
@@ -415,8 +395,8 @@ impl InPlace {
                 h.loads
                     .iter()
                     .filter(|l| {
-                        let (k, m) = bits(l.slice.container, l.slice.lsb, l.slice.width);
-                        (written[k] | twice[k]) & m != 0
+                        let (k, m) = wire_bits(&l.slice);
+                        (written_bits[k] | twice[k]) & m != 0
                     })
                     .for_each(|&l| stores.push(l));
                 stores
@@ -568,7 +548,7 @@ pub fn mirror_header(
 mod tests {
     use super::*;
     use crate::phv::{checksum_terms, field_slices, WireSlice};
-    use crate::program::{Field, Header};
+    use crate::program::{Field, Header, PhvSlice};
 
     /// A layout of one header of fields of `widths` (each slice in a container of its
     /// own, from container 1; the validity bit in container 0), its fields numbered from 0

@@ -26,6 +26,7 @@ pub mod action_data;
 pub mod alu;
 pub mod control;
 pub mod counter;
+pub mod dataflow;
 pub mod deparser;
 pub mod entries;
 pub mod hash;

@@ -17,6 +17,7 @@
 use crate::action_data::{ActionShape, DataSet, DataSets, DataSrc};
 use crate::alu::alu;
 use crate::counter::CounterBank;
+use crate::dataflow;
 use crate::hash::HashEngine;
 use crate::meter::MeterBank;
 use crate::phv::{mask, Bits, FieldRef, Phv};
@@ -479,19 +480,14 @@ impl ActionPlan {
 
     /// The container bits a micro-op writes (a whole field's for a general operation).
     fn written(m: &MicroOp, action: &Action, layout: &PhvLayout) -> Vec<(u16, u32)> {
-        let field = |f: FieldId| {
-            layout.fields[f as usize]
-                .slices
-                .iter()
-                .map(|s| (s.container, (((1u64 << s.width) - 1) as u32) << s.lsb))
-                .collect()
-        };
         match *m {
             MicroOp::Set { dst, .. } | MicroOp::Narrow { dst, .. } => {
                 vec![(dst.container, dst.mask << dst.lsb)]
             }
-            MicroOp::SetField { dst, .. } => field(dst),
-            MicroOp::General(i) => field(action.ops[i as usize].dst),
+            MicroOp::SetField { dst, .. } => dataflow::field_bits(layout, dst).collect(),
+            MicroOp::General(i) => {
+                dataflow::field_bits(layout, action.ops[i as usize].dst).collect()
+            }
         }
     }
 
@@ -501,28 +497,17 @@ impl ActionPlan {
         if !action.externs.is_empty() {
             return None;
         }
-        let containers = |f: FieldId| {
-            layout.fields[f as usize]
-                .slices
-                .iter()
-                .map(|s| s.container)
-                .collect::<Vec<_>>()
-        };
-        let reads = |o: &Operand| match *o {
-            Operand::Field(f) | Operand::Slice { field: f, .. } => containers(f),
-            Operand::Const(_) | Operand::Param(_) => Vec::new(),
-        };
+        let containers = |f: FieldId| dataflow::field_bits(layout, f).map(|(c, _)| c);
         let mut written: Vec<u16> = Vec::new();
         let mut ops = Vec::new();
         for (i, op) in action.ops.iter().enumerate() {
-            if reads(&op.a)
-                .iter()
-                .chain(&reads(&op.b))
-                .any(|c| written.contains(c))
+            if dataflow::op_reads(op)
+                .flat_map(|r| containers(r.field))
+                .any(|c| written.contains(&c))
             {
                 return None;
             }
-            written.extend(containers(op.dst));
+            written.extend(containers(dataflow::op_writes(op).field));
             match Self::split(op, layout) {
                 Some(sets) => ops.extend(sets),
                 None => ops.push(Self::decode(op, i, layout)),

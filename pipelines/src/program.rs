@@ -1029,18 +1029,3 @@ pub enum ExternCall {
         dst: FieldId,
     },
 }
-
-impl ExternCall {
-    /// The fields the call writes (none, one, or a min/max program's output and lane).
-    pub fn written(&self) -> [Option<FieldId>; 2] {
-        match *self {
-            ExternCall::Stateful { dst, lane_dst, .. } => [dst, lane_dst],
-            ExternCall::Count { .. } => [None, None],
-            ExternCall::Meter { dst, .. }
-            | ExternCall::Hash { dst, .. }
-            | ExternCall::Random { dst }
-            | ExternCall::QueueDepth { dst, .. }
-            | ExternCall::EmptyQueues { dst, .. } => [Some(dst), None],
-        }
-    }
-}
