@@ -2,9 +2,7 @@
 //! limit: a register array touched twice in one pass, stateful-ALU programs beyond the
 //! profile, externs driven from another stage, too many ALUs in a stage, bad indices.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use pipelines::pipe::{LoadError, LoadedGress};
 use pipelines::program::*;
 use pipelines::verify::{verify_gress, VerifyError};

@@ -1,9 +1,7 @@
 //! The compiler never panics: arbitrary text, token soup and random mutations of the valid
 //! programs (and of the error files) all give `Ok` or `Err`, never a panic.
 
-mod common;
-
-use common::{all_programs, profile};
+use crate::common::{all_programs, profile};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 

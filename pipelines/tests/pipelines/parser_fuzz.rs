@@ -1,9 +1,7 @@
 //! Truncated or malformed packets never panic the pipe: random bytes through a router-like
 //! program, under both parser-error policies.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use pipelines::program::*;
 use proptest::prelude::*;
 

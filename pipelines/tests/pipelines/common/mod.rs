@@ -1,7 +1,6 @@
 //! Hand-built programs for the pipe's tests: a PHV allocator, a router-like parser
 //! (Ethernet, IPv4) and helpers to add tables, actions and externs, so every primitive can
 //! be tested without the compiler.
-#![allow(dead_code)]
 
 use pipelines::pipe::{GressInputs, LoadedGress};
 use pipelines::program::*;
@@ -77,10 +76,8 @@ pub struct Hdr {
     pub ver_ihl: FieldId,
     pub ttl: FieldId,
     pub proto: FieldId,
-    pub csum: FieldId,
     pub ip_src: FieldId,
     pub ip_dst: FieldId,
-    pub ipv4_fields: [FieldId; 10],
     pub port: FieldId,
     pub port_valid: FieldId,
     pub drop: FieldId,
@@ -261,10 +258,8 @@ impl Builder {
             ver_ihl: ip[0],
             ttl: ip[5],
             proto: ip[6],
-            csum: ip[7],
             ip_src: ip[8],
             ip_dst: ip[9],
-            ipv4_fields: ip.try_into().unwrap(),
             port,
             port_valid,
             drop,

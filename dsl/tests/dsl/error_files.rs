@@ -2,9 +2,7 @@
 //! `// error: LINE:COL: MESSAGE` (the exact position and message the compiler must give) and
 //! optionally `// chip: NAME` (a profile in `asic-model/profiles/`; `tofino2-like` if absent).
 
-mod common;
-
-use common::profile;
+use crate::common::profile;
 
 #[test]
 fn every_error_file_fails_with_its_message_and_position() {

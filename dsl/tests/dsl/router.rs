@@ -1,9 +1,7 @@
 //! End-to-end: the L3 router compiles to the IR the pipe runs, and fails honestly on a chip
 //! that is too small.
 
-mod common;
-
-use common::{field, spec, table};
+use crate::common::{field, spec, table};
 use dsl::{compile, ErrorKind};
 use pipelines::program::*;
 

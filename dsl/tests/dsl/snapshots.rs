@@ -3,9 +3,7 @@
 //! A program that does not fit a chip stores its error instead. Run with `ASIC_BLESS=1` to
 //! rewrite the snapshots after an intended change (and review the diff).
 
-mod common;
-
-use common::{all_programs, profile};
+use crate::common::{all_programs, profile};
 
 const CHIPS: [&str; 2] = ["tofino2-like", "teaching"];
 

@@ -1,8 +1,6 @@
 //! Programs the compiler must reject, each with the right kind, message and position.
 
-mod common;
-
-use common::{apply, program, spec, STATES};
+use crate::common::{apply, program, spec, STATES};
 use dsl::{compile, CompileError, ErrorKind};
 
 fn fails(src: &str) -> CompileError {

@@ -3,9 +3,7 @@
 //! next-table, stateful ALU, meters, counters, hash units, random, deparser and checksum,
 //! and the control plane.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use pipelines::control::{resolve_op, ControlError, ControlOp, RegisterWrite};
 use pipelines::counter::Counts;
 use pipelines::entries::{EntrySpec, KeySpec, Value};

@@ -1,9 +1,7 @@
 //! The example programs compile to the extern IR the pipe runs, on real chip profiles, and
 //! the same program lands differently on different chips.
 
-mod common;
-
-use common::{all_programs, field, profile, table};
+use crate::common::{all_programs, field, profile, table};
 use dsl::{compile, Compiled, ErrorKind};
 use pipelines::program::*;
 
@@ -321,8 +319,8 @@ fn a_program_that_fits_tofino2_fails_on_teaching_naming_the_resource() {
 #[test]
 fn salu_limits_come_from_the_profile() {
     // Two different outputs: tofino2-like (4 outputs) accepts, tofino1-like (1) refuses.
-    let src = common::program(
-        common::STATES,
+    let src = crate::common::program(
+        crate::common::STATES,
         r#"
         Register<bit<16>, bit<8>>(256) r;
         RegisterAction<bit<16>, bit<8>, bit<16>>(r) ra = {
@@ -361,8 +359,8 @@ fn salu_limits_come_from_the_profile() {
 
 #[test]
 fn hash_seed_crc32_and_identity() {
-    let src = common::program(
-        common::STATES,
+    let src = crate::common::program(
+        crate::common::STATES,
         r#"
         Hash<bit<32>>(HashAlgorithm_t.CRC32) h32;
         Hash<bit<16>>(HashAlgorithm_t.CRC16, 0x1234) seeded;
@@ -395,8 +393,8 @@ fn hash_seed_crc32_and_identity() {
 
 #[test]
 fn enums_locals_and_key_slices() {
-    let src = common::program(
-        common::STATES,
+    let src = crate::common::program(
+        crate::common::STATES,
         r#"
         action set(bit<8> v) { bit<8> t = v; meta.b = t; }
         table t {
@@ -565,8 +563,8 @@ fn queue_depth_lowers_to_a_published_depth_read_in_ingress() {
 
 #[test]
 fn minmax_action_lowers_to_the_min_max_unit_on_jbay_only() {
-    let src = common::program(
-        common::STATES,
+    let src = crate::common::program(
+        crate::common::STATES,
         r#"
         Register<bit<8>, bit<8>>(256, 2) credits;
         MinMaxAction<bit<8>, bit<4>, bit<8>>(credits) take = {

@@ -1,8 +1,6 @@
 //! Language features lowered to the right IR.
 
-mod common;
-
-use common::{apply, field, program, spec, table, STATES};
+use crate::common::{apply, field, program, spec, table, STATES};
 use dsl::{compile, Compiled};
 use pipelines::program::*;
 

@@ -1,6 +1,4 @@
 //! Shared test fixtures: a Tofino-like pipe spec and a small program template.
-// Each test crate uses a subset of these helpers.
-#![allow(dead_code)]
 
 use pipelines::program::{FieldId, GressProgram, Table};
 use pipelines::spec::*;

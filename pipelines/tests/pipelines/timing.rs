@@ -3,9 +3,7 @@
 //! latency plus the TCAM, stateful and meter extras of what it holds. Checked over every
 //! combination of features in three stages, under two sets of latencies.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use pipelines::pipe::{stage_features, PipePosition};
 use pipelines::program::*;
 use pipelines::spec::{LatencySpec, StageFeatures};
