@@ -4,6 +4,19 @@
 //! Most packets leave with the headers they came with, at the same offsets: then only the
 //! bits something may have written since the parser read them need writing back, in place
 //! ([`InPlace`]); the rest of the packet's bytes already are what emitting would produce.
+//!
+//! The in-place path must give the bytes and the PHV that [`update_checksums`] and [`emit`]
+//! give (the reference the pipe falls back to; a property test compares the two on random
+//! programs). It relies on:
+//! - every writer of the PHV besides a header's own extraction being in
+//!   [`crate::dataflow::writers`]: a slice no writer there touches is not written back, so a
+//!   writer missing from it would leave the parsed bytes in the packet;
+//! - the slices of one header holding distinct container bits (the verifier refuses others),
+//!   so its stores may go in any order;
+//! - a checksum summed from the packet's bytes (a `HeaderChecksum`) only for a header the
+//!   deparser emits, as only those are written back; the checksum of a valid header it does
+//!   not emit is still in the PHV for the mirror header and the outputs, as emitting leaves
+//!   it.
 
 use crate::dataflow::{self, slice_bits, Writer};
 use crate::phv::{ChecksumTerm, FieldRef, HeaderWire, Phv, SliceLoad, WireLayout, WireSlice};
@@ -95,11 +108,12 @@ pub fn emit(prog: &DeparserProgram, wire: &WireLayout, phv: &Phv, out: &mut Vec<
 /// write after the parser read them, found when a gress loads: what the deparser writes back
 /// when it leaves the headers in place ([`InPlace::deparse`]).
 ///
-/// A slice is written back if its bits are a destination of an action's operation or
-/// extern, a checksum, a parser constant or an intrinsic, or are shared with another slice
-/// of any header (an overlay, or a validity bit): then the PHV may no longer hold what the
-/// wire has there. Every other bit of a header still holds what the parser read from the
-/// packet, so the packet's own byte is the byte emitting would write.
+/// A slice is written back if its bits are written by one of [`crate::dataflow::writers`]
+/// other than the extractions (an action's operation or extern, a checksum, a parser
+/// constant, an intrinsic), or are shared with another slice of any header (an overlay, or
+/// a validity bit): then the PHV may no longer hold what the wire has there. Every other
+/// bit of a header still holds what the parser read from the packet, so the packet's own
+/// byte is the byte emitting would write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InPlace {
     /// Per header (indexed like [`PhvLayout::headers`]), what to write back.
@@ -378,11 +392,15 @@ impl InPlace {
             }
         }
         let mut sums = vec![Vec::new(); wire.headers.len()];
+        // A checksum is summed in place as its header is written back, so only for a
+        // header the deparser emits: the PHV keeps the checksum of a valid header it does
+        // not emit too (a mirror header may carry it), which only `update_checksums` sums.
         let sums_in_place = prog.deparser.checksums.iter().all(|c| {
-            HeaderChecksum::new(layout, c).is_some_and(|(h, k)| {
-                sums[h as usize].push(k);
-                true
-            })
+            prog.deparser.emit.contains(&c.when_valid)
+                && HeaderChecksum::new(layout, c).is_some_and(|(h, k)| {
+                    sums[h as usize].push(k);
+                    true
+                })
         });
         if !sums_in_place {
             sums.iter_mut().for_each(Vec::clear);
@@ -413,7 +431,7 @@ impl InPlace {
     }
 
     /// Recompute the checksums and deparse into the packet's own bytes, if its headers are
-    /// where the parser found them (see [`InPlace::write_back`]); then this returns true.
+    /// where the parser found them (see `InPlace::write_back`); then this returns true.
     /// Otherwise it returns false, with the checksums in the PHV, having written at most
     /// some slices inside `data[..payload]`, which the caller then replaces with [`emit`]'s
     /// headers.
