@@ -18,9 +18,9 @@
 use crate::dataflow::{self, FieldBits};
 use crate::hash::HashEngine;
 use crate::program::{
-    Cond, ControlProgram, CountKind, ExternCall, ExternIndex, GressProgram, HashAlgorithm, Next,
-    Node, Operand, ParserOp, PhvLayout, Program, SaluOperand, SaluValue, SelectKey, TableNext,
-    Transition,
+    Cond, ControlProgram, CountKind, ExternCall, ExternIndex, FieldId, GressProgram, HashAlgorithm,
+    Next, Node, Operand, ParserOp, PhvLayout, Program, SaluOperand, SaluValue, SelectKey,
+    TableNext, Transition,
 };
 use crate::spec::PipeSpec;
 use std::fmt;
@@ -211,6 +211,9 @@ fn verify_phv(cx: &Ctx, phv: &PhvLayout, spec: &PipeSpec) -> Result<(), VerifyEr
                 format!("slices hold {bits} bits, the field has {}", f.width),
             );
         }
+        if !disjoint(phv, &[i as FieldId]) {
+            return cx.err(&place, "two of its slices share container bits");
+        }
     }
     let nf = phv.fields.len();
     for (i, h) in phv.headers.iter().enumerate() {
@@ -228,6 +231,9 @@ fn verify_phv(cx: &Ctx, phv: &PhvLayout, spec: &PipeSpec) -> Result<(), VerifyEr
                 &place,
                 format!("{bits} bits is not a whole number of bytes"),
             );
+        }
+        if !disjoint(phv, &h.fields) {
+            return cx.err(&place, "two of its fields share container bits");
         }
     }
     for (which, f) in &phv.intrinsics {
@@ -867,6 +873,23 @@ fn verify_extern_placement(
         }
     }
     Ok(())
+}
+
+/// Whether no two slices of `fields` share a container bit. The parser's aligned extract
+/// and the deparser's write-back store a header's slices in an order of their own, and the
+/// MAU sets a wide field slice by slice: the same bits held twice would take whichever
+/// store came last. (Fields of different headers, or a header's and metadata, may share
+/// bits: an overlay, which every path handles.)
+fn disjoint(phv: &PhvLayout, fields: &[FieldId]) -> bool {
+    let mut seen: Vec<(u16, u32)> = Vec::new();
+    for s in fields.iter().flat_map(|&f| &phv.fields[f as usize].slices) {
+        let (c, m) = dataflow::slice_bits(s);
+        if seen.iter().any(|&(k, b)| k == c && b & m != 0) {
+            return false;
+        }
+        seen.push((c, m));
+    }
+    true
 }
 
 fn cond_ok(c: &Cond, ok: &dyn Fn(Operand) -> bool) -> bool {
