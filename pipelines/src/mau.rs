@@ -13,6 +13,19 @@
 //! what they need to know about the packet (its length, and when it is in each stage, for
 //! meters and queue-depth reads) comes in a [`PacketCtx`], with the chip's read-only
 //! [`DepthView`] of the queue depths the TM publishes to ingress.
+//!
+//! Actions are decoded when the gress loads ([`ControlPlan`]). The fast path runs a
+//! decoded action operation by operation, each writing at once, with its `Set`s of action
+//! data and constants written from the table entry afterwards; the reference is the
+//! general path ([`run_action`]), which computes every result before writing any. They
+//! agree (a property test compares them on random actions and layouts) because:
+//! - an action runs as micro-ops only if it drives no extern and none of its operations
+//!   reads a container an earlier one writes, by [`crate::dataflow`]'s reads and writes: each
+//!   then reads what it would have read before the action;
+//! - the entry's `Set`s go last only if no other operation writes their bits (or the last
+//!   write of a bit could change), and they read nothing;
+//! - a field's slices hold distinct container bits (the verifier refuses others), so a
+//!   wide `Set` split slice by slice writes what [`Phv::set`] writes.
 
 use crate::action_data::{ActionShape, DataSet, DataSets, DataSrc};
 use crate::alu::alu;
@@ -29,7 +42,7 @@ use crate::salu::{execute, minmax_lanes, RegisterBank};
 use crate::table::{KeyValues, TableState};
 use crate::time::{Clock, Time};
 use rand_chacha::ChaCha8Rng;
-use rand_core::Rng;
+use rand_core::{Rng, SeedableRng};
 use smallvec::SmallVec;
 
 /// The state of a gress's externs: register arrays, meters, counters, hash units and the
@@ -45,6 +58,37 @@ pub struct ExternState {
     pub hashes: Vec<HashEngine>,
     /// The gress's generator for `Random` (ChaCha8, seeded at load).
     pub rng: ChaCha8Rng,
+}
+
+impl ExternState {
+    /// Every extern of `control` in its initial state (registers at their `init`, meters
+    /// unconfigured, counters at 0), and the generator seeded with `seed`. `control` is
+    /// verified: its CRC parameters fit.
+    pub fn new(c: &ControlProgram, seed: u64) -> ExternState {
+        ExternState {
+            registers: c
+                .registers
+                .iter()
+                .map(|r| RegisterBank::new(r.size, r.width, r.init))
+                .collect(),
+            meters: c
+                .meters
+                .iter()
+                .map(|m| MeterBank::new(m.size, m.unit))
+                .collect(),
+            counters: c
+                .counters
+                .iter()
+                .map(|k| CounterBank::new(k.size as usize, k.kind))
+                .collect(),
+            hashes: c
+                .hashes
+                .iter()
+                .map(|h| HashEngine::new(&h.algorithm).expect("verified: CRC parameters fit"))
+                .collect(),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
 }
 
 /// The queue depths the traffic manager publishes to ingress (Tofino2's ghost thread), as
@@ -334,7 +378,7 @@ enum StepNext {
 const DONE: u32 = u32::MAX;
 
 /// What a control runs, decoded when the gress loads: [`ActionPlan`]s indexed like
-/// [`ControlProgram::actions`], and the control flow as [`Step`]s (the gateways' first,
+/// [`ControlProgram::actions`], and the control flow as `Step`s (the gateways' first,
 /// then the tables', each indexed like theirs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ControlPlan {

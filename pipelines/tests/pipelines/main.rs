@@ -2,6 +2,7 @@
 //! binary per file cost more CI time than running them all.
 
 mod common;
+mod fast_paths;
 mod parser_fuzz;
 mod primitives;
 mod timing;
