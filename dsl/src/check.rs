@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use pipelines::phv::mask;
 use pipelines::program::{AluOp, CmpOp, Gress, Intrinsic};
 
 use crate::ast::*;
@@ -312,6 +313,24 @@ impl<'a> Env<'a> {
         Ok(())
     }
 
+    /// A keyset element (a value, `value &&& mask`, or `_`) as value and mask over `w` bits.
+    /// A range is refused: it can only be a whole select key (or a table key), which its
+    /// callers handle before asking.
+    pub fn keyset(&self, p: &Pattern, w: u16) -> Result<(u128, u128)> {
+        Ok(match p {
+            Pattern::Value(v) => (self.const_value(v, Some(w))?, mask(w as u32)),
+            Pattern::Mask(v, m) => (self.const_value(v, Some(w))?, self.const_value(m, Some(w))?),
+            Pattern::Any(_) => (0, 0),
+            Pattern::Range(..) => {
+                return Err(err(
+                    ErrorKind::Unsupported,
+                    p.span(),
+                    "a range can only be used when it is the whole select key",
+                ))
+            }
+        })
+    }
+
     /// Evaluate a constant expression (a literal or a declared constant) that must fit in
     /// `width` bits if given.
     pub fn const_value(&self, e: &Expr, width: Option<u16>) -> Result<u128> {
@@ -436,11 +455,7 @@ fn check_unique<'x>(names: impl Iterator<Item = &'x Ident>) -> Result<()> {
 }
 
 fn truncate(v: u128, w: u16) -> u128 {
-    if w >= 128 {
-        v
-    } else {
-        v & ((1u128 << w) - 1)
-    }
+    v & mask(w as u32)
 }
 
 fn check_fits(v: u128, w: u16, span: Span) -> Result<()> {

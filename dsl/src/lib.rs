@@ -58,6 +58,7 @@ pub mod ast;
 pub mod check;
 mod control;
 pub mod error;
+mod layout;
 pub mod lower;
 pub mod parse;
 pub mod phv;
