@@ -19,13 +19,9 @@ use pipelines::spec::PipeSpec;
 use crate::ast::{self, Expr, ExprKind, Pattern, Span, Stmt, TransitionDecl};
 use crate::check::{Env, GressBlocks, Place, Scope, Value};
 use crate::control::ControlLowering;
-use crate::error::{CompileError, ErrorKind, Result};
+use crate::error::{err, ErrorKind, Result};
 use crate::layout::LayoutBuilder;
 use crate::tna;
-
-fn err(kind: ErrorKind, span: Span, msg: impl Into<String>) -> CompileError {
-    CompileError::new(kind, span, msg)
-}
 
 /// One gress lowered, plus the source positions later passes need for their errors.
 pub struct LoweredGress {

@@ -6,10 +6,10 @@
 use pipelines::dataflow::{self, FieldBits};
 use pipelines::program::*;
 
-use super::{err, ControlLowering, Part};
+use super::{ControlLowering, Part};
 use crate::ast::{self, Expr, ExprKind, Span, Stmt};
 use crate::check::{AluExpr, Scope};
-use crate::error::{ErrorKind, Result};
+use crate::error::{err, ErrorKind, Result};
 use crate::tna;
 
 /// Statements of an action, nested blocks flattened.

@@ -5,10 +5,10 @@
 
 use pipelines::program::*;
 
-use super::{err, ControlLowering, Part};
+use super::{ControlLowering, Part};
 use crate::ast::{self, Expr, ExprKind, Span, Stmt};
 use crate::check::CondExpr;
-use crate::error::{ErrorKind, Result};
+use crate::error::{err, ErrorKind, Result};
 
 /// `t.apply().hit`, `t.apply().miss` or their negation: the table and whether "true" is a hit.
 fn hit_test(cond: &Expr) -> Option<(&Expr, bool)> {

@@ -4,10 +4,10 @@
 
 use pipelines::program::*;
 
-use super::{err, ControlLowering, Extern, Part};
+use super::{ControlLowering, Extern, Part};
 use crate::ast::{self, Expr, ExprKind, Span};
 use crate::check::Scope;
-use crate::error::{CompileError, ErrorKind, Result};
+use crate::error::{err, CompileError, ErrorKind, Result};
 
 impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
     /// `target.method(args)` where `target` names an extern instance.

@@ -5,10 +5,10 @@
 
 use pipelines::program::*;
 
-use super::{err, ControlLowering, Extern};
+use super::{ControlLowering, Extern};
 use crate::ast::{self, Expr, ExprKind};
 use crate::check::{Env, FieldRef, Ty};
-use crate::error::{ErrorKind, Result};
+use crate::error::{err, ErrorKind, Result};
 use crate::salu;
 use crate::tna;
 

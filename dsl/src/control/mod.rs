@@ -28,7 +28,7 @@ use pipelines::spec::PipeSpec;
 
 use crate::ast::{self, Span, Stmt};
 use crate::check::{Env, GressBlocks, Scope};
-use crate::error::{CompileError, ErrorKind, Result};
+use crate::error::{err, ErrorKind, Result};
 use crate::layout::LayoutBuilder;
 use crate::tna;
 
@@ -38,10 +38,6 @@ mod extern_calls;
 mod externs;
 mod ownership;
 mod tables;
-
-fn err(kind: ErrorKind, span: Span, msg: impl Into<String>) -> CompileError {
-    CompileError::new(kind, span, msg)
-}
 
 /// A lowered control, before renumbering.
 pub(crate) struct LoweredControl {

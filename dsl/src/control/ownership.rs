@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use pipelines::program::*;
 
-use super::{err, ControlLowering};
-use crate::error::{ErrorKind, Result};
+use super::ControlLowering;
+use crate::error::{err, ErrorKind, Result};
 
 /// An extern resource that must belong to one table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

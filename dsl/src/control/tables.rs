@@ -3,10 +3,10 @@
 
 use pipelines::program::*;
 
-use super::{err, ControlLowering, Extern};
+use super::{ControlLowering, Extern};
 use crate::ast::{self, Expr, ExprKind, Pattern, Span};
 use crate::check::{Env, Value};
-use crate::error::{ErrorKind, Result};
+use crate::error::{err, ErrorKind, Result};
 use crate::tna;
 
 /// All-ones over `w` bits.
