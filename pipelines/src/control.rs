@@ -15,9 +15,7 @@ use crate::entries::{
 };
 pub use crate::entries::{MeterSetting, RegisterWrite};
 use crate::meter::MeterConfig;
-use crate::program::{
-    CounterId, Gress, GressProgram, KeyMatch, MeterId, Program, RegisterId, TableId,
-};
+use crate::program::{Gress, GressProgram, KeyMatch, MeterId, Program, RegisterId, TableId};
 use crate::table::TableError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -239,18 +237,6 @@ pub fn resolve_meter(p: &Program, name: &str) -> Result<(Gress, MeterId), String
             .map(move |(i, m)| ((g, i as u16), m.name.as_str()))
     });
     find_by_name(items, name, "meter array")
-}
-
-/// The gress and index of the counter array named `name`.
-pub fn resolve_counter(p: &Program, name: &str) -> Result<(Gress, CounterId), String> {
-    let items = gresses(p).into_iter().flat_map(|(g, gp)| {
-        gp.control
-            .counters
-            .iter()
-            .enumerate()
-            .map(move |(i, c)| ((g, i as u16), c.name.as_str()))
-    });
-    find_by_name(items, name, "counter array")
 }
 
 fn u64_of(v: &Value, what: &str) -> Result<u64, String> {

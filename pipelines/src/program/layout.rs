@@ -114,20 +114,6 @@ impl Intrinsic {
     pub const COUNT: usize = Intrinsic::Deflected as usize + 1;
 }
 
-impl Intrinsic {
-    /// Whether the chip writes this field before the control runs (as opposed to reading it
-    /// afterwards). Programs may not assign chip-written fields.
-    pub fn is_input(self) -> bool {
-        !matches!(
-            self,
-            Intrinsic::UcastEgressPort
-                | Intrinsic::UcastEgressPortValid
-                | Intrinsic::QueueId
-                | Intrinsic::DropCtl
-        )
-    }
-}
-
 /// Fields, headers and intrinsic bindings of one gress.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PhvLayout {
