@@ -362,13 +362,7 @@ impl InPlace {
     /// The slices of `prog`'s headers to write back; `wire` is [`WireLayout::new`] of it.
     pub fn new(prog: &GressProgram, wire: &WireLayout) -> InPlace {
         let layout = &prog.phv;
-        let containers = layout
-            .fields
-            .iter()
-            .flat_map(|f| &f.slices)
-            .map(|s| s.container as usize + 1)
-            .max()
-            .unwrap_or(0);
+        let containers = layout.containers();
         // Per container, the bits written after parsing, and the bits two header slices
         // claim.
         let mut written_bits = vec![0u32; containers];
@@ -618,14 +612,7 @@ mod tests {
     /// The checksum of `c` both ways over the header in `bytes`: from the packet's bytes
     /// (if it is bytes of the header) and from the PHV the parser fills from them.
     fn both_ways(layout: &PhvLayout, c: &ChecksumUpdate, bytes: &[u8]) -> (Option<u16>, u16) {
-        let containers = layout
-            .fields
-            .iter()
-            .flat_map(|f| &f.slices)
-            .map(|s| s.container as usize + 1)
-            .max()
-            .unwrap_or(0);
-        let mut phv = Phv::new(containers);
+        let mut phv = Phv::new(layout.containers());
         let (slices, _) = field_slices(layout, &layout.headers[0].fields);
         for s in &slices {
             let v = crate::parser::read_bits(bytes, s.offset as usize, s.width as usize);

@@ -401,15 +401,7 @@ impl LoadedGress {
             max_depth: spec.parser.max_depth as usize,
             ext,
             // Only the containers the program uses: each packet clears them all.
-            phv: Phv::new(
-                prog.phv
-                    .fields
-                    .iter()
-                    .flat_map(|f| &f.slices)
-                    .map(|s| s.container as usize + 1)
-                    .max()
-                    .unwrap_or(0),
-            ),
+            phv: Phv::new(prog.phv.containers()),
             tables,
             prog,
             parser_error,

@@ -134,6 +134,17 @@ impl PhvLayout {
             .map(|&(_, f)| f)
     }
 
+    /// One past the highest container any field has a slice in: how many containers a
+    /// PHV for this layout needs.
+    pub fn containers(&self) -> usize {
+        self.fields
+            .iter()
+            .flat_map(|f| &f.slices)
+            .map(|s| s.container as usize + 1)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Wire length in bytes of a header (its fields' widths, not its validity bit).
     pub fn header_bytes(&self, h: HeaderId) -> usize {
         let bits: usize = self.headers[h as usize]

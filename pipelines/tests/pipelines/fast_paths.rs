@@ -243,17 +243,16 @@ fn packet_ctx(stage_entry: &[u32]) -> PacketCtx<'_> {
     }
 }
 
+/// Run `case` on `cases` random seeds; a failure names its seed.
+fn check(cases: u32, case: impl Fn(u64) -> Result<(), TestCaseError>) {
+    TestRunner::new(Config::with_cases(cases))
+        .run(&any::<u64>(), case)
+        .unwrap();
+}
+
 /// A PHV of zeros for `layout`, as a packet's starts.
 fn zero_phv(layout: &PhvLayout) -> Phv {
-    Phv::new(
-        layout
-            .fields
-            .iter()
-            .flat_map(|f| &f.slices)
-            .map(|s| s.container as usize + 1)
-            .max()
-            .unwrap_or(0),
-    )
+    Phv::new(layout.containers())
 }
 
 /// A PHV for `layout` with every field random: bits no field has stay 0, as nothing but a
@@ -605,15 +604,12 @@ fn deparse_case(seed: u64) -> Result<bool, TestCaseError> {
 #[test]
 fn the_in_place_deparser_writes_what_emitting_would() {
     let (cases, taken) = (Cell::new(0u32), Cell::new(0u32));
-    let mut runner = TestRunner::new(Config::with_cases(2000));
-    runner
-        .run(&any::<u64>(), |seed| {
-            let t = deparse_case(seed)?;
-            cases.set(cases.get() + 1);
-            taken.set(taken.get() + t as u32);
-            Ok(())
-        })
-        .unwrap();
+    check(2000, |seed| {
+        let t = deparse_case(seed)?;
+        cases.set(cases.get() + 1);
+        taken.set(taken.get() + t as u32);
+        Ok(())
+    });
     assert!(
         taken.get() * 5 > cases.get(),
         "the in-place deparser took {} of {} packets",
@@ -730,9 +726,7 @@ fn micro_op_case(seed: u64) -> Result<(), TestCaseError> {
 
 #[test]
 fn micro_op_actions_compute_what_the_general_path_does() {
-    TestRunner::new(Config::with_cases(3000))
-        .run(&any::<u64>(), micro_op_case)
-        .unwrap();
+    check(3000, micro_op_case);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -784,9 +778,7 @@ fn extract_case(seed: u64) -> Result<(), TestCaseError> {
 
 #[test]
 fn the_aligned_extract_stores_what_the_slice_by_slice_one_does() {
-    TestRunner::new(Config::with_cases(3000))
-        .run(&any::<u64>(), extract_case)
-        .unwrap();
+    check(3000, extract_case);
 }
 
 proptest! {
