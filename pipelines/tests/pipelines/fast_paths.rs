@@ -299,19 +299,28 @@ fn externs(g: &mut Rng, control: &mut ControlProgram, layout: &PhvLayout) {
         size: 32,
         init: g.bits(8),
     });
+    // A read-modify-write of random operands (the PHV's among them), returning the old or
+    // the new value.
+    let salu_operand = |g: &mut Rng| match g.below(3) {
+        0 => SaluOperand::Register,
+        1 => SaluOperand::Const(g.bits(8)),
+        _ => SaluOperand::Field(g.below(nf) as FieldId),
+    };
+    let update = SaluUpdate {
+        when: Predicate::ALWAYS,
+        alu: g.pick(&ALUS),
+        a: salu_operand(g),
+        b: salu_operand(g),
+    };
+    let value = g.pick(&[SaluValue::Old, SaluValue::New]);
     control.salus.push(StatefulAlu {
-        name: "count".into(),
+        name: "update".into(),
         register: 0,
         conditions: Vec::new(),
-        updates: vec![SaluUpdate {
-            when: Predicate::ALWAYS,
-            alu: AluOp::Add,
-            a: SaluOperand::Register,
-            b: SaluOperand::Const(1),
-        }],
+        updates: vec![update],
         outputs: vec![SaluOutput {
             when: Predicate::ALWAYS,
-            value: SaluValue::New,
+            value,
         }],
         minmax: None,
     });
