@@ -21,6 +21,7 @@ pub(crate) struct LayoutBuilder {
 }
 
 impl LayoutBuilder {
+    /// A new field of no slices yet (the PHV allocator places it).
     fn new_field(&mut self, key: FieldKey, name: String, width: u16) -> FieldId {
         let id = self.layout.fields.len() as FieldId;
         self.layout.fields.push(Field {
@@ -53,6 +54,8 @@ impl LayoutBuilder {
         id
     }
 
+    /// A field (its header too, if it is a header's, as a header is allocated whole),
+    /// binding it to its intrinsic if it is one.
     pub(crate) fn field(&mut self, env: &Env, f: &FieldRef) -> FieldId {
         if let Some(h) = &f.header {
             self.header(env, h);
@@ -67,6 +70,7 @@ impl LayoutBuilder {
         id
     }
 
+    /// A header's validity bit.
     pub(crate) fn valid(&mut self, env: &Env, h: &HeaderRef) -> FieldId {
         let id = self.header(env, h);
         self.layout.headers[id as usize].valid
@@ -86,6 +90,7 @@ impl LayoutBuilder {
         id
     }
 
+    /// A checked value as an operand, its fields interned.
     pub(crate) fn operand(&mut self, env: &Env, v: &Value) -> Operand {
         match v {
             Value::Field(f) => Operand::Field(self.field(env, f)),

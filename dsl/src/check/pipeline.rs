@@ -160,6 +160,7 @@ pub(super) fn find_pipeline(program: &Program) -> Result<[GressBlocks<'_>; 2]> {
     ])
 }
 
+/// The error for a `Pipeline` whose blocks are not in its order.
 fn bad_pipeline(span: Span) -> CompileError {
     err(
         ErrorKind::Semantic,

@@ -37,6 +37,7 @@ impl Ty {
     }
 }
 
+/// Every name of a list declared once.
 pub(super) fn check_unique<'x>(names: impl Iterator<Item = &'x Ident>) -> Result<()> {
     let mut seen = HashSet::new();
     for n in names {
@@ -51,10 +52,12 @@ pub(super) fn check_unique<'x>(names: impl Iterator<Item = &'x Ident>) -> Result
     Ok(())
 }
 
+/// `v`'s low `w` bits.
 pub(super) fn truncate(v: u128, w: u16) -> u128 {
     v & mask(w as u32)
 }
 
+/// A constant that must fit `w` bits (a literal is never silently truncated).
 pub(super) fn check_fits(v: u128, w: u16, span: Span) -> Result<()> {
     if truncate(v, w) != v {
         return Err(err(
@@ -66,6 +69,7 @@ pub(super) fn check_fits(v: u128, w: u16, span: Span) -> Result<()> {
     Ok(())
 }
 
+/// The error for an operand of the wrong width: widths never change implicitly.
 pub(super) fn width_mismatch(span: Span, what: &str, have: u16, want: u16) -> CompileError {
     err(
         ErrorKind::Type,

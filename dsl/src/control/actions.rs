@@ -23,6 +23,8 @@ fn flatten<'s>(stmts: &'s [Stmt], out: &mut Vec<&'s Stmt>) {
 }
 
 impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
+    /// Add an action to the control under `name` (reserved, so synthesised actions and
+    /// tables get other names), keeping where its extern calls are for later errors.
     pub(super) fn push_action(
         &mut self,
         name: String,
@@ -53,6 +55,8 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             .unwrap_or(base)
     }
 
+    /// `Control.name`: how the program, the control plane and reports name a control's
+    /// actions, tables and externs.
     pub(super) fn qualified(&self, name: &str) -> String {
         format!("{}.{name}", self.decl.name.name)
     }

@@ -44,6 +44,8 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         Ok(next)
     }
 
+    /// Whether a statement of the apply block is one an action could hold (an assignment,
+    /// a local, `setValid`/`setInvalid`, an extern call): such runs become keyless tables.
     pub(super) fn is_action_stmt(&self, st: &Stmt) -> bool {
         match st {
             Stmt::Assign { .. } | Stmt::VarDecl(_) => true,
@@ -114,6 +116,8 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         Ok(next)
     }
 
+    /// A table with no key that always runs `call`, continuing at `next`: how a statement
+    /// outside any table runs on the chip.
     pub(super) fn keyless_table(
         &mut self,
         name: String,
@@ -139,6 +143,8 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         Node::Table(id)
     }
 
+    /// One statement of the apply block (not an action statement) continuing at `next`:
+    /// a table apply, an `if` (a gateway, or a hit/miss test), a `switch`, a block.
     pub(super) fn stmt(&mut self, st: &Stmt, next: Option<Node>) -> Result<Option<Node>> {
         let env = self.scope.env();
         match st {
@@ -319,6 +325,8 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         )?))
     }
 
+    /// A checked condition as a gateway's: a validity test reads the header's validity
+    /// bit, and a constant becomes `True` or its negation.
     pub(super) fn cond(&mut self, c: &CondExpr) -> Cond {
         let env = self.scope.env();
         match c {

@@ -23,6 +23,8 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         Some((n, x, method, args))
     }
 
+    /// The error for a method an extern does not have (or not in that form), with how the
+    /// extern is used instead.
     pub(super) fn bad_method(
         name: &ast::Ident,
         x: &Extern,

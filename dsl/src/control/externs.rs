@@ -42,6 +42,7 @@ fn builtin_enum(e: &Expr, ty: &str, members: &[&str]) -> Result<usize> {
     ))
 }
 
+/// A catalogue CRC, as the `Hash` extern's algorithms name them.
 fn crc(width: u8, poly: u64, init: u64, refin: bool, refout: bool, xorout: u64) -> HashAlgorithm {
     HashAlgorithm::Crc {
         width,
@@ -53,6 +54,7 @@ fn crc(width: u8, poly: u64, init: u64, refin: bool, refout: bool, xorout: u64) 
     }
 }
 
+/// `CounterType_t.PACKETS|BYTES|PACKETS_AND_BYTES` as what a counter counts.
 fn count_kind(e: &Expr) -> Result<CountKind> {
     Ok(
         match builtin_enum(
@@ -68,6 +70,8 @@ fn count_kind(e: &Expr) -> Result<CountKind> {
 }
 
 impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
+    /// Check one extern instantiation (its type, type arguments and constructor
+    /// arguments) and create the array or program it stands for.
     pub(super) fn declare_extern(&mut self, i: &ast::Instantiation) -> Result<Extern> {
         let env = self.scope.env();
         let tname = i.type_name.name.as_str();

@@ -86,6 +86,7 @@ enum Extern {
 }
 
 impl Extern {
+    /// The TNA type the instance was declared with, for errors.
     fn type_name(&self) -> &'static str {
         match self {
             Extern::Register { .. } => tna::REGISTER,
@@ -160,6 +161,8 @@ fn collect_locals<'s>(stmts: &'s [Stmt], out: &mut Vec<&'s ast::VarDecl>) {
 }
 
 impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
+    /// Declare the control's locals, externs and actions (actions are lowered up front, as
+    /// tables and applies name them) and reserve its table names.
     pub(crate) fn new(
         env: &'e Env<'a>,
         blocks: &GressBlocks<'a>,

@@ -36,6 +36,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         }
     }
 
+    /// How an error names an extern resource.
     pub(super) fn res_name(&self, r: Res) -> String {
         match r {
             Res::Register(i) => format!(
@@ -48,6 +49,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         }
     }
 
+    /// The error for a second driver of `r`, saying which hardware limit it breaks.
     pub(super) fn twice_msg(&self, r: Res, first: &str) -> String {
         match r {
             Res::Register(_) => format!(
@@ -165,6 +167,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 registers[s.register as usize] = true;
             }
         }
+        /// Per old id, its new id once the unused are dropped.
         fn remap(used: &[bool]) -> Vec<u16> {
             let mut next = 0u16;
             used.iter()
@@ -177,6 +180,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 })
                 .collect()
         }
+        /// Drop the elements not `used`.
         fn keep<T>(v: &mut Vec<T>, used: &[bool]) {
             let mut i = 0;
             v.retain(|_| {

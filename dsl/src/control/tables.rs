@@ -113,6 +113,8 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         Ok(ActionCall { action, args })
     }
 
+    /// `t.apply()`: the declared table, lowered where it is applied (a table is applied once,
+    /// as its place in the graph is its stage order) and continuing as `next` says.
     pub(super) fn apply_table(&mut self, target: &Expr, next: TableNext) -> Result<Node> {
         let ExprKind::Name(name) = &target.kind else {
             return Err(err(
@@ -147,6 +149,8 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         Ok(Node::Table(id))
     }
 
+    /// A table declaration as the program's table: keys (fields or slices), actions,
+    /// default action, size, const entries and direct counter.
     pub(super) fn table(&mut self, t: &ast::TableDecl, next: TableNext) -> Result<Table> {
         let env = self.scope.env();
         let mut keys = Vec::new();
