@@ -233,7 +233,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
 
     /// `lhs = rhs` as VLIW operations (one, or one per part of a concatenation) or an extern
     /// call.
-    pub(super) fn assign(
+    fn assign(
         &mut self,
         scope: &Scope,
         lhs: &Expr,

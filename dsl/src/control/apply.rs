@@ -46,7 +46,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
 
     /// Whether a statement of the apply block is one an action could hold (an assignment,
     /// a local, `setValid`/`setInvalid`, an extern call): such runs become keyless tables.
-    pub(super) fn is_action_stmt(&self, st: &Stmt) -> bool {
+    fn is_action_stmt(&self, st: &Stmt) -> bool {
         match st {
             Stmt::Assign { .. } | Stmt::VarDecl(_) => true,
             Stmt::Call(c) => {
@@ -61,7 +61,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
     /// Straight-line statements in an apply block: as p4c does, each group becomes a keyless
     /// table running one anonymous action. A new group starts where a statement touches a
     /// field an earlier statement of the group wrote (an action reads the PHV once).
-    pub(super) fn assignments(
+    fn assignments(
         &mut self,
         stmts: &[Stmt],
         next: Option<Node>,
@@ -118,7 +118,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
 
     /// A table with no key that always runs `call`, continuing at `next`: how a statement
     /// outside any table runs on the chip.
-    pub(super) fn keyless_table(
+    fn keyless_table(
         &mut self,
         name: String,
         call: ActionCall,
@@ -145,7 +145,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
 
     /// One statement of the apply block (not an action statement) continuing at `next`:
     /// a table apply, an `if` (a gateway, or a hit/miss test), a `switch`, a block.
-    pub(super) fn stmt(&mut self, st: &Stmt, next: Option<Node>) -> Result<Option<Node>> {
+    fn stmt(&mut self, st: &Stmt, next: Option<Node>) -> Result<Option<Node>> {
         let env = self.scope.env();
         match st {
             Stmt::Block(b) => self.block(&b.stmts, next),
@@ -230,7 +230,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
     }
 
     /// `switch (t.apply().action_run) { a: {...} b: c: {...} default: {...} }`.
-    pub(super) fn switch(
+    fn switch(
         &mut self,
         expr: &Expr,
         cases: &[ast::SwitchCase],
@@ -327,7 +327,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
 
     /// A checked condition as a gateway's: a validity test reads the header's validity
     /// bit, and a constant becomes `True` or its negation.
-    pub(super) fn cond(&mut self, c: &CondExpr) -> Cond {
+    fn cond(&mut self, c: &CondExpr) -> Cond {
         let env = self.scope.env();
         match c {
             CondExpr::Const(true) => Cond::True,

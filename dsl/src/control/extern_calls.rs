@@ -25,7 +25,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
 
     /// The error for a method an extern does not have (or not in that form), with how the
     /// extern is used instead.
-    pub(super) fn bad_method(
+    fn bad_method(
         name: &ast::Ident,
         x: &Extern,
         method: &ast::Ident,
@@ -44,7 +44,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
     }
 
     /// The index of an extern access: an operand of `width` bits or a hash unit's output.
-    pub(super) fn extern_index(
+    fn extern_index(
         &mut self,
         scope: &Scope,
         e: &Expr,
@@ -90,7 +90,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
     }
 
     /// A hash unit computing `name.get(args)`.
-    pub(super) fn hash_unit(
+    fn hash_unit(
         &mut self,
         scope: &Scope,
         name: &ast::Ident,
@@ -308,7 +308,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
 
     /// `ra.execute(index)` or `mm.execute(word[, lane])` on the action extern `n` (its
     /// program, index width and output width), its output to `dst`.
-    pub(super) fn stateful_call(
+    fn stateful_call(
         &mut self,
         scope: &Scope,
         (salu, index, out): (SaluId, u16, u16),

@@ -287,7 +287,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
     /// or with `minmax`, `MinMaxAction<T, I, U>(reg) name = { void apply(inout bit<128> value,
     /// out U rv, out U lane) { rv = this.min8(value, mask, lane, postmod); } };` where `I`
     /// indexes 128-bit words of the register.
-    pub(super) fn register_action(
+    fn register_action(
         &mut self,
         i: &ast::Instantiation,
         qualified: String,

@@ -37,7 +37,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
     }
 
     /// How an error names an extern resource.
-    pub(super) fn res_name(&self, r: Res) -> String {
+    fn res_name(&self, r: Res) -> String {
         match r {
             Res::Register(i) => format!(
                 "register array `{}`",

@@ -99,7 +99,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
     }
 
     /// `name` or `name(args)` as an action call.
-    pub(super) fn action_call(&mut self, e: &Expr) -> Result<ActionCall> {
+    fn action_call(&mut self, e: &Expr) -> Result<ActionCall> {
         let (name, args): (&ast::Ident, &[Expr]) = match &e.kind {
             ExprKind::Name(n) => (n, &[]),
             ExprKind::Call(callee, args) => match &callee.kind {
@@ -151,7 +151,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
 
     /// A table declaration as the program's table: keys (fields or slices), actions,
     /// default action, size, const entries and direct counter.
-    pub(super) fn table(&mut self, t: &ast::TableDecl, next: TableNext) -> Result<Table> {
+    fn table(&mut self, t: &ast::TableDecl, next: TableNext) -> Result<Table> {
         let env = self.scope.env();
         let mut keys = Vec::new();
         let mut key_widths = Vec::new();
