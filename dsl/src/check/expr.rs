@@ -272,7 +272,17 @@ impl<'e, 'a> Scope<'e, 'a> {
                 ),
             ));
         }
-        let zero = Value::Const(0);
+        // An operation of one operand: the second reads nothing (a constant 0).
+        let unary = |alu: AluOp, x: &Expr| -> Result<(AluOp, Typed, Typed)> {
+            let a = self.operand(x)?;
+            self.coerce(&a, w, x.span)?;
+            let unused = Typed {
+                value: Value::Const(0),
+                width: None,
+                narrowed: false,
+            };
+            Ok((alu, a, unused))
+        };
         let (alu, a, b) = match &rhs.kind {
             ExprKind::Binary(op, l, r) => {
                 let alu =
@@ -325,19 +335,7 @@ impl<'e, 'a> Scope<'e, 'a> {
                 }
                 (alu, a, b)
             }
-            ExprKind::Unary(UnOp::BitNot, x) => {
-                let a = self.operand(x)?;
-                self.coerce(&a, w, x.span)?;
-                (
-                    AluOp::Not,
-                    a,
-                    Typed {
-                        value: zero,
-                        width: None,
-                        narrowed: false,
-                    },
-                )
-            }
+            ExprKind::Unary(UnOp::BitNot, x) => unary(AluOp::Not, x)?,
             ExprKind::Unary(op, _) => {
                 return Err(err(
                     ErrorKind::Unsupported,
@@ -363,19 +361,7 @@ impl<'e, 'a> Scope<'e, 'a> {
                 self.coerce(&b, w, r.span)?;
                 (if is_min { AluOp::Min } else { AluOp::Max }, a, b)
             }
-            _ => {
-                let a = self.operand(rhs)?;
-                self.coerce(&a, w, rhs.span)?;
-                (
-                    AluOp::Set,
-                    a,
-                    Typed {
-                        value: zero,
-                        width: None,
-                        narrowed: false,
-                    },
-                )
-            }
+            _ => unary(AluOp::Set, rhs)?,
         };
         let commutes = matches!(
             alu,

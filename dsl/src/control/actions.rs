@@ -233,13 +233,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
 
     /// `lhs = rhs` as VLIW operations (one, or one per part of a concatenation) or an extern
     /// call.
-    fn assign(
-        &mut self,
-        scope: &Scope,
-        lhs: &Expr,
-        rhs: &Expr,
-        span: Span,
-    ) -> Result<Part> {
+    fn assign(&mut self, scope: &Scope, lhs: &Expr, rhs: &Expr, span: Span) -> Result<Part> {
         let env = scope.env();
         if let Some(p) = self.extern_assign(scope, lhs, rhs, span)? {
             return Ok(p);

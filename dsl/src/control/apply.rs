@@ -61,11 +61,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
     /// Straight-line statements in an apply block: as p4c does, each group becomes a keyless
     /// table running one anonymous action. A new group starts where a statement touches a
     /// field an earlier statement of the group wrote (an action reads the PHV once).
-    fn assignments(
-        &mut self,
-        stmts: &[Stmt],
-        next: Option<Node>,
-    ) -> Result<Option<Node>> {
+    fn assignments(&mut self, stmts: &[Stmt], next: Option<Node>) -> Result<Option<Node>> {
         let env = self.scope.env();
         let mut groups: Vec<(Part, Span)> = Vec::new();
         let mut current = Part::default();

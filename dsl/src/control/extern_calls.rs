@@ -25,12 +25,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
 
     /// The error for a method an extern does not have (or not in that form), with how the
     /// extern is used instead.
-    fn bad_method(
-        name: &ast::Ident,
-        x: &Extern,
-        method: &ast::Ident,
-        how: &str,
-    ) -> CompileError {
+    fn bad_method(name: &ast::Ident, x: &Extern, method: &ast::Ident, how: &str) -> CompileError {
         err(
             ErrorKind::Type,
             method.span,
