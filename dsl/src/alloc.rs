@@ -38,12 +38,12 @@
 
 use std::collections::BTreeSet;
 
+use pipelines::dataflow;
 use pipelines::program::*;
 use pipelines::spec::PipeSpec;
 use serde::Serialize;
 
 use crate::ast::Span;
-use crate::control::extern_access;
 use crate::error::{CompileError, ErrorKind, Result};
 
 /// Resources used in one stage.
@@ -269,12 +269,11 @@ fn table_need(t: &Table, c: &ControlProgram, layout: &PhvLayout, spec: &PipeSpec
         let dsts = action
             .ops
             .iter()
-            .map(|o| o.dst)
-            .chain(action.externs.iter().flat_map(|x| extern_access(c, x).1));
+            .map(|o| dataflow::op_writes(o).field)
+            .chain(action.externs.iter().flat_map(dataflow::extern_writes));
         for dst in dsts {
-            for sl in &layout.fields[dst as usize].slices {
-                need.containers.insert(sl.container);
-            }
+            need.containers
+                .extend(dataflow::field_bits(layout, dst).map(|(k, _)| k));
         }
     }
     let name = t.name.as_str();
@@ -336,27 +335,6 @@ fn table_need(t: &Table, c: &ControlProgram, layout: &PhvLayout, spec: &PipeSpec
         need.add(&h.name, "hash_dist", Kind::HashBits, h.width as u32);
     }
     need
-}
-
-fn operand_fields(o: &Operand, out: &mut BTreeSet<FieldId>) {
-    if let Operand::Field(f) | Operand::Slice { field: f, .. } = o {
-        out.insert(*f);
-    }
-}
-
-fn fields_of(cond: &Cond, out: &mut BTreeSet<FieldId>) {
-    match cond {
-        Cond::True => {}
-        Cond::Cmp { a, b, .. } => {
-            operand_fields(a, out);
-            operand_fields(b, out);
-        }
-        Cond::And(a, b) | Cond::Or(a, b) => {
-            fields_of(a, out);
-            fields_of(b, out);
-        }
-        Cond::Not(a) => fields_of(a, out),
-    }
 }
 
 /// Node index: tables first, then gateways.
@@ -482,28 +460,28 @@ pub fn place(
     let mut needs: Vec<Need> = Vec::with_capacity(n);
     for (i, t) in c.tables.iter().enumerate() {
         let a = &mut access[i];
-        a.match_reads.extend(t.keys.iter().map(|k| k.field));
+        a.match_reads
+            .extend(dataflow::key_reads(t).map(|k| k.field));
         for act in table_actions(t) {
             let action = &c.actions[act as usize];
             for op in &action.ops {
-                a.writes.insert(op.dst);
-                operand_fields(&op.a, &mut a.action_reads);
-                if !matches!(op.alu, AluOp::Set | AluOp::Not) {
-                    operand_fields(&op.b, &mut a.action_reads);
-                }
+                a.writes.insert(dataflow::op_writes(op).field);
+                a.action_reads
+                    .extend(dataflow::op_reads(op).map(|r| r.field));
             }
             for x in &action.externs {
                 // Extern inputs address memories or feed the hash and stateful ALUs at the
                 // start of the stage: they behave like match inputs.
-                let (reads, dst) = extern_access(c, x);
-                a.match_reads.extend(reads);
-                a.writes.extend(dst);
+                a.match_reads.extend(dataflow::extern_reads(c, x));
+                a.writes.extend(dataflow::extern_writes(x));
             }
         }
         needs.push(table_need(t, c, layout, spec));
     }
     for (g, gw) in c.gateways.iter().enumerate() {
-        fields_of(&gw.cond, &mut access[nt + g].match_reads);
+        access[nt + g]
+            .match_reads
+            .extend(dataflow::cond_reads(&gw.cond).iter().map(|r| r.field));
         needs.push(Need {
             gateways: 1,
             ..Need::default()

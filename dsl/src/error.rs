@@ -30,6 +30,11 @@ pub enum ErrorKind {
     Resource,
 }
 
+/// A compile error of `kind` at `span`: what every pass writes for [`CompileError::new`].
+pub(crate) fn err(kind: ErrorKind, span: Span, msg: impl Into<String>) -> CompileError {
+    CompileError::new(kind, span, msg)
+}
+
 /// A compile error with its position.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{file}:{line}:{col}: {message}")]

@@ -6,8 +6,8 @@
 //! 2. [`check`]: declarations, types and the architecture's rules (the TNA built-ins live
 //!    in [`tna`]);
 //! 3. [`lower`]: each gress's parser and deparser, and (module `control`) its match-action
-//!    control with the externs its actions drive; `RegisterAction` bodies go through
-//!    [`salu`];
+//!    control with the externs its actions drive, into one layout of fields and headers
+//!    (module `layout`); `RegisterAction` bodies go through [`salu`];
 //! 4. [`phv`]: fields → PHV container slices;
 //! 5. [`alloc`]: tables and gateways → MAU stages under the table dependency graph and every
 //!    per-stage resource; extern arrays and hash units follow their table;
@@ -58,6 +58,7 @@ pub mod ast;
 pub mod check;
 mod control;
 pub mod error;
+mod layout;
 pub mod lower;
 pub mod parse;
 pub mod phv;

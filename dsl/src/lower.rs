@@ -17,14 +17,11 @@ use pipelines::program::*;
 use pipelines::spec::PipeSpec;
 
 use crate::ast::{self, Expr, ExprKind, Pattern, Span, Stmt, TransitionDecl};
-use crate::check::{Env, FieldKey, FieldRef, GressBlocks, HeaderRef, Place, Scope, Value};
+use crate::check::{Env, GressBlocks, Place, Scope, Value};
 use crate::control::ControlLowering;
-use crate::error::{CompileError, ErrorKind, Result};
+use crate::error::{err, ErrorKind, Result};
+use crate::layout::LayoutBuilder;
 use crate::tna;
-
-fn err(kind: ErrorKind, span: Span, msg: impl Into<String>) -> CompileError {
-    CompileError::new(kind, span, msg)
-}
 
 /// One gress lowered, plus the source positions later passes need for their errors.
 pub struct LoweredGress {
@@ -70,97 +67,6 @@ pub fn lower_gress(env: &Env, blocks: &GressBlocks, spec: &PipeSpec) -> Result<L
         control_span: blocks.control.name.span,
         parser_span: blocks.parser.name.span,
     })
-}
-
-// ---------------------------------------------------------------------------------------------
-// PHV layout (which fields exist)
-
-/// Interns fields and headers into a [`PhvLayout`] on first use.
-#[derive(Default)]
-pub(crate) struct LayoutBuilder {
-    pub(crate) layout: PhvLayout,
-    fields: HashMap<FieldKey, FieldId>,
-    headers: HashMap<FieldKey, HeaderId>,
-}
-
-impl LayoutBuilder {
-    fn new_field(&mut self, key: FieldKey, name: String, width: u16) -> FieldId {
-        let id = self.layout.fields.len() as FieldId;
-        self.layout.fields.push(Field {
-            name,
-            width,
-            slices: Vec::new(),
-        });
-        self.fields.insert(key, id);
-        id
-    }
-
-    /// A header and all its fields (a header is extracted and emitted whole).
-    pub(crate) fn header(&mut self, env: &Env, h: &HeaderRef) -> HeaderId {
-        if let Some(&id) = self.headers.get(&h.key) {
-            return id;
-        }
-        let fields = env
-            .header_fields(&h.ty)
-            .iter()
-            .map(|(n, w)| self.new_field(h.key.child(n), format!("{}.{n}", h.name), *w))
-            .collect();
-        let valid = self.new_field(h.valid_key(), format!("{}.$valid", h.name), 1);
-        let id = self.layout.headers.len() as HeaderId;
-        self.layout.headers.push(Header {
-            name: h.name.clone(),
-            fields,
-            valid,
-        });
-        self.headers.insert(h.key.clone(), id);
-        id
-    }
-
-    pub(crate) fn field(&mut self, env: &Env, f: &FieldRef) -> FieldId {
-        if let Some(h) = &f.header {
-            self.header(env, h);
-        }
-        if let Some(&id) = self.fields.get(&f.key) {
-            return id;
-        }
-        let id = self.new_field(f.key.clone(), f.name.clone(), f.width);
-        if let Some(i) = f.intrinsic {
-            self.layout.intrinsics.push((i, id));
-        }
-        id
-    }
-
-    pub(crate) fn valid(&mut self, env: &Env, h: &HeaderRef) -> FieldId {
-        let id = self.header(env, h);
-        self.layout.headers[id as usize].valid
-    }
-
-    /// The field the compiler sets beside every write of `ucast_egress_port`, so the traffic
-    /// manager knows the port was chosen.
-    pub(crate) fn ucast_valid(&mut self, port: &FieldRef) -> FieldId {
-        let key = port.key.child("$valid");
-        if let Some(&id) = self.fields.get(&key) {
-            return id;
-        }
-        let id = self.new_field(key, format!("{}_valid", port.name), 1);
-        self.layout
-            .intrinsics
-            .push((Intrinsic::UcastEgressPortValid, id));
-        id
-    }
-
-    pub(crate) fn operand(&mut self, env: &Env, v: &Value) -> Operand {
-        match v {
-            Value::Field(f) => Operand::Field(self.field(env, f)),
-            Value::Const(c) => Operand::Const(*c),
-            Value::Param(i) => Operand::Param(*i),
-            Value::Slice(f, hi, lo) => Operand::Slice {
-                field: self.field(env, f),
-                hi: *hi,
-                lo: *lo,
-            },
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -372,7 +278,7 @@ fn select(
             let mut shift = total;
             for (p, &fw) in c.keyset.iter().zip(&key_fields) {
                 shift -= fw as u32;
-                let (v, m) = masked(env, p, fw)?;
+                let (v, m) = env.keyset(p, fw)?;
                 value |= v << shift;
                 mask |= m << shift;
             }
@@ -448,30 +354,6 @@ fn select_key(scope: &Scope, k: &Expr, layout: &mut LayoutBuilder) -> Result<(u1
             format!("`{}` is not a field", env.text(k.span)),
         )),
     }
-}
-
-pub(crate) fn ones(w: u16) -> u128 {
-    if w >= 128 {
-        u128::MAX
-    } else {
-        (1u128 << w) - 1
-    }
-}
-
-/// A keyset element as value and mask over `w` bits.
-pub(crate) fn masked(env: &Env, p: &Pattern, w: u16) -> Result<(u128, u128)> {
-    Ok(match p {
-        Pattern::Value(v) => (env.const_value(v, Some(w))?, ones(w)),
-        Pattern::Mask(v, m) => (env.const_value(v, Some(w))?, env.const_value(m, Some(w))?),
-        Pattern::Any(_) => (0, 0),
-        Pattern::Range(..) => {
-            return Err(err(
-                ErrorKind::Unsupported,
-                p.span(),
-                "a range can only be used when it is the whole select key",
-            ))
-        }
-    })
 }
 
 // ---------------------------------------------------------------------------------------------

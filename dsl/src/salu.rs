@@ -20,11 +20,7 @@ use pipelines::spec::SaluSpec;
 
 use crate::ast::{BinOp, Block, Expr, ExprKind, Span, Stmt, UnOp};
 use crate::check::{FieldRef, Scope, Value};
-use crate::error::{CompileError, ErrorKind, Result};
-
-fn err(kind: ErrorKind, span: Span, msg: impl Into<String>) -> CompileError {
-    CompileError::new(kind, span, msg)
-}
+use crate::error::{err, ErrorKind, Result};
 
 /// The three lists of a compiled body.
 pub struct SaluProgram {

@@ -10,44 +10,15 @@
 //! (`Ingress.flow_count`) or by a unique last component (`flow_count`).
 
 use crate::entries::{
-    find_by_name, parse_value, resolve, resolve_key, EntrySpec, KeySpec, ResolvedEntry, Value,
+    find_by_name, parse_value, resolve, resolve_key, ControlFile, EntrySpec, KeySpec,
+    ResolvedEntry, Value,
 };
+pub use crate::entries::{MeterSetting, RegisterWrite};
 use crate::meter::MeterConfig;
-use crate::program::{
-    CounterId, Gress, GressProgram, KeyMatch, MeterId, Program, RegisterId, TableId,
-};
+use crate::program::{Gress, GressProgram, KeyMatch, MeterId, Program, RegisterId, TableId};
 use crate::table::TableError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-
-/// A register element to write, as written in files.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RegisterWrite {
-    /// Register array name.
-    pub register: String,
-    /// Element index.
-    pub index: u32,
-    /// Value.
-    pub value: Value,
-}
-
-/// A meter's configuration, as written in files: rates per second and bursts in the
-/// meter's unit (bytes or packets).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MeterSetting {
-    /// Meter array name.
-    pub meter: String,
-    /// Meter index.
-    pub index: u32,
-    /// Committed information rate (units per second).
-    pub cir: Value,
-    /// Peak information rate (units per second, at least `cir`).
-    pub pir: Value,
-    /// Committed burst size (units).
-    pub cbs: Value,
-    /// Peak burst size (units).
-    pub pbs: Value,
-}
 
 /// The key of an entry to delete, as written in files.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,6 +45,21 @@ pub enum ControlOp {
     WriteRegister(RegisterWrite),
     /// Configure one meter (its buckets start full).
     ConfigureMeter(MeterSetting),
+}
+
+// Here rather than beside `ControlFile`: the entries module, which reads the file, knows
+// nothing of operations (this module resolves them, through it).
+impl ControlFile {
+    /// The file's contents as operations, in order: entries, registers, meters.
+    pub fn ops(&self) -> Vec<ControlOp> {
+        self.tables
+            .iter()
+            .cloned()
+            .map(ControlOp::AddEntry)
+            .chain(self.registers.iter().cloned().map(ControlOp::WriteRegister))
+            .chain(self.meters.iter().cloned().map(ControlOp::ConfigureMeter))
+            .collect()
+    }
 }
 
 /// A control-plane operation resolved against a program.
@@ -253,18 +239,6 @@ pub fn resolve_meter(p: &Program, name: &str) -> Result<(Gress, MeterId), String
     find_by_name(items, name, "meter array")
 }
 
-/// The gress and index of the counter array named `name`.
-pub fn resolve_counter(p: &Program, name: &str) -> Result<(Gress, CounterId), String> {
-    let items = gresses(p).into_iter().flat_map(|(g, gp)| {
-        gp.control
-            .counters
-            .iter()
-            .enumerate()
-            .map(move |(i, c)| ((g, i as u16), c.name.as_str()))
-    });
-    find_by_name(items, name, "counter array")
-}
-
 fn u64_of(v: &Value, what: &str) -> Result<u64, String> {
     let n = parse_value(v)?;
     u64::try_from(n).map_err(|_| format!("{what} {n} does not fit 64 bits"))
@@ -314,4 +288,28 @@ pub fn resolve_op(p: &Program, op: &ControlOp) -> Result<ResolvedControlOp, Stri
         }
         ControlOp::ConfigureMeter(m) => resolve_meter_setting(p, m)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entries::parse_control_file;
+
+    #[test]
+    fn a_control_file_is_its_operations_in_order() {
+        let full = r#"(
+            tables: [ (table: "t", key: [Exact(1)], action: "a") ],
+            registers: [ (register: "r", index: 3, value: "0x10") ],
+            meters: [ (meter: "m", index: 0, cir: 1_000_000, pir: 2_000_000, cbs: 1500, pbs: 3000) ],
+        )"#;
+        let ops = parse_control_file(full, "e.ron").unwrap().ops();
+        assert!(matches!(
+            ops[..],
+            [
+                ControlOp::AddEntry(_),
+                ControlOp::WriteRegister(_),
+                ControlOp::ConfigureMeter(_)
+            ]
+        ));
+    }
 }

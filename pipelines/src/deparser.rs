@@ -4,11 +4,23 @@
 //! Most packets leave with the headers they came with, at the same offsets: then only the
 //! bits something may have written since the parser read them need writing back, in place
 //! ([`InPlace`]); the rest of the packet's bytes already are what emitting would produce.
+//!
+//! The in-place path must give the bytes and the PHV that [`update_checksums`] and [`emit`]
+//! give (the reference the pipe falls back to; a property test compares the two on random
+//! programs). It relies on:
+//! - every writer of the PHV besides a header's own extraction being in
+//!   [`crate::dataflow::writers`]: a slice no writer there touches is not written back, so a
+//!   writer missing from it would leave the parsed bytes in the packet;
+//! - the slices of one header holding distinct container bits (the verifier refuses others),
+//!   so its stores may go in any order;
+//! - a checksum summed from the packet's bytes (a `HeaderChecksum`) only for a header the
+//!   deparser emits, as only those are written back; the checksum of a valid header it does
+//!   not emit is still in the PHV for the mirror header and the outputs, as emitting leaves
+//!   it.
 
+use crate::dataflow::{self, slice_bits, Writer};
 use crate::phv::{ChecksumTerm, FieldRef, HeaderWire, Phv, SliceLoad, WireLayout, WireSlice};
-use crate::program::{
-    ChecksumUpdate, DeparserProgram, GressProgram, HeaderId, ParserOp, PhvLayout, PhvSlice,
-};
+use crate::program::{ChecksumUpdate, DeparserProgram, GressProgram, HeaderId, PhvLayout};
 
 /// Appends big-endian bit strings to a byte buffer, 32 bits at a time; dropping it writes
 /// what is left, the last byte zero-padded.
@@ -96,11 +108,12 @@ pub fn emit(prog: &DeparserProgram, wire: &WireLayout, phv: &Phv, out: &mut Vec<
 /// write after the parser read them, found when a gress loads: what the deparser writes back
 /// when it leaves the headers in place ([`InPlace::deparse`]).
 ///
-/// A slice is written back if its bits are a destination of an action's operation or
-/// extern, a checksum, a parser constant or an intrinsic, or are shared with another slice
-/// of any header (an overlay, or a validity bit): then the PHV may no longer hold what the
-/// wire has there. Every other bit of a header still holds what the parser read from the
-/// packet, so the packet's own byte is the byte emitting would write.
+/// A slice is written back if its bits are written by one of [`crate::dataflow::writers`]
+/// other than the extractions (an action's operation or extern, a checksum, a parser
+/// constant, an intrinsic), or are shared with another slice of any header (an overlay, or
+/// a validity bit): then the PHV may no longer hold what the wire has there. Every other
+/// bit of a header still holds what the parser read from the packet, so the packet's own
+/// byte is the byte emitting would write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InPlace {
     /// Per header (indexed like [`PhvLayout::headers`]), what to write back.
@@ -183,12 +196,11 @@ impl HeaderChecksum {
         if runs.is_empty() || dst_header != header || dst.width != 16 || dst_offset % 8 != 0 {
             return None;
         }
-        let bits_of = |s: &PhvSlice| (s.container, (((1u64 << s.width) - 1) as u32) << s.lsb);
         let shared = layout.fields.iter().enumerate().any(|(g, other)| {
             g != c.dst as usize
                 && other.slices.iter().any(|o| {
                     dst.slices.iter().any(|s| {
-                        let ((oc, om), (sc, sm)) = (bits_of(o), bits_of(s));
+                        let ((oc, om), (sc, sm)) = (slice_bits(o), slice_bits(s));
                         oc == sc && om & sm != 0
                     })
                 })
@@ -350,59 +362,39 @@ impl InPlace {
     /// The slices of `prog`'s headers to write back; `wire` is [`WireLayout::new`] of it.
     pub fn new(prog: &GressProgram, wire: &WireLayout) -> InPlace {
         let layout = &prog.phv;
-        let containers = layout
-            .fields
-            .iter()
-            .flat_map(|f| &f.slices)
-            .map(|s| s.container as usize + 1)
-            .max()
-            .unwrap_or(0);
+        let containers = layout.containers();
         // Per container, the bits written after parsing, and the bits two header slices
         // claim.
-        let mut written = vec![0u32; containers];
+        let mut written_bits = vec![0u32; containers];
         let mut once = vec![0u32; containers];
         let mut twice = vec![0u32; containers];
-        let bits = |container: u16, lsb: u8, width: u8| {
-            (container as usize, (((1u64 << width) - 1) as u32) << lsb)
-        };
-        let c = &prog.control;
-        let fields = c
-            .actions
-            .iter()
-            .flat_map(|a| {
-                a.ops
-                    .iter()
-                    .map(|o| Some(o.dst))
-                    .chain(a.externs.iter().flat_map(|e| e.written()))
-            })
-            .chain(prog.deparser.checksums.iter().map(|k| Some(k.dst)))
-            .chain(prog.parser.states.iter().flat_map(|s| {
-                s.ops.iter().map(|o| match *o {
-                    ParserOp::SetConst { field, .. } => Some(field),
-                    ParserOp::Extract(_) | ParserOp::Advance(_) => None,
-                })
-            }))
-            .chain(layout.intrinsics.iter().map(|&(_, f)| Some(f)))
-            .flatten();
-        for f in fields {
-            for s in &layout.fields[f as usize].slices {
-                let (k, m) = bits(s.container, s.lsb, s.width);
-                written[k] |= m;
-            }
+        // Whole fields, even where an operation deposits only some bits: writing back bits
+        // that still hold what the parser read is harmless.
+        let written = dataflow::writers(prog)
+            .into_iter()
+            .filter(|(w, _)| !matches!(w, Writer::Extract(_)))
+            .flat_map(|(_, f)| dataflow::field_bits(layout, f.field));
+        for (k, m) in written {
+            written_bits[k as usize] |= m;
         }
+        let wire_bits = |s: &WireSlice| (s.container as usize, s.mask << s.lsb);
         for h in &wire.headers {
             for s in h.slices.iter().chain(&h.valid) {
-                let (k, m) = bits(s.container, s.lsb, s.width);
+                let (k, m) = wire_bits(s);
                 twice[k] |= once[k] & m;
                 once[k] |= m;
             }
         }
         let mut sums = vec![Vec::new(); wire.headers.len()];
+        // A checksum is summed in place as its header is written back, so only for a
+        // header the deparser emits: the PHV keeps the checksum of a valid header it does
+        // not emit too (a mirror header may carry it), which only `update_checksums` sums.
         let sums_in_place = prog.deparser.checksums.iter().all(|c| {
-            HeaderChecksum::new(layout, c).is_some_and(|(h, k)| {
-                sums[h as usize].push(k);
-                true
-            })
+            prog.deparser.emit.contains(&c.when_valid)
+                && HeaderChecksum::new(layout, c).is_some_and(|(h, k)| {
+                    sums[h as usize].push(k);
+                    true
+                })
         });
         if !sums_in_place {
             sums.iter_mut().for_each(Vec::clear);
@@ -415,8 +407,8 @@ impl InPlace {
                 h.loads
                     .iter()
                     .filter(|l| {
-                        let (k, m) = bits(l.slice.container, l.slice.lsb, l.slice.width);
-                        (written[k] | twice[k]) & m != 0
+                        let (k, m) = wire_bits(&l.slice);
+                        (written_bits[k] | twice[k]) & m != 0
                     })
                     .for_each(|&l| stores.push(l));
                 stores
@@ -433,7 +425,7 @@ impl InPlace {
     }
 
     /// Recompute the checksums and deparse into the packet's own bytes, if its headers are
-    /// where the parser found them (see [`InPlace::write_back`]); then this returns true.
+    /// where the parser found them (see `InPlace::write_back`); then this returns true.
     /// Otherwise it returns false, with the checksums in the PHV, having written at most
     /// some slices inside `data[..payload]`, which the caller then replaces with [`emit`]'s
     /// headers.
@@ -568,7 +560,7 @@ pub fn mirror_header(
 mod tests {
     use super::*;
     use crate::phv::{checksum_terms, field_slices, WireSlice};
-    use crate::program::{Field, Header};
+    use crate::program::{Field, Header, PhvSlice};
 
     /// A layout of one header of fields of `widths` (each slice in a container of its
     /// own, from container 1; the validity bit in container 0), its fields numbered from 0
@@ -620,14 +612,7 @@ mod tests {
     /// The checksum of `c` both ways over the header in `bytes`: from the packet's bytes
     /// (if it is bytes of the header) and from the PHV the parser fills from them.
     fn both_ways(layout: &PhvLayout, c: &ChecksumUpdate, bytes: &[u8]) -> (Option<u16>, u16) {
-        let containers = layout
-            .fields
-            .iter()
-            .flat_map(|f| &f.slices)
-            .map(|s| s.container as usize + 1)
-            .max()
-            .unwrap_or(0);
-        let mut phv = Phv::new(containers);
+        let mut phv = Phv::new(layout.containers());
         let (slices, _) = field_slices(layout, &layout.headers[0].fields);
         for s in &slices {
             let v = crate::parser::read_bits(bytes, s.offset as usize, s.width as usize);

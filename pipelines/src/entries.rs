@@ -1,5 +1,7 @@
-//! Table entries as people write them: RON files that name tables and actions and give
-//! values as numbers, hex, IPv4 or MAC addresses.
+//! Table entries, register writes and meter settings as people write them: RON files that
+//! name tables, actions, registers and meters and give values as numbers, hex, IPv4 or MAC
+//! addresses. What they become as control-plane operations is [`crate::control`]'s, which
+//! resolves them through this module (never the other way round).
 //!
 //! ```ron
 //! [
@@ -13,7 +15,6 @@
 //! when that is unambiguous. Resolution turns each [`EntrySpec`] into a [`ResolvedEntry`]
 //! (indices and numbers) or an error naming the entry and what is wrong.
 
-pub use crate::control::{ControlOp, MeterSetting, RegisterWrite};
 use crate::program::{ActionCall, Entry, Gress, KeyMatch, Program};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -40,6 +41,35 @@ pub enum KeySpec {
     Ternary(Value, Value),
     /// Inclusive range.
     Range(Value, Value),
+}
+
+/// A register element to write, as written in files.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegisterWrite {
+    /// Register array name.
+    pub register: String,
+    /// Element index.
+    pub index: u32,
+    /// Value.
+    pub value: Value,
+}
+
+/// A meter's configuration, as written in files: rates per second and bursts in the
+/// meter's unit (bytes or packets).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MeterSetting {
+    /// Meter array name.
+    pub meter: String,
+    /// Meter index.
+    pub index: u32,
+    /// Committed information rate (units per second).
+    pub cir: Value,
+    /// Peak information rate (units per second, at least `cir`).
+    pub pir: Value,
+    /// Committed burst size (units).
+    pub cbs: Value,
+    /// Peak burst size (units).
+    pub pbs: Value,
 }
 
 /// One entry, as written.
@@ -228,19 +258,6 @@ pub struct ControlFile {
     pub meters: Vec<MeterSetting>,
 }
 
-impl ControlFile {
-    /// The file's contents as operations, in order: entries, registers, meters.
-    pub fn ops(&self) -> Vec<ControlOp> {
-        self.tables
-            .iter()
-            .cloned()
-            .map(ControlOp::AddEntry)
-            .chain(self.registers.iter().cloned().map(ControlOp::WriteRegister))
-            .chain(self.meters.iter().cloned().map(ControlOp::ConfigureMeter))
-            .collect()
-    }
-}
-
 /// The first significant character of a RON text (skipping whitespace and comments).
 fn first_significant(text: &str) -> Option<char> {
     let mut rest = text;
@@ -332,8 +349,6 @@ mod tests {
             (f.tables.len(), f.registers.len(), f.meters.len()),
             (1, 1, 1)
         );
-        assert_eq!(f.ops().len(), 3);
-        assert!(matches!(f.ops()[1], ControlOp::WriteRegister(_)));
         assert!(parse_entries(full, "e.ron")
             .unwrap_err()
             .contains("control file"));

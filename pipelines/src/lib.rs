@@ -5,7 +5,9 @@
 //! tables ([`table`], their entries' action data decoded when installed: [`action_data`]),
 //! the match-action stages ([`mau`]), the deparser ([`deparser`]) and a loaded gress with
 //! its timing ([`pipe`]). [`verify`] checks a program against a chip before
-//! it is loaded, so a bad program is an error, never a panic at run time.
+//! it is loaded, so a bad program is an error, never a panic at run time. [`dataflow`] says
+//! what every part of a program reads and writes, for the verifier, the fast paths' plans
+//! and the compiler; [`alu`] is the arithmetic the MAU and the stateful ALUs share.
 //!
 //! The externs an action drives each have their own module, so each primitive can be
 //! tested and stepped through on its own: [`salu`] (register arrays and the stateful ALU),
@@ -14,17 +16,18 @@
 //! operations by name, RON entry files, and their resolution against a program.
 //!
 //! Crates used, and why: `serde` (the program format is data: dumped as RON, loaded back);
-//! `thiserror` (one error type per concern, with messages that name the place);
-//! `smallvec` (table keys of a few fields without heap allocation per packet);
-//! `rustc-hash` (a fast, deterministic hash for exact-match tables; lookups only, never
-//! iterated in simulation order); `crc` (catalogue CRC engines, so hash units are
-//! bit-exact); `rand_chacha`/`rand_core` (a small, portable, seedable generator for
-//! `Random`: the same seed gives the same numbers on every host). The PHV is plain integer containers, not `bitvec`: it is
-//! on the hottest path.
+//! `ron` (entry and control files); `smallvec` (table keys of a few fields without heap
+//! allocation per packet); `rustc-hash` (a fast, deterministic hash for exact-match tables;
+//! lookups only, never iterated in simulation order); `crc` (catalogue CRC engines, so hash
+//! units are bit-exact); `rand_chacha`/`rand_core` (a small, portable, seedable generator
+//! for `Random`: the same seed gives the same numbers on every host). The PHV is plain
+//! integer containers, not `bitvec`: it is on the hottest path.
 
 pub mod action_data;
+pub mod alu;
 pub mod control;
 pub mod counter;
+pub mod dataflow;
 pub mod deparser;
 pub mod entries;
 pub mod hash;

@@ -127,11 +127,6 @@ impl MeterBank {
         Ok(())
     }
 
-    /// Remove meter `i`'s configuration: it colours green again.
-    pub fn unconfigure(&mut self, i: usize) {
-        self.meters[i] = Meter::default();
-    }
-
     /// Meter `i`'s configuration and buckets (as last updated by a packet).
     pub fn read(&self, i: usize) -> MeterReading {
         let m = &self.meters[i];

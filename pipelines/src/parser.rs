@@ -5,8 +5,17 @@
 //! picks the next state from a select over extracted fields or lookahead bits. A packet too
 //! short for what the program asks, or a walk longer than the chip's parse-depth limit, ends
 //! in a [`ParseError`]: the packet takes the error path and is counted, never a panic.
+//!
+//! A byte-aligned header with room for its 8-byte loads is stored by
+//! [`HeaderWire::extract_aligned`], the fast path; any other by [`extract_bits`], slice by
+//! slice, the reference (a property test compares them on random layouts). The aligned
+//! extract stores a slice that holds every bit any field has in its container as the
+//! container's whole value, so it relies on the bits no field has being 0 (nothing writes a
+//! container but through field slices, and a packet's PHV starts cleared), and, as it
+//! stores fills before merges, on a header's slices holding distinct container bits (the
+//! verifier refuses others).
 
-use crate::phv::{mask, Phv, SelectRead, WireLayout};
+use crate::phv::{mask, HeaderWire, Phv, SelectRead, WireLayout};
 use crate::program::{
     CasePattern, HeaderId, Next, ParserOp, ParserProgram, PhvLayout, SelectKey, Transition,
 };
@@ -120,6 +129,18 @@ pub fn read_bits(data: &[u8], bit_off: usize, width: usize) -> u128 {
     acc
 }
 
+/// Store `header`'s slices from the packet's bits at `at_bit` on: each slice read on its
+/// own with [`read_bits`], wherever it starts. The reference extract: the parser takes it
+/// for a header that is not byte-aligned or too near the packet's end for
+/// [`HeaderWire::extract_aligned`], which must store what this stores (a property test
+/// compares them). The caller guarantees the header's bits lie within `data`.
+pub fn extract_bits(header: &HeaderWire, data: &[u8], at_bit: usize, phv: &mut Phv) {
+    for s in &header.slices {
+        let v = read_bits(data, at_bit + s.offset as usize, s.width as usize) as u32;
+        s.put(phv, v);
+    }
+}
+
 /// Run the parser over `data`, visiting at most `max_depth` states. On success returns the
 /// byte offset where the payload starts (everything the parser did not extract or skip).
 /// On failure the headers extracted so far stay valid in the PHV. `wire` is
@@ -163,11 +184,7 @@ pub fn parse(
                     let aligned = cursor_bits % 8 == 0
                         && header.extract_aligned(data.get(start..).unwrap_or_default(), phv);
                     if !aligned {
-                        for s in &header.slices {
-                            let at = cursor_bits + s.offset as usize;
-                            let v = read_bits(data, at, s.width as usize) as u32;
-                            s.put(phv, v);
-                        }
+                        extract_bits(header, data, cursor_bits, phv);
                     }
                     if let Some(s) = &header.valid {
                         s.put(phv, 1);

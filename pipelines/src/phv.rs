@@ -68,12 +68,6 @@ impl Phv {
         }
     }
 
-    /// Bits `lsb .. lsb + width` of container `c` (`width <= 32`).
-    #[inline]
-    pub fn slice(&self, c: u16, lsb: u8, width: u8) -> u32 {
-        (self.words[c as usize] >> lsb) & low_mask(width)
-    }
-
     /// Write `v` (truncated to `width` bits) into bits `lsb .. lsb + width` of container `c`.
     #[inline]
     pub fn deposit(&mut self, c: u16, lsb: u8, width: u8, v: u32) {

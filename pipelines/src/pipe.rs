@@ -15,13 +15,12 @@
 //! to every pipe (`asic-model`'s `control_plane.rs`).
 
 use crate::control::{ControlError, ResolvedControlOp};
-use crate::counter::{CounterBank, Counts};
+use crate::counter::Counts;
 use crate::deparser::{emit, mirror_header, InPlace, MirrorHeader};
-use crate::hash::HashEngine;
 use crate::mau::{
     run_control, ControlPlan, ControlStats, DepthView, ExternState, NoDepths, PacketCtx,
 };
-use crate::meter::{MeterBank, MeterConfig, MeterReading};
+use crate::meter::{MeterConfig, MeterReading};
 use crate::parser::{parse, ParseError};
 use crate::phv::{FieldRef, Phv, WireLayout};
 use crate::program::{
@@ -33,8 +32,6 @@ use crate::spec::{LatencySpec, PipeSpec, StageFeatures};
 use crate::table::{TableError, TableState};
 use crate::time::Clock;
 use crate::verify::{verify_gress, VerifyError};
-use rand_chacha::ChaCha8Rng;
-use rand_core::SeedableRng;
 use std::fmt;
 
 /// What a stage of the control holds that costs extra cycles: a TCAM table, a register
@@ -368,30 +365,7 @@ impl LoadedGress {
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(LoadError::Table)?;
-        let c = &prog.control;
-        let ext = ExternState {
-            registers: c
-                .registers
-                .iter()
-                .map(|r| RegisterBank::new(r.size, r.width, r.init))
-                .collect(),
-            meters: c
-                .meters
-                .iter()
-                .map(|m| MeterBank::new(m.size, m.unit))
-                .collect(),
-            counters: c
-                .counters
-                .iter()
-                .map(|k| CounterBank::new(k.size as usize, k.kind))
-                .collect(),
-            hashes: c
-                .hashes
-                .iter()
-                .map(|h| HashEngine::new(&h.algorithm).expect("verified: CRC parameters fit"))
-                .collect(),
-            rng: ChaCha8Rng::seed_from_u64(seed),
-        };
+        let ext = ExternState::new(&prog.control, seed);
         let mut bind: Bindings = [None; Intrinsic::COUNT];
         for &(i, f) in &prog.phv.intrinsics {
             bind[i as usize] = Some(f);
@@ -427,15 +401,7 @@ impl LoadedGress {
             max_depth: spec.parser.max_depth as usize,
             ext,
             // Only the containers the program uses: each packet clears them all.
-            phv: Phv::new(
-                prog.phv
-                    .fields
-                    .iter()
-                    .flat_map(|f| &f.slices)
-                    .map(|s| s.container as usize + 1)
-                    .max()
-                    .unwrap_or(0),
-            ),
+            phv: Phv::new(prog.phv.containers()),
             tables,
             prog,
             parser_error,

@@ -18,7 +18,7 @@
 //! PHV operands are read as the PHV was before the action (like every VLIW operation) and
 //! truncated to the register's width, as the ALU's input crossbar is.
 
-use crate::mau::alu;
+use crate::alu::alu;
 use crate::phv::mask;
 use crate::program::{MinMax, SaluOperand, SaluValue, StatefulAlu};
 

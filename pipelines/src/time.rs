@@ -76,7 +76,6 @@ impl fmt::Display for Time {
 /// A clock domain: converts between cycle numbers and time without drift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Clock {
-    hz: u64,
     /// `PS_PER_SEC / hz` in lowest terms (`num / den`): the same quotients, in 64 bits
     /// while the products fit.
     num: u64,
@@ -96,15 +95,9 @@ impl Clock {
         assert!(hz > 0, "clock frequency must be positive");
         let g = gcd(PS_PER_SEC, hz);
         Clock {
-            hz,
             num: PS_PER_SEC / g,
             den: hz / g,
         }
-    }
-
-    /// Frequency in Hz.
-    pub fn hz(self) -> u64 {
-        self.hz
     }
 
     /// The time at which cycle `n` begins: `ceil(n * 1e12 / hz)`.

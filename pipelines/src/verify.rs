@@ -15,11 +15,12 @@
 //! read is refused outside ingress (the TM publishes depths to ingress only); its operands
 //! are checked like an operation's, and it takes no stage unit.
 
+use crate::dataflow::{self, FieldBits};
 use crate::hash::HashEngine;
 use crate::program::{
-    Cond, ControlProgram, CountKind, ExternCall, ExternIndex, GressProgram, HashAlgorithm, Next,
-    Node, Operand, ParserOp, PhvLayout, Program, SaluOperand, SaluValue, SelectKey, TableNext,
-    Transition,
+    Cond, ControlProgram, CountKind, ExternCall, ExternIndex, FieldId, GressProgram, HashAlgorithm,
+    Next, Node, Operand, ParserOp, PhvLayout, Program, SaluOperand, SaluValue, SelectKey,
+    TableNext, Transition,
 };
 use crate::spec::PipeSpec;
 use std::fmt;
@@ -210,6 +211,9 @@ fn verify_phv(cx: &Ctx, phv: &PhvLayout, spec: &PipeSpec) -> Result<(), VerifyEr
                 format!("slices hold {bits} bits, the field has {}", f.width),
             );
         }
+        if !disjoint(phv, &[i as FieldId]) {
+            return cx.err(&place, "two of its slices share container bits");
+        }
     }
     let nf = phv.fields.len();
     for (i, h) in phv.headers.iter().enumerate() {
@@ -227,6 +231,9 @@ fn verify_phv(cx: &Ctx, phv: &PhvLayout, spec: &PipeSpec) -> Result<(), VerifyEr
                 &place,
                 format!("{bits} bits is not a whole number of bytes"),
             );
+        }
+        if !disjoint(phv, &h.fields) {
+            return cx.err(&place, "two of its fields share container bits");
         }
     }
     for (which, f) in &phv.intrinsics {
@@ -284,7 +291,7 @@ fn verify_control(
     for (i, a) in c.actions.iter().enumerate() {
         let place = format!("control.actions[{i}] ({})", a.name);
         // (field, bits written): no bit may be written twice by one action.
-        let mut dsts: Vec<(u16, u128)> = Vec::new();
+        let mut dsts: Vec<FieldBits> = Vec::new();
         for op in &a.ops {
             let slice_ok = match op.dst_slice {
                 None => true,
@@ -299,11 +306,7 @@ fn verify_control(
             {
                 return cx.err(&place, format!("bad operation {op:?}"));
             }
-            let bits = match op.dst_slice {
-                None => u128::MAX,
-                Some((hi, lo)) => crate::phv::mask((hi - lo + 1) as u32) << lo,
-            };
-            dsts.push((op.dst, bits));
+            dsts.push(dataflow::op_writes(op));
         }
         let mut registers: Vec<u16> = Vec::new();
         for call in &a.externs {
@@ -311,15 +314,13 @@ fn verify_control(
                 ExternIndex::Operand(o) => operand_ok(o, a.params.len()),
                 ExternIndex::Hash(h) => (h as usize) < c.hashes.len(),
             };
-            let mut lane = None;
-            let (ok, dst) = match *call {
+            let ok = match *call {
                 ExternCall::Stateful {
                     salu,
                     index,
-                    dst,
                     lane_dst,
+                    ..
                 } => {
-                    lane = lane_dst;
                     if lane_dst.is_some()
                         && c.salus
                             .get(salu as usize)
@@ -345,52 +346,47 @@ fn verify_control(
                         }
                         registers.push(r);
                     }
-                    (ok, dst)
+                    ok
                 }
-                ExternCall::Meter { meter, index, dst } => (
-                    (meter as usize) < c.meters.len() && index_ok(index),
-                    Some(dst),
-                ),
-                ExternCall::Count { counter, index } => (
-                    (counter as usize) < c.counters.len() && index_ok(index),
-                    None,
-                ),
-                ExternCall::Hash { hash, dst } => ((hash as usize) < c.hashes.len(), Some(dst)),
-                ExternCall::Random { dst } => (true, Some(dst)),
-                ExternCall::QueueDepth { port, queue, dst } => {
+                ExternCall::Meter { meter, index, .. } => {
+                    (meter as usize) < c.meters.len() && index_ok(index)
+                }
+                ExternCall::Count { counter, index } => {
+                    (counter as usize) < c.counters.len() && index_ok(index)
+                }
+                ExternCall::Hash { hash, .. } => (hash as usize) < c.hashes.len(),
+                ExternCall::Random { .. } => true,
+                ExternCall::QueueDepth { port, queue, .. } => {
                     if cx.gress != "ingress" {
                         return cx.err(
                             &place,
                             "reads a queue depth; the TM publishes queue depths to ingress only",
                         );
                     }
-                    (
-                        operand_ok(port, a.params.len()) && operand_ok(queue, a.params.len()),
-                        Some(dst),
-                    )
+                    operand_ok(port, a.params.len()) && operand_ok(queue, a.params.len())
                 }
-                ExternCall::EmptyQueues { port, dst } => {
+                ExternCall::EmptyQueues { port, .. } => {
                     if cx.gress != "ingress" {
                         return cx.err(
                             &place,
                             "reads the empty queues; the TM publishes queue depths to ingress only",
                         );
                     }
-                    (operand_ok(port, a.params.len()), Some(dst))
+                    operand_ok(port, a.params.len())
                 }
             };
-            if !ok || dst.into_iter().chain(lane).any(|d| d as usize >= nf) {
+            if !ok || dataflow::extern_writes(call).any(|d| d as usize >= nf) {
                 return cx.err(&place, format!("bad extern call {call:?}"));
             }
-            dsts.extend(dst.into_iter().chain(lane).map(|d| (d, u128::MAX)));
+            dsts.extend(dataflow::extern_writes(call).map(FieldBits::whole));
         }
-        for (i, &(f, bits)) in dsts.iter().enumerate() {
-            if dsts[..i].iter().any(|&(g, b)| g == f && b & bits != 0) {
+        for (i, &w) in dsts.iter().enumerate() {
+            if dsts[..i].iter().any(|&x| x.overlaps(w)) {
                 return cx.err(
                     &place,
                     format!(
                         "bits of field {} are written twice (one operation per destination bit)",
-                        phv.fields[f as usize].name
+                        phv.fields[w.field as usize].name
                     ),
                 );
             }
@@ -877,6 +873,23 @@ fn verify_extern_placement(
         }
     }
     Ok(())
+}
+
+/// Whether no two slices of `fields` share a container bit. The parser's aligned extract
+/// and the deparser's write-back store a header's slices in an order of their own, and the
+/// MAU sets a wide field slice by slice: the same bits held twice would take whichever
+/// store came last. (Fields of different headers, or a header's and metadata, may share
+/// bits: an overlay, which every path handles.)
+fn disjoint(phv: &PhvLayout, fields: &[FieldId]) -> bool {
+    let mut seen: Vec<(u16, u32)> = Vec::new();
+    for s in fields.iter().flat_map(|&f| &phv.fields[f as usize].slices) {
+        let (c, m) = dataflow::slice_bits(s);
+        if seen.iter().any(|&(k, b)| k == c && b & m != 0) {
+            return false;
+        }
+        seen.push((c, m));
+    }
+    true
 }
 
 fn cond_ok(c: &Cond, ok: &dyn Fn(Operand) -> bool) -> bool {

@@ -1,0 +1,11 @@
+//! The integration tests of `dsl`, one module per subject, in one test binary: linking a
+//! binary per file cost more CI time than running them all.
+
+mod common;
+mod error_files;
+mod errors;
+mod externs;
+mod features;
+mod fuzz;
+mod router;
+mod snapshots;
