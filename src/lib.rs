@@ -23,3 +23,4 @@ pub mod run;
 pub mod scenario;
 pub mod stf;
 pub mod sweep_run;
+pub mod tm_experiment;

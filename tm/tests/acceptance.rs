@@ -444,10 +444,15 @@ fn pause_quanta_arithmetic() {
 
 #[test]
 fn experiments_run_by_name() {
+    use experiments::ExperimentResult as R;
     for name in experiments::NAMES {
-        let t = experiments::run(name).unwrap();
-        assert!(!t.rows.is_empty(), "{name}");
-        assert!(t.to_string().contains(name));
+        let rows = match experiments::run(name).unwrap() {
+            R::Dt(r) => r.rows.len(),
+            R::FbIsolation(r) => r.rows.len(),
+            R::FbGamma(r) => r.rows.len(),
+            R::Pfc(r) => r.cycles.len(),
+        };
+        assert!(rows > 0, "{name}");
     }
     assert!(experiments::run("nope").is_none());
 }
