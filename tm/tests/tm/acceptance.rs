@@ -1,19 +1,10 @@
 //! Acceptance tests of issue #5: expectations are computed from the papers' formulas.
 
+use super::req;
 use tm::config::{AdmissionPolicy, ClassConfig, PfcConfig, PfcGroup, QueueConfig, TmConfig};
 use tm::experiments::{self, DtParams, FbParams, PfcParams};
 use tm::spec::TmSpec;
 use tm::{pfc, EnqueueRequest, Refusal, TrafficManager};
-
-fn req(port: u16, queue: u16, bytes: u32, handle: u32) -> EnqueueRequest {
-    EnqueueRequest {
-        port,
-        queue,
-        bytes,
-        handle,
-        ..EnqueueRequest::default()
-    }
-}
 
 // ---------------------------------------------------------------- DT
 
