@@ -21,7 +21,6 @@ enum Kind {
     Table,
     Register,
     Counter,
-    Meter,
 }
 
 impl Chip {
@@ -83,20 +82,6 @@ impl Chip {
             .map_err(ChipError::Control)
     }
 
-    /// Clear one indexed counter in every pipe.
-    pub fn counter_clear(
-        &mut self,
-        gress: Gress,
-        counter: CounterId,
-        index: u32,
-    ) -> Result<(), ChipError> {
-        for g in self.gresses_mut(gress) {
-            g.counter_write(counter, index, Counts::default())
-                .map_err(ChipError::Control)?;
-        }
-        Ok(())
-    }
-
     /// Read the direct counter of a table entry in one pipe.
     pub fn direct_counter_read(
         &self,
@@ -151,7 +136,7 @@ impl Chip {
             .map_err(ChipError::Control)
     }
 
-    /// Find a table, register, counter or meter array by name (in full or by a unique last
+    /// Find a table, register or counter array by name (in full or by a unique last
     /// component) in the loaded program.
     fn find(&self, kind: Kind, name: &str) -> Result<(Gress, u16), ChipError> {
         let not_found = |reason: String| {
@@ -170,7 +155,6 @@ impl Chip {
                 Kind::Table => c.tables.iter().map(|t| t.name.as_str()).collect(),
                 Kind::Register => c.registers.iter().map(|r| r.name.as_str()).collect(),
                 Kind::Counter => c.counters.iter().map(|r| r.name.as_str()).collect(),
-                Kind::Meter => c.meters.iter().map(|r| r.name.as_str()).collect(),
             };
             items.extend(
                 names
@@ -183,7 +167,6 @@ impl Chip {
             Kind::Table => "table",
             Kind::Register => "register array",
             Kind::Counter => "counter array",
-            Kind::Meter => "meter array",
         };
         find_by_name(items.into_iter(), name, what).map_err(not_found)
     }
@@ -208,17 +191,6 @@ impl Chip {
     ) -> Result<Counts, ChipError> {
         let (gress, c) = self.find(Kind::Counter, name)?;
         self.counter_read(pipe, gress, c, index)
-    }
-
-    /// Read one meter of one pipe, by the meter array's name.
-    pub fn meter_read_by_name(
-        &self,
-        pipe: u16,
-        name: &str,
-        index: u32,
-    ) -> Result<MeterReading, ChipError> {
-        let (gress, m) = self.find(Kind::Meter, name)?;
-        self.meter_read(pipe, gress, m, index)
     }
 
     /// Read a table's direct counter for an entry (or, with `key` `None`, for misses) in

@@ -58,11 +58,6 @@ impl Alpha {
         }
         Some(Alpha(raw as u32))
     }
-
-    /// The value as a float.
-    pub fn to_f64(self) -> f64 {
-        self.0 as f64 / Self::ONE as f64
-    }
 }
 
 /// A fraction `num/den` (FB's γ).

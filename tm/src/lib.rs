@@ -918,11 +918,6 @@ impl TrafficManager {
         self.headroom_used
     }
 
-    /// Number of pools.
-    pub fn pool_count(&self) -> usize {
-        self.pools.len()
-    }
-
     /// (size, shared cells in use) of `pool`.
     pub fn pool(&self, pool: usize) -> (u32, u32) {
         self.pools.get(pool).map_or((0, 0), |p| (p.size, p.used))
