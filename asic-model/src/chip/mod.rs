@@ -133,267 +133,44 @@
 //! priority on the egress side (what a received frame stops) should agree end to end.
 
 mod afc;
+mod config;
 mod depth;
+mod drop;
+mod error;
+mod event;
 mod lockstep;
+mod packet;
 mod pfc;
 mod pktgen;
 mod plumbing;
 
+pub use config::{ChipConfig, DodConfig, McastGroup, MirrorSession, PktGenApp};
+pub use drop::DropReason;
+pub use error::ChipError;
+pub use event::ChipEvent;
 pub use lockstep::LockstepCounters;
 pub use pfc::{PauseDirection, PauseRecord};
 pub use plumbing::PlumbingCounters;
 
 use depth::PublishedDepths;
+use drop::REASONS;
+use packet::PacketStore;
 use plumbing::{check_plumbing, McastTable, MirrorTable};
 
 use crate::kernel::Schedule;
 use crate::mac::{frame_time, slot_time};
 use crate::pfc_frame::{self, ClassTimes, PFC_OPCODE};
 use crate::profile::ChipProfile;
-use pipelines::control::{ControlError, ResolvedControlOp};
+use pipelines::control::ResolvedControlOp;
 use pipelines::entries::ResolvedEntry;
-use pipelines::pipe::{gress_seed, GressInputs, LoadError, LoadedGress};
+use pipelines::pipe::{gress_seed, GressInputs, LoadedGress};
 use pipelines::program::{Gress, Program};
-use pipelines::table::TableError;
 use pipelines::time::{Clock, Time};
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-use std::fmt;
 use tm::config::TmConfig;
 use tm::export::DepthExport;
 use tm::pfc::PfcEvent;
-use tm::{Dequeued, EnqueueRequest, Refusal, TrafficManager};
-
-/// Events of one chip.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChipEvent {
-    /// A frame has been received whole by its ingress MAC.
-    Arrive {
-        /// Packet handle.
-        pkt: u32,
-    },
-    /// A packet leaves the ingress deparser (the cycle it was issued is in the packet).
-    IngressDone {
-        /// Packet handle.
-        pkt: u32,
-    },
-    /// The TM scheduler serves an egress port.
-    Dequeue {
-        /// The port.
-        port: u16,
-        /// Which scheduling of the port this is (a later one supersedes it).
-        seq: u32,
-    },
-    /// A MAC control frame has been received whole (its last bit is in).
-    MacControl {
-        /// The port.
-        port: u16,
-    },
-    /// Re-send the PFC pause for (port, priority) if the TM still asserts XOFF.
-    PfcRefresh {
-        /// The port the pause frames go out of (the paused traffic's ingress port).
-        port: u16,
-        /// The priority.
-        priority: u8,
-        /// Which XOFF episode the timer belongs to (a stale timer does nothing).
-        epoch: u32,
-    },
-    /// A pause received on a port may have run out (for the pause log).
-    PauseEnd {
-        /// The port.
-        port: u16,
-        /// The priority.
-        priority: u8,
-    },
-    /// A scheduled control-plane operation takes effect (see [`Chip::schedule_control`]).
-    Control {
-        /// Index into the chip's scheduled operations.
-        op: u32,
-    },
-    /// A packet leaves the egress deparser (the cycle it was issued is in the packet).
-    EgressDone {
-        /// Packet handle.
-        pkt: u32,
-    },
-    /// An advanced-flow-control request reaches the TM: pause or resume a queue.
-    AfcApply {
-        /// The port.
-        port: u16,
-        /// The queue.
-        queue: u16,
-        /// Pause (true) or resume (false).
-        paused: bool,
-    },
-    /// A packet-generator application's periodic timer fires (the how-manieth is counted
-    /// by the chip).
-    PktGenTick {
-        /// Index into `ChipConfig::pktgen`.
-        app: u16,
-    },
-    /// A packet-generator application's one-shot trigger number `i` fires.
-    PktGenShot {
-        /// Index into `ChipConfig::pktgen`.
-        app: u16,
-        /// Index into the application's `at_ns`.
-        i: u32,
-    },
-}
-
-/// Why a packet was dropped. Every packet that enters the chip is either transmitted or
-/// counted under one of these.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DropReason {
-    /// The ingress parser rejected the packet or ran out of bytes.
-    IngressParserError,
-    /// The ingress program set `drop_ctl`.
-    IngressProgramDrop,
-    /// The ingress program set no egress port.
-    NoEgressPort,
-    /// The egress port the program chose does not exist on this chip.
-    InvalidEgressPort,
-    /// The traffic manager refused the packet (admission), for this reason.
-    Tm(Refusal),
-    /// The egress parser rejected the packet or ran out of bytes.
-    EgressParserError,
-    /// The egress program set `drop_ctl`.
-    EgressProgramDrop,
-    /// The ingress program asked for a multicast group the configuration does not have.
-    UnknownMcastGroup,
-    /// The TM refused the packet, the program asked for deflection, and the TM refused it
-    /// at the deflect-on-drop port too.
-    DeflectRefused,
-}
-
-/// Reasons that are the chip's own (not the TM's), in report order.
-const CHIP_REASONS: [DropReason; 8] = [
-    DropReason::IngressParserError,
-    DropReason::IngressProgramDrop,
-    DropReason::NoEgressPort,
-    DropReason::InvalidEgressPort,
-    DropReason::EgressParserError,
-    DropReason::EgressProgramDrop,
-    DropReason::UnknownMcastGroup,
-    DropReason::DeflectRefused,
-];
-
-/// Number of distinct reasons.
-const REASONS: usize = CHIP_REASONS.len() + Refusal::ALL.len();
-
-impl DropReason {
-    /// Every reason, in report order: the chip's, then the TM's.
-    pub const ALL: [DropReason; REASONS] = {
-        let mut all = [DropReason::IngressParserError; REASONS];
-        let mut i = 0;
-        while i < CHIP_REASONS.len() {
-            all[i] = CHIP_REASONS[i];
-            i += 1;
-        }
-        let mut j = 0;
-        while j < Refusal::ALL.len() {
-            all[i + j] = DropReason::Tm(Refusal::ALL[j]);
-            j += 1;
-        }
-        all
-    };
-
-    /// Dense index for counters.
-    fn index(self) -> usize {
-        match self {
-            DropReason::Tm(r) => CHIP_REASONS.len() + r as usize,
-            other => CHIP_REASONS
-                .iter()
-                .position(|c| *c == other)
-                .expect("a chip reason"),
-        }
-    }
-
-    /// A short name for reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            DropReason::IngressParserError => "ingress_parser_error",
-            DropReason::IngressProgramDrop => "ingress_program_drop",
-            DropReason::NoEgressPort => "no_egress_port",
-            DropReason::InvalidEgressPort => "invalid_egress_port",
-            DropReason::Tm(r) => r.name(),
-            DropReason::EgressParserError => "egress_parser_error",
-            DropReason::EgressProgramDrop => "egress_program_drop",
-            DropReason::UnknownMcastGroup => "unknown_mcast_group",
-            DropReason::DeflectRefused => "deflect_refused",
-        }
-    }
-}
-
-/// The operator's configuration of a chip (the profile holds what the silicon is).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ChipConfig {
-    /// Traffic-manager configuration: admission, α per class, schedulers, PFC, ECN.
-    pub tm: TmConfig,
-    /// Seed of every random source on the chip (per-gress random externs, RED marking).
-    pub seed: u64,
-    /// Where a packet the TM refuses goes when the program asked for deflection
-    /// (`deflect_on_drop`); `None`: such packets are dropped like any other.
-    pub dod: Option<DodConfig>,
-    /// Mirror sessions.
-    pub mirror_sessions: Vec<MirrorSession>,
-    /// Multicast groups of the packet replication engine.
-    pub mcast_groups: Vec<McastGroup>,
-    /// Packet-generator applications.
-    pub pktgen: Vec<PktGenApp>,
-}
-
-/// The deflect-on-drop destination, the same for every pipe.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct DodConfig {
-    /// The port (`None`: the first recirculation port of the packet's ingress pipe).
-    pub port: Option<u16>,
-    /// The queue on that port.
-    pub queue: u16,
-}
-
-/// A mirror session: where copies go and how long they may be.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MirrorSession {
-    /// Session id, `1..profile.plumbing.mirror_sessions`.
-    pub id: u16,
-    /// Destination port (front-panel or recirculation).
-    pub port: u16,
-    /// Destination queue.
-    pub queue: u16,
-    /// Truncate copies to this many bytes (`None`: whole packet).
-    pub truncate_bytes: Option<u16>,
-}
-
-/// A multicast group: one copy per member.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct McastGroup {
-    /// Group id (non-zero).
-    pub id: u16,
-    /// Members: (port, replication id seen at egress as `egress_rid`).
-    pub members: Vec<(u16, u16)>,
-}
-
-/// A packet-generator application: a template sent into a pipe's ingress periodically
-/// and/or at given times.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct PktGenApp {
-    /// The pipe whose ingress the packets enter (through its packet-generator port).
-    pub pipe: u16,
-    /// The packet (no FCS).
-    pub template: Vec<u8>,
-    /// Periodic: one packet every `period_ns`, from `start_ns`.
-    pub period_ns: Option<u64>,
-    /// When the periodic timer starts (ns).
-    pub start_ns: u64,
-    /// How many periodic packets (`None`: without end; a bench run then never drains).
-    pub count: Option<u64>,
-    /// One-shot triggers (ns).
-    pub at_ns: Vec<u64>,
-}
+use tm::{EnqueueRequest, TrafficManager};
 
 /// Where transmitted frames go.
 pub trait Wire {
@@ -439,114 +216,6 @@ impl PortCounters {
         (0..8)
             .map(|p| self.pfc_xoff_tx[p] + self.pfc_refresh_tx[p] + self.pfc_xon_tx[p])
             .sum()
-    }
-}
-
-/// A chip-level error: bad input to the chip, named.
-#[derive(Debug)]
-pub enum ChipError {
-    /// The program does not load on this chip.
-    Load(LoadError),
-    /// A table entry was refused.
-    Table(TableError),
-    /// The TM configuration does not fit the chip (names the field).
-    TmConfig(tm::config::ConfigError),
-    /// A control-plane operation was refused (names the object).
-    Control(ControlError),
-    /// No such port.
-    NoSuchPort {
-        /// The port asked for.
-        port: u16,
-        /// Ports the chip has.
-        ports: u16,
-    },
-    /// The plumbing configuration does not fit the chip (names what is wrong).
-    Config(String),
-    /// A frame would start before the previous one on the same port has finished.
-    PortBusy {
-        /// The port.
-        port: u16,
-        /// When the frame would start.
-        start: Time,
-        /// When the port is free.
-        free_at: Time,
-    },
-}
-
-impl fmt::Display for ChipError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ChipError::Load(e) => write!(f, "program does not load: {e}"),
-            ChipError::Table(e) => e.fmt(f),
-            ChipError::Control(e) => e.fmt(f),
-            ChipError::TmConfig(e) => e.fmt(f),
-            ChipError::Config(e) => write!(f, "chip configuration: {e}"),
-            ChipError::NoSuchPort { port, ports } => {
-                write!(f, "port {port} does not exist (the chip has ports 0 to {})", ports - 1)
-            }
-            ChipError::PortBusy { port, start, free_at } => write!(
-                f,
-                "a frame on port {port} would start at {start} but the previous one occupies the wire until {free_at}"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ChipError {}
-
-/// A packet inside the chip.
-#[derive(Debug, Default)]
-struct Packet {
-    data: Vec<u8>,
-    ingress_port: u16,
-    rx_start: Time,
-    egress_port: u16,
-    /// What the TM said when the packet left it (queue, depths, enqueue time, ECN).
-    deq: Option<Dequeued>,
-    deq_time: Time,
-    /// The cycle it was issued into the pipe it is in (ingress, then egress): kept here
-    /// rather than in its exit event, so that every [`ChipEvent`] fits in 8 bytes (events
-    /// are moved on every sift of the event heap).
-    issue: u64,
-    /// Replication id (multicast copies; 0 otherwise).
-    rid: u16,
-    /// Deflected by deflect-on-drop.
-    deflected: bool,
-}
-
-/// Packet storage that reuses its buffers, so the steady state allocates nothing.
-#[derive(Default)]
-struct PacketStore {
-    slots: Vec<Packet>,
-    free: Vec<u32>,
-}
-
-impl PacketStore {
-    #[inline]
-    fn alloc(&mut self) -> u32 {
-        match self.free.pop() {
-            Some(h) => {
-                let p = &mut self.slots[h as usize];
-                p.deq = None;
-                p.rid = 0;
-                p.deflected = false;
-                h
-            }
-            None => {
-                self.slots.push(Packet::default());
-                (self.slots.len() - 1) as u32
-            }
-        }
-    }
-
-    #[inline]
-    fn release(&mut self, h: u32) {
-        self.slots[h as usize].data.clear();
-        self.free.push(h);
-    }
-
-    fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
     }
 }
 
@@ -908,11 +577,6 @@ impl Chip {
         &self.ports[port as usize].counters
     }
 
-    /// Drops by reason.
-    pub fn drops(&self, reason: DropReason) -> u64 {
-        self.drops[reason.index()]
-    }
-
     /// The traffic manager (for depth and occupancy readings).
     pub fn tm(&self) -> &TrafficManager {
         &self.tm
@@ -974,13 +638,6 @@ impl Chip {
         pkt.rx_start = start;
         q.at(arrive, ChipEvent::Arrive { pkt: h });
         Ok(free_at)
-    }
-
-    fn drop_packet(&mut self, h: u32, reason: DropReason) {
-        self.drops[reason.index()] += 1;
-        let port = self.packets.slots[h as usize].ingress_port;
-        self.ports[port as usize].counters.drops += 1;
-        self.packets.release(h);
     }
 
     /// Run one event.
@@ -1428,16 +1085,4 @@ fn take_issue_slot(clock: Clock, now: Time, next: &mut u64) -> u64 {
     let issue = clock.cycle_at_or_after(now).max(*next);
     *next = issue + 1;
     issue
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ChipEvent;
-
-    /// The event heap moves events on every sift: what an event needs beyond its kind and
-    /// handle lives in the chip (the packet's issue cycle, an application's firings).
-    #[test]
-    fn an_event_fits_in_8_bytes() {
-        assert!(std::mem::size_of::<ChipEvent>() <= 8);
-    }
 }
