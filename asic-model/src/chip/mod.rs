@@ -136,135 +136,47 @@ mod afc;
 mod config;
 mod depth;
 mod drop;
+mod egress_fifo;
 mod error;
 mod event;
 mod lockstep;
+mod mac;
+mod pacer;
 mod packet;
 mod pfc;
 mod pktgen;
 mod plumbing;
+mod port;
 
 pub use config::{ChipConfig, DodConfig, McastGroup, MirrorSession, PktGenApp};
 pub use drop::DropReason;
 pub use error::ChipError;
 pub use event::ChipEvent;
 pub use lockstep::LockstepCounters;
+pub use mac::Wire;
 pub use pfc::{PauseDirection, PauseRecord};
 pub use plumbing::PlumbingCounters;
+pub use port::PortCounters;
 
 use depth::PublishedDepths;
 use drop::REASONS;
 use packet::PacketStore;
 use plumbing::{check_plumbing, McastTable, MirrorTable};
+use port::{Port, PortKind};
 
 use crate::kernel::Schedule;
 use crate::mac::{frame_time, slot_time};
-use crate::pfc_frame::{self, ClassTimes, PFC_OPCODE};
+use crate::pfc_frame;
 use crate::profile::ChipProfile;
 use pipelines::control::ResolvedControlOp;
 use pipelines::entries::ResolvedEntry;
 use pipelines::pipe::{gress_seed, GressInputs, LoadedGress};
 use pipelines::program::{Gress, Program};
 use pipelines::time::{Clock, Time};
-use std::collections::VecDeque;
 use tm::config::TmConfig;
 use tm::export::DepthExport;
 use tm::pfc::PfcEvent;
 use tm::{EnqueueRequest, TrafficManager};
-
-/// Where transmitted frames go.
-pub trait Wire {
-    /// `frame` (no FCS) starts leaving `port` at `start`.
-    fn transmit(&mut self, port: u16, start: Time, frame: &[u8]);
-}
-
-/// Per-port traffic counters. Packet and byte counts are of data frames (the ones that go
-/// through the pipes); MAC control frames, which the MAC makes and consumes, are counted
-/// apart.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PortCounters {
-    /// Frames received.
-    pub rx_packets: u64,
-    /// Bytes received (no FCS).
-    pub rx_bytes: u64,
-    /// Frames transmitted.
-    pub tx_packets: u64,
-    /// Bytes transmitted (no FCS).
-    pub tx_bytes: u64,
-    /// PFC frames sent when the priority entered XOFF, per priority.
-    pub pfc_xoff_tx: [u64; 8],
-    /// PFC frames re-sent while the priority stayed in XOFF, per priority.
-    pub pfc_refresh_tx: [u64; 8],
-    /// PFC frames with quanta 0 sent when the priority fell below XON, per priority.
-    pub pfc_xon_tx: [u64; 8],
-    /// PFC frames received (consumed by the MAC).
-    pub pfc_rx: u64,
-    /// Other MAC control frames received (802.3x PAUSE, unknown opcodes, PFC frames too
-    /// short to decode): consumed by the MAC without effect.
-    pub mac_control_other_rx: u64,
-    /// Drops of packets that arrived on this port.
-    pub drops: u64,
-    /// Start of the first frame transmitted.
-    pub first_tx: Option<Time>,
-    /// Start of the last frame transmitted.
-    pub last_tx: Option<Time>,
-}
-
-impl PortCounters {
-    /// PFC frames sent on the port (every priority, XOFF, refresh and XON).
-    pub fn pfc_tx(&self) -> u64 {
-        (0..8)
-            .map(|p| self.pfc_xoff_tx[p] + self.pfc_refresh_tx[p] + self.pfc_xon_tx[p])
-            .sum()
-    }
-}
-
-/// What a port is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PortKind {
-    /// A front-panel port with a MAC on the wire.
-    Front,
-    /// A recirculation port: what it transmits comes back into its pipe's ingress.
-    Recirc,
-    /// A packet-generator port: a source of ingress packets only.
-    PktGen,
-}
-
-struct Port {
-    kind: PortKind,
-    gbps: u32,
-    pipe: u16,
-    /// Packets the TM has served that are in the egress pipe.
-    in_pipe: u32,
-    /// Start times of packets out of the egress pipe that may not have started on the wire
-    /// (in order; entries at or before now are gone).
-    fifo_starts: VecDeque<Time>,
-    /// The TM skipped a service because the egress FIFO was full of packets still in the
-    /// egress pipe: serve the port when one leaves it.
-    fifo_blocked: bool,
-    rx_free_at: Time,
-    tx_free_at: Time,
-    /// When the wire will be free after the packets the TM has already served, as the TM
-    /// predicts it from their stored lengths.
-    paced_wire_free: Time,
-    /// When the TM may next serve this port (pacing at line rate).
-    next_dequeue_at: Time,
-    dequeue_pending: bool,
-    /// When the pending `Dequeue` runs.
-    dequeue_at: Time,
-    /// The pending `Dequeue`'s sequence number; events with another are stale.
-    dequeue_seq: u32,
-    /// Per priority: the epoch of the XOFF being refreshed (`None`: not in XOFF).
-    pfc_refresh: [Option<u32>; 8],
-    /// Last XOFF epoch given out on this port.
-    pfc_epoch: u32,
-    /// Per priority: until when received pause frames stop our transmission (`None`: not
-    /// paused), for the pause log.
-    rx_paused_until: [Option<Time>; 8],
-    /// Decoded PFC frames whose last bit has not arrived yet, in order.
-    ctrl_rx: VecDeque<ClassTimes>,
-    counters: PortCounters,
-}
 
 struct Pipe {
     ingress: LoadedGress,
@@ -308,8 +220,6 @@ pub struct Chip {
     recirc_latency: Time,
     /// Advanced-flow-control latency.
     afc_latency: Time,
-    /// Egress FIFO depth per port (packets).
-    egress_fifo: u32,
     dod: Option<DodConfig>,
     /// Mirror sessions by id.
     mirror: MirrorTable,
@@ -362,26 +272,7 @@ impl Chip {
         let egress_latency = pipes[0].egress.timing().total() as u64;
         let mut ports = Vec::new();
         let fifo = profile.plumbing.egress_fifo_packets;
-        let port = |kind, gbps, pipe| Port {
-            kind,
-            gbps,
-            pipe,
-            in_pipe: 0,
-            fifo_starts: VecDeque::with_capacity(fifo.min(4096) as usize),
-            fifo_blocked: false,
-            rx_free_at: Time::ZERO,
-            tx_free_at: Time::ZERO,
-            paced_wire_free: Time::ZERO,
-            next_dequeue_at: Time::ZERO,
-            dequeue_pending: false,
-            dequeue_at: Time::ZERO,
-            dequeue_seq: 0,
-            pfc_refresh: [None; 8],
-            pfc_epoch: 0,
-            rx_paused_until: [None; 8],
-            ctrl_rx: VecDeque::new(),
-            counters: PortCounters::default(),
-        };
+        let port = |kind, gbps, pipe| Port::new(kind, gbps, pipe, fifo);
         for pipe in 0..profile.pipes {
             for g in &profile.ports_per_pipe {
                 for _ in 0..g.count {
@@ -418,7 +309,6 @@ impl Chip {
             front,
             recirc_latency,
             afc_latency,
-            egress_fifo: profile.plumbing.egress_fifo_packets,
             dod: config.dod,
             mirror,
             mcast,
@@ -587,59 +477,6 @@ impl Chip {
         self.packets.live()
     }
 
-    /// A frame starts arriving on `port` at `start`. The earliest a port can take the next
-    /// frame is when this one and its inter-frame gap have passed; returns that time.
-    pub fn receive(
-        &mut self,
-        port: u16,
-        start: Time,
-        frame: &[u8],
-        q: &mut impl Schedule<ChipEvent>,
-    ) -> Result<Time, ChipError> {
-        let ports = self.port_count();
-        if port >= ports {
-            return Err(ChipError::NoSuchPort { port, ports });
-        }
-        let p = &mut self.ports[port as usize];
-        if start < p.rx_free_at {
-            return Err(ChipError::PortBusy {
-                port,
-                start,
-                free_at: p.rx_free_at,
-            });
-        }
-        p.rx_free_at = start + slot_time(frame.len(), p.gbps);
-        if let Some(op) = pfc_frame::mac_control_opcode(frame) {
-            // The MAC's own: it never reaches a pipe.
-            match (op == PFC_OPCODE)
-                .then(|| pfc_frame::decode(frame))
-                .flatten()
-            {
-                Some(times) => {
-                    p.counters.pfc_rx += 1;
-                    p.ctrl_rx.push_back(times);
-                    q.at(
-                        start + frame_time(frame.len(), p.gbps),
-                        ChipEvent::MacControl { port },
-                    );
-                }
-                None => p.counters.mac_control_other_rx += 1,
-            }
-            return Ok(p.rx_free_at);
-        }
-        p.counters.rx_packets += 1;
-        p.counters.rx_bytes += frame.len() as u64;
-        let arrive = start + frame_time(frame.len(), p.gbps);
-        let free_at = p.rx_free_at;
-        let h = self.packets.alloc();
-        let pkt = &mut self.packets.slots[h as usize];
-        pkt.data.extend_from_slice(frame);
-        pkt.ingress_port = port;
-        pkt.rx_start = start;
-        q.at(arrive, ChipEvent::Arrive { pkt: h });
-        Ok(free_at)
-    }
-
     /// Run one event.
     pub fn handle(
         &mut self,
@@ -655,8 +492,7 @@ impl Chip {
                 self.send_pfc_events(now, q, wire);
             }
             ChipEvent::Dequeue { port, seq } => {
-                let p = &self.ports[port as usize];
-                if p.dequeue_pending && p.dequeue_seq == seq {
+                if self.ports[port as usize].pacer.is_pending(seq) {
                     self.dequeue(now, port, q);
                     self.send_pfc_events(now, q, wire);
                 }
@@ -670,15 +506,7 @@ impl Chip {
                 priority,
                 epoch,
             } => self.pfc_refresh(now, port, priority, epoch, q, wire),
-            ChipEvent::PauseEnd { port, priority } => {
-                let p = &mut self.ports[port as usize];
-                if let Some(until) = p.rx_paused_until[priority as usize] {
-                    if until <= now {
-                        p.rx_paused_until[priority as usize] = None;
-                        self.log_pause(until, port, priority, false, PauseDirection::Received);
-                    }
-                }
-            }
+            ChipEvent::PauseEnd { port, priority } => self.pause_end(now, port, priority),
             ChipEvent::Control { op } => {
                 let op = self.scheduled[op as usize]
                     .take()
@@ -695,15 +523,7 @@ impl Chip {
                 port,
                 queue,
                 paused,
-            } => {
-                if self.tm.is_queue_paused(port, queue) != paused {
-                    self.log_pause(now, port, queue as u8, paused, PauseDirection::Afc);
-                }
-                self.tm.set_queue_paused(port, queue, paused, now.ps());
-                if !paused {
-                    self.kick_dequeue(now, port, q);
-                }
-            }
+            } => self.afc_apply(now, port, queue, paused, q),
             ChipEvent::PktGenTick { app } => {
                 let a = &self.pktgen[app as usize];
                 let (start, period) = (a.start_ns, a.period_ns.expect("a periodic app"));
@@ -893,66 +713,12 @@ impl Chip {
         let slot = &mut self.packets.slots[h as usize];
         slot.egress_port = port;
         slot.rid = rid;
-        // Serve the port when pacing allows, unless a service is due by then (one due later
-        // waits for a pause to end, and this packet may not be paused).
-        let p = &self.ports[port as usize];
-        let at = now.max(p.next_dequeue_at);
-        if !(p.dequeue_pending && p.dequeue_at <= at) {
-            self.schedule_dequeue(port, at, q);
-        }
-    }
-
-    /// Serve `port` at `at` (superseding a pending service).
-    #[inline]
-    fn schedule_dequeue(&mut self, port: u16, at: Time, q: &mut impl Schedule<ChipEvent>) {
-        let p = &mut self.ports[port as usize];
-        p.dequeue_pending = true;
-        p.dequeue_at = at;
-        p.dequeue_seq = p.dequeue_seq.wrapping_add(1);
-        q.at(
-            at,
-            ChipEvent::Dequeue {
-                port,
-                seq: p.dequeue_seq,
-            },
-        );
-    }
-
-    /// After a pause changed: serve `port` as soon as a packet may go and pacing allows,
-    /// unless a service is already due by then.
-    fn kick_dequeue(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
-        let Some(t) = self.tm.next_eligible_time(port, now.ps()) else {
-            return;
-        };
-        let p = &self.ports[port as usize];
-        let at = Time(t).max(p.next_dequeue_at).max(now);
-        if !(p.dequeue_pending && p.dequeue_at <= at) {
-            self.schedule_dequeue(port, at, q);
-        }
-    }
-
-    /// When the TM should next serve a port whose wire will be free at `wire_free`: so that
-    /// the packet leaves the egress pipe at the last cycle edge before then.
-    #[inline]
-    fn paced_service(&self, wire_free: Time, now: Time) -> Time {
-        let target_exit = self.clock.cycle_at_or_before(wire_free);
-        self.clock
-            .time_of(target_exit.saturating_sub(self.egress_latency))
-            .max(now)
+        self.serve_paced(port, now, q);
     }
 
     fn dequeue(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
-        let p = &mut self.ports[port as usize];
-        p.dequeue_pending = false;
-        // The egress FIFO: packets served but not started on the wire.
-        while p.fifo_starts.front().is_some_and(|&s| s <= now) {
-            p.fifo_starts.pop_front();
-        }
-        if p.in_pipe + p.fifo_starts.len() as u32 >= self.egress_fifo {
-            match p.fifo_starts.front() {
-                Some(&s) => self.schedule_dequeue(port, s, q),
-                None => p.fifo_blocked = true,
-            }
+        self.ports[port as usize].pacer.run();
+        if self.egress_fifo_full(now, port, q) {
             return;
         }
         self.before_tm_change(now);
@@ -965,7 +731,7 @@ impl Chip {
             return;
         };
         let p = &mut self.ports[port as usize];
-        p.in_pipe += 1;
+        p.fifo.in_pipe += 1;
         let pipe_id = p.pipe as usize;
         let pipe = &mut self.pipes[pipe_id];
         let issue = take_issue_slot(self.clock, now, &mut pipe.egress_next_issue);
@@ -984,10 +750,9 @@ impl Chip {
         // have left the wire, and serve the port next so that the next packet leaves the
         // egress pipe at the last cycle edge before then; the MAC holds it until the wire is
         // free, so a backlogged port sends back to back at exactly line rate.
-        let start = done.max(p.paced_wire_free);
-        p.paced_wire_free = start + slot_time(d.bytes as usize, p.gbps);
-        let next = self.paced_service(self.ports[port as usize].paced_wire_free, now);
-        self.ports[port as usize].next_dequeue_at = next;
+        let wire_free = p.pacer.add_frame(done, slot_time(d.bytes as usize, p.gbps));
+        let next = self.paced_service(wire_free, now);
+        self.ports[port as usize].pacer.next_at = next;
         if self.tm.has_packets(port) {
             self.schedule_dequeue(port, next, q);
         }
@@ -1045,11 +810,8 @@ impl Chip {
         }
         let len = self.packets.slots[h as usize].data.len();
         let p = &mut self.ports[port as usize];
-        let start = now.max(p.tx_free_at);
-        p.tx_free_at = start + slot_time(len, p.gbps);
-        if start > now {
-            p.fifo_starts.push_back(start);
-        }
+        let start = p.mac.start_frame(now, slot_time(len, p.gbps));
+        p.fifo.wait_for_wire(start, now);
         let c = &mut p.counters;
         c.tx_packets += 1;
         c.tx_bytes += len as u64;

@@ -9,9 +9,24 @@
 use super::{Chip, ChipEvent, Wire};
 use crate::kernel::Schedule;
 use crate::mac::slot_time;
-use crate::pfc_frame;
+use crate::pfc_frame::{self, ClassTimes};
 use pipelines::time::Time;
+use std::collections::VecDeque;
 use tm::pfc::{quanta_ps, refresh_interval_ps};
+
+/// A port's PFC state, both directions.
+#[derive(Clone, Debug, Default)]
+pub(super) struct PortPfc {
+    /// Per priority: the epoch of the XOFF being refreshed (`None`: not in XOFF).
+    refresh: [Option<u32>; 8],
+    /// Last XOFF epoch given out on this port.
+    epoch: u32,
+    /// Per priority: until when received pause frames stop our transmission (`None`: not
+    /// paused), for the pause log.
+    rx_paused_until: [Option<Time>; 8],
+    /// Decoded PFC frames whose last bit has not arrived yet, in order.
+    pub(super) ctrl_rx: VecDeque<ClassTimes>,
+}
 
 /// Which side of a link a [`PauseRecord`] is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -59,27 +74,31 @@ impl Chip {
     /// A PFC frame received whole on `port` at `now` takes effect.
     pub(super) fn mac_control(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
         let p = &mut self.ports[port as usize];
-        let times = p.ctrl_rx.pop_front().expect("one decoded frame per event");
+        let times = p
+            .pfc
+            .ctrl_rx
+            .pop_front()
+            .expect("one decoded frame per event");
         let gbps = p.gbps;
         let levels = (self.tm.spec().pfc_levels as usize).min(8);
         for (prio, t) in times.iter().enumerate().take(levels) {
             let Some(quanta) = *t else { continue };
             let priority = prio as u8;
-            let was = self.ports[port as usize].rx_paused_until[prio];
+            let was = self.ports[port as usize].pfc.rx_paused_until[prio];
             if let Some(until) = was.filter(|&u| u <= now) {
                 // Ran out before this frame (its PauseEnd has not run yet).
-                self.ports[port as usize].rx_paused_until[prio] = None;
+                self.ports[port as usize].pfc.rx_paused_until[prio] = None;
                 self.log_pause(until, port, priority, false, PauseDirection::Received);
             }
             let p = &mut self.ports[port as usize];
-            let paused = p.rx_paused_until[prio].is_some();
+            let paused = p.pfc.rx_paused_until[prio].is_some();
             if quanta > 0 {
                 let until = now + Time(quanta_ps(quanta as u32, gbps));
-                p.rx_paused_until[prio] = Some(until);
+                p.pfc.rx_paused_until[prio] = Some(until);
                 self.tm.pause(port, priority, until.ps(), now.ps());
                 q.at(until, ChipEvent::PauseEnd { port, priority });
             } else {
-                p.rx_paused_until[prio] = None;
+                p.pfc.rx_paused_until[prio] = None;
                 self.tm.resume(port, priority, now.ps());
             }
             if paused != (quanta > 0) {
@@ -87,6 +106,17 @@ impl Chip {
             }
         }
         self.kick_dequeue(now, port, q);
+    }
+
+    /// A pause received on `port` for `priority` may have run out by `now`: log its end.
+    pub(super) fn pause_end(&mut self, now: Time, port: u16, priority: u8) {
+        let paused = &mut self.ports[port as usize].pfc.rx_paused_until[priority as usize];
+        if let Some(until) = *paused {
+            if until <= now {
+                *paused = None;
+                self.log_pause(until, port, priority, false, PauseDirection::Received);
+            }
+        }
     }
 
     /// Turn the TM's PFC events into frames. Called after every event that may raise some;
@@ -121,9 +151,9 @@ impl Chip {
                 let p = &mut self.ports[port as usize];
                 p.counters.pfc_xoff_tx[prio] += 1;
                 if quanta > 0 {
-                    p.pfc_epoch = p.pfc_epoch.wrapping_add(1);
-                    p.pfc_refresh[prio] = Some(p.pfc_epoch);
-                    let epoch = p.pfc_epoch;
+                    p.pfc.epoch = p.pfc.epoch.wrapping_add(1);
+                    p.pfc.refresh[prio] = Some(p.pfc.epoch);
+                    let epoch = p.pfc.epoch;
                     self.schedule_pfc_refresh(now, port, priority, epoch, quanta, q);
                 }
                 self.log_pause(start, port, priority, true, PauseDirection::Sent);
@@ -131,7 +161,7 @@ impl Chip {
                 let start = self.send_pfc(now, port, priority, 0, wire);
                 let p = &mut self.ports[port as usize];
                 p.counters.pfc_xon_tx[prio] += 1;
-                p.pfc_refresh[prio] = None;
+                p.pfc.refresh[prio] = None;
                 self.log_pause(start, port, priority, false, PauseDirection::Sent);
             }
         }
@@ -166,11 +196,11 @@ impl Chip {
         wire: &mut impl Wire,
     ) {
         let prio = priority as usize;
-        if self.ports[port as usize].pfc_refresh[prio] != Some(epoch) {
+        if self.ports[port as usize].pfc.refresh[prio] != Some(epoch) {
             return; // XON came, or a later XOFF runs its own timer.
         }
         if !self.tm.is_xoff(port, priority) {
-            self.ports[port as usize].pfc_refresh[prio] = None;
+            self.ports[port as usize].pfc.refresh[prio] = None;
             return;
         }
         let quanta = self.tm.config().pfc.quanta;
@@ -216,16 +246,14 @@ impl Chip {
         let mut times = [None; 8];
         times[priority as usize] = Some(quanta);
         pfc_frame::encode(&mut self.ctrl_frame, pfc_frame::port_mac(port), &times);
-        let p = &self.ports[port as usize];
-        let slot = slot_time(self.ctrl_frame.len(), p.gbps);
-        let start = now.max(p.tx_free_at);
-        // The packets the TM has served but the MAC does not have yet go after the frame.
-        let paced = p.paced_wire_free.max(start) + slot;
-        let next = self.paced_service(paced, now);
         let p = &mut self.ports[port as usize];
-        p.tx_free_at = start + slot;
-        p.paced_wire_free = paced;
-        p.next_dequeue_at = p.next_dequeue_at.max(next);
+        let slot = slot_time(self.ctrl_frame.len(), p.gbps);
+        let start = p.mac.start_frame(now, slot);
+        // The packets the TM has served but the MAC does not have yet go after the frame.
+        let paced = p.pacer.add_frame(start, slot);
+        let next = self.paced_service(paced, now);
+        let p = &mut self.ports[port as usize].pacer;
+        p.next_at = p.next_at.max(next);
         wire.transmit(port, start, &self.ctrl_frame);
         start
     }

@@ -1,0 +1,95 @@
+//! A port of the chip and what it is made of: its MAC's receive and transmit timing
+//! ([`Mac`]), the TM's pacing of its dequeues ([`DequeuePacer`]), the egress FIFO between the
+//! TM and the MAC ([`EgressFifo`]), its PFC state ([`PortPfc`]) and its counters.
+//!
+//! Every part is kept inline in the port (no box, no lookup): the life of a packet reads and
+//! writes several of them per packet. Each part's rules are in its own module.
+
+use super::egress_fifo::EgressFifo;
+use super::mac::Mac;
+use super::pacer::DequeuePacer;
+use super::pfc::PortPfc;
+use pipelines::time::Time;
+
+/// What a port is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PortKind {
+    /// A front-panel port with a MAC on the wire.
+    Front,
+    /// A recirculation port: what it transmits comes back into its pipe's ingress.
+    Recirc,
+    /// A packet-generator port: a source of ingress packets only.
+    PktGen,
+}
+
+/// One port: front-panel, recirculation or packet generator.
+pub(super) struct Port {
+    pub(super) kind: PortKind,
+    /// Line rate, Gb/s: what framing, pacing and PFC quanta are timed at (a generator port
+    /// has none: its packets never cross a MAC).
+    pub(super) gbps: u32,
+    /// The pipe the port belongs to.
+    pub(super) pipe: u16,
+    pub(super) mac: Mac,
+    pub(super) pacer: DequeuePacer,
+    pub(super) fifo: EgressFifo,
+    pub(super) pfc: PortPfc,
+    pub(super) counters: PortCounters,
+}
+
+impl Port {
+    /// A port of `kind` in `pipe` at `gbps`, idle, whose egress FIFO holds `fifo_packets`.
+    pub(super) fn new(kind: PortKind, gbps: u32, pipe: u16, fifo_packets: u32) -> Port {
+        Port {
+            kind,
+            gbps,
+            pipe,
+            mac: Mac::default(),
+            pacer: DequeuePacer::default(),
+            fifo: EgressFifo::new(fifo_packets),
+            pfc: PortPfc::default(),
+            counters: PortCounters::default(),
+        }
+    }
+}
+
+/// Per-port traffic counters. Packet and byte counts are of data frames (the ones that go
+/// through the pipes); MAC control frames, which the MAC makes and consumes, are counted
+/// apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    /// Frames received.
+    pub rx_packets: u64,
+    /// Bytes received (no FCS).
+    pub rx_bytes: u64,
+    /// Frames transmitted.
+    pub tx_packets: u64,
+    /// Bytes transmitted (no FCS).
+    pub tx_bytes: u64,
+    /// PFC frames sent when the priority entered XOFF, per priority.
+    pub pfc_xoff_tx: [u64; 8],
+    /// PFC frames re-sent while the priority stayed in XOFF, per priority.
+    pub pfc_refresh_tx: [u64; 8],
+    /// PFC frames with quanta 0 sent when the priority fell below XON, per priority.
+    pub pfc_xon_tx: [u64; 8],
+    /// PFC frames received (consumed by the MAC).
+    pub pfc_rx: u64,
+    /// Other MAC control frames received (802.3x PAUSE, unknown opcodes, PFC frames too
+    /// short to decode): consumed by the MAC without effect.
+    pub mac_control_other_rx: u64,
+    /// Drops of packets that arrived on this port.
+    pub drops: u64,
+    /// Start of the first frame transmitted.
+    pub first_tx: Option<Time>,
+    /// Start of the last frame transmitted.
+    pub last_tx: Option<Time>,
+}
+
+impl PortCounters {
+    /// PFC frames sent on the port (every priority, XOFF, refresh and XON).
+    pub fn pfc_tx(&self) -> u64 {
+        (0..8)
+            .map(|p| self.pfc_xoff_tx[p] + self.pfc_refresh_tx[p] + self.pfc_xon_tx[p])
+            .sum()
+    }
+}
