@@ -186,7 +186,8 @@ pub struct RecirculationSpec {
     pub latency_cycles: u32,
 }
 
-/// The chip's plumbing beyond ports and pipes (see `chip/mod.rs`).
+/// The chip's plumbing beyond ports and pipes (see `chip/plumbing.rs`, `chip/pktgen.rs`,
+/// `chip/afc.rs` and `chip/egress_fifo.rs`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlumbingSpec {

@@ -29,12 +29,12 @@ impl Chip {
             || mac >= per_pipe
             || queue >= self.tm.spec().queues_per_port
         {
-            self.plumbing.afc_invalid += 1;
+            self.plumbing.counters.afc_invalid += 1;
             return;
         }
-        self.plumbing.afc_requests += 1;
+        self.plumbing.counters.afc_requests += 1;
         q.at(
-            now + self.afc_latency,
+            now + self.plumbing.afc_latency,
             ChipEvent::AfcApply {
                 port: port as u16,
                 queue,

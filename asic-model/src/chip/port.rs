@@ -9,6 +9,8 @@ use super::egress_fifo::EgressFifo;
 use super::mac::Mac;
 use super::pacer::DequeuePacer;
 use super::pfc::PortPfc;
+use super::Chip;
+use crate::profile::ChipProfile;
 use pipelines::time::Time;
 
 /// What a port is.
@@ -50,6 +52,50 @@ impl Port {
             pfc: PortPfc::default(),
             counters: PortCounters::default(),
         }
+    }
+}
+
+/// Every port of a chip built to `profile`, in id order (front-panel, recirculation, packet
+/// generator; see `plumbing.rs`), and how many are front-panel.
+pub(super) fn ports(profile: &ChipProfile) -> (Vec<Port>, u16) {
+    let fifo = profile.plumbing.egress_fifo_packets;
+    let mut ports = Vec::new();
+    for pipe in 0..profile.pipes {
+        for g in &profile.ports_per_pipe {
+            for _ in 0..g.count {
+                ports.push(Port::new(PortKind::Front, g.speed_gbps, pipe, fifo));
+            }
+        }
+    }
+    let front = ports.len() as u16;
+    let rec = &profile.recirculation;
+    for pipe in 0..profile.pipes {
+        for _ in 0..rec.ports_per_pipe {
+            ports.push(Port::new(PortKind::Recirc, rec.speed_gbps, pipe, fifo));
+        }
+    }
+    for pipe in 0..profile.pipes {
+        // Generated packets never cross a MAC; the speed is not used.
+        ports.push(Port::new(PortKind::PktGen, 0, pipe, fifo));
+    }
+    (ports, front)
+}
+
+impl Chip {
+    /// Number of front-panel ports (ids `0..port_count()`; recirculation and
+    /// packet-generator ports follow).
+    pub fn port_count(&self) -> u16 {
+        self.front
+    }
+
+    /// Line rate of a front-panel port in Gb/s.
+    pub fn port_gbps(&self, port: u16) -> Option<u32> {
+        (port < self.front).then(|| self.ports[port as usize].gbps)
+    }
+
+    /// Counters of a port.
+    pub fn port_counters(&self, port: u16) -> &PortCounters {
+        &self.ports[port as usize].counters
     }
 }
 
