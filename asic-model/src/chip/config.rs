@@ -24,6 +24,22 @@ pub struct ChipConfig {
     pub mcast_groups: Vec<McastGroup>,
     /// Packet-generator applications.
     pub pktgen: Vec<PktGenApp>,
+    /// Front-panel ports brought up at a speed of the operator's choice; every other port
+    /// runs at its profile speed.
+    pub port_speeds: Vec<PortSpeed>,
+}
+
+/// A front-panel port brought up at a speed (the driver's `bf_pal_port_add`). The speed is
+/// above 0 and at most the port's profile speed (its port group's `speed_gbps`): a port's
+/// serdes lanes can run slower, not faster. The port's MAC timing, pacing and PFC quanta and
+/// refresh all run at it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PortSpeed {
+    /// The front-panel port.
+    pub port: u16,
+    /// Its line rate, Gb/s.
+    pub gbps: u32,
 }
 
 /// The deflect-on-drop destination, the same for every pipe.

@@ -61,7 +61,7 @@ mod port;
 mod queueing;
 mod scheduled;
 
-pub use config::{ChipConfig, DodConfig, McastGroup, MirrorSession, PktGenApp};
+pub use config::{ChipConfig, DodConfig, McastGroup, MirrorSession, PktGenApp, PortSpeed};
 pub use drop::DropReason;
 pub use error::ChipError;
 pub use event::ChipEvent;
@@ -146,7 +146,7 @@ impl Chip {
         }
         let ingress_latency = pipes[0].ingress.timing().total() as u64;
         let egress_latency = pipes[0].egress.timing().total() as u64;
-        let (ports, front) = port::ports(&profile);
+        let (ports, front) = port::ports(&profile, &config.port_speeds)?;
         let plumbing = Plumbing::new(&profile, &config, clock, &ports)?;
         let pktgen = PacketGenerator::new(&profile, &config.pktgen, ports.len())?;
         // Reads are of the time a packet is in a stage, at most the ingress latency before

@@ -9,7 +9,7 @@ use super::egress_fifo::EgressFifo;
 use super::mac::Mac;
 use super::pacer::DequeuePacer;
 use super::pfc::PortPfc;
-use super::Chip;
+use super::{Chip, ChipError, PortSpeed};
 use crate::profile::ChipProfile;
 use pipelines::time::Time;
 
@@ -27,8 +27,11 @@ pub(super) enum PortKind {
 /// One port: front-panel, recirculation or packet generator.
 pub(super) struct Port {
     pub(super) kind: PortKind,
-    /// Line rate, Gb/s: what framing, pacing and PFC quanta are timed at (a generator port
-    /// has none: its packets never cross a MAC).
+    /// Line rate, Gb/s, what its framing, pacing and PFC quanta and refresh are timed at: a
+    /// front-panel port's is the speed it was brought up at
+    /// ([`super::ChipConfig::port_speeds`]) or its port group's, a recirculation port's the
+    /// profile's recirculation speed (a generator port has none: its packets never cross a
+    /// MAC).
     pub(super) gbps: u32,
     /// The pipe the port belongs to.
     pub(super) pipe: u16,
@@ -56,8 +59,13 @@ impl Port {
 }
 
 /// Every port of a chip built to `profile`, in id order (front-panel, recirculation, packet
-/// generator; see `plumbing.rs`), and how many are front-panel.
-pub(super) fn ports(profile: &ChipProfile) -> (Vec<Port>, u16) {
+/// generator; see `plumbing.rs`), and how many are front-panel. A front-panel port runs at its
+/// speed in `speeds` if it is there, else at its profile speed; anything in `speeds` that is
+/// not a distinct front-panel port at 1 Gb/s up to its profile speed is refused, named.
+pub(super) fn ports(
+    profile: &ChipProfile,
+    speeds: &[PortSpeed],
+) -> Result<(Vec<Port>, u16), ChipError> {
     let fifo = profile.plumbing.egress_fifo_packets;
     let mut ports = Vec::new();
     for pipe in 0..profile.pipes {
@@ -78,7 +86,36 @@ pub(super) fn ports(profile: &ChipProfile) -> (Vec<Port>, u16) {
         // Generated packets never cross a MAC; the speed is not used.
         ports.push(Port::new(PortKind::PktGen, 0, pipe, fifo));
     }
-    (ports, front)
+    let bad = |s: String| Err(ChipError::Config(format!("port_speeds: {s}")));
+    let fronts = || format!("front-panel ports are 0 to {}", front.saturating_sub(1));
+    let mut set = vec![false; front as usize];
+    for &PortSpeed { port, gbps } in speeds {
+        let Some(p) = ports.get_mut(port as usize) else {
+            return bad(format!("the chip has no port {port} ({})", fronts()));
+        };
+        let what = match p.kind {
+            PortKind::Front => None,
+            PortKind::Recirc => Some("a recirculation port"),
+            PortKind::PktGen => Some("a packet-generator port"),
+        };
+        if let Some(what) = what {
+            return bad(format!(
+                "port {port} is {what}; only front-panel ports are brought up at a speed ({})",
+                fronts()
+            ));
+        }
+        if std::mem::replace(&mut set[port as usize], true) {
+            return bad(format!("port {port} is brought up twice"));
+        }
+        let max = p.gbps;
+        if gbps == 0 || gbps > max {
+            return bad(format!(
+                "port {port} at {gbps} Gb/s: it runs at 1 to {max} Gb/s (its profile speed)"
+            ));
+        }
+        p.gbps = gbps;
+    }
+    Ok((ports, front))
 }
 
 impl Chip {
@@ -88,7 +125,8 @@ impl Chip {
         self.front
     }
 
-    /// Line rate of a front-panel port in Gb/s.
+    /// Line rate of a front-panel port in Gb/s: the speed it was brought up at
+    /// ([`super::ChipConfig::port_speeds`]), else its profile speed.
     pub fn port_gbps(&self, port: u16) -> Option<u32> {
         (port < self.front).then(|| self.ports[port as usize].gbps)
     }
