@@ -11,6 +11,7 @@ use crate::chip::{Chip, ChipError};
 use pipelines::control::{ControlError, ResolvedControlOp};
 use pipelines::counter::Counts;
 use pipelines::entries::find_by_name;
+use pipelines::entries::ResolvedEntry;
 use pipelines::meter::{MeterConfig, MeterReading};
 use pipelines::pipe::LoadedGress;
 use pipelines::program::{CounterId, Gress, KeyMatch, MeterId, RegisterId, TableId};
@@ -35,10 +36,32 @@ impl Chip {
     /// Apply a resolved operation to every pipe. Pipes run the same program, so an
     /// operation refused by one is refused by the first, before any pipe changes.
     pub fn apply(&mut self, op: &ResolvedControlOp) -> Result<(), ChipError> {
+        self.apply_to_pipes(op).map_err(ChipError::Control)
+    }
+
+    /// [`Chip::apply`], with the pipe's own error.
+    fn apply_to_pipes(&mut self, op: &ResolvedControlOp) -> Result<(), ControlError> {
         for g in self.gresses_mut(op.gress()) {
-            g.apply(op).map_err(ChipError::Control)?;
+            g.apply(op)?;
         }
         Ok(())
+    }
+
+    /// Install a table entry in every pipe (the control plane's symmetric mode).
+    pub fn add_entry(&mut self, e: &ResolvedEntry) -> Result<(), ChipError> {
+        self.install(e).map_err(ChipError::Control)
+    }
+
+    /// [`Chip::add_entry`], with the pipe's own error.
+    pub(crate) fn install(&mut self, e: &ResolvedEntry) -> Result<(), ControlError> {
+        self.apply_to_pipes(&ResolvedControlOp::AddEntry(e.clone()))
+    }
+
+    /// The name of `gress`'s table `table`, or `#table` if the program has none such.
+    pub(crate) fn table_name(&self, gress: Gress, table: TableId) -> String {
+        self.gress(0, gress)
+            .and_then(|g| g.program().control.tables.get(table as usize))
+            .map_or_else(|| format!("#{table}"), |t| t.name.clone())
     }
 
     /// Write one register element in every pipe.

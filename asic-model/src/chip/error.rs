@@ -3,7 +3,6 @@
 
 use pipelines::control::ControlError;
 use pipelines::pipe::LoadError;
-use pipelines::table::TableError;
 use pipelines::time::Time;
 use std::fmt;
 
@@ -12,8 +11,15 @@ use std::fmt;
 pub enum ChipError {
     /// The program does not load on this chip.
     Load(LoadError),
-    /// A table entry was refused.
-    Table(TableError),
+    /// An entry of [`super::Chip::with_entries`] was refused.
+    Entry {
+        /// Which entry, from 1.
+        number: usize,
+        /// The table it is for (`#index` if the program has no such table).
+        table: String,
+        /// Why.
+        error: ControlError,
+    },
     /// The TM configuration does not fit the chip (names the field).
     TmConfig(tm::config::ConfigError),
     /// A control-plane operation was refused (names the object).
@@ -42,7 +48,11 @@ impl fmt::Display for ChipError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ChipError::Load(e) => write!(f, "program does not load: {e}"),
-            ChipError::Table(e) => e.fmt(f),
+            ChipError::Entry {
+                number,
+                table,
+                error,
+            } => write!(f, "entry {number} (table `{table}`): {error}"),
             ChipError::Control(e) => e.fmt(f),
             ChipError::TmConfig(e) => e.fmt(f),
             ChipError::Config(e) => write!(f, "chip configuration: {e}"),

@@ -182,6 +182,26 @@ impl Chip {
         })
     }
 
+    /// [`Chip::with_config`], then `entries` installed in every pipe, in order: the chip a
+    /// scenario describes. A refused entry is [`ChipError::Entry`], numbered from 1 and
+    /// naming its table.
+    pub fn with_entries(
+        profile: ChipProfile,
+        program: &Program,
+        config: ChipConfig,
+        entries: &[ResolvedEntry],
+    ) -> Result<Chip, ChipError> {
+        let mut chip = Chip::with_config(profile, program, config)?;
+        for (i, e) in entries.iter().enumerate() {
+            chip.install(e).map_err(|error| ChipError::Entry {
+                number: i + 1,
+                table: chip.table_name(e.gress, e.table),
+                error,
+            })?;
+        }
+        Ok(chip)
+    }
+
     /// The profile the chip was built from.
     pub fn profile(&self) -> &ChipProfile {
         &self.profile
@@ -206,20 +226,6 @@ impl Chip {
     /// Packets inside the chip (in a pipe, queued, or waiting for the MAC).
     pub fn packets_inside(&self) -> usize {
         self.packets.live()
-    }
-
-    /// Install a table entry in every pipe (the control plane's symmetric mode).
-    pub fn add_entry(&mut self, e: &ResolvedEntry) -> Result<(), ChipError> {
-        for p in &mut self.pipes {
-            let g = match e.gress {
-                Gress::Ingress => &mut p.ingress,
-                Gress::Egress => &mut p.egress,
-            };
-            g.tables_mut()[e.table as usize]
-                .insert(e.entry.clone())
-                .map_err(ChipError::Table)?;
-        }
-        Ok(())
     }
 
     /// Run one event.

@@ -1,8 +1,9 @@
 //! The chip's integration tests, in one binary: `port_speeds` (ports brought up below their
-//! profile speed). The program is a one-table forwarder compiled here (`dsl`), so these
+//! profile speed) and `with_entries` (a chip built with its table entries). The program is a one-table forwarder compiled here (`dsl`), so these
 //! tests need nothing of the root package.
 
 mod port_speeds;
+mod with_entries;
 
 use asic_model::chip::{Chip, ChipEvent, Wire};
 use asic_model::kernel::EventQueue;

@@ -19,24 +19,26 @@ const LEN: usize = 1000;
 /// The tofino2-like chip (32 front-panel 400G ports, then 4 recirculation ports, then 4
 /// packet-generator ports) running `program`, its ports brought up at `speeds`.
 fn with_speeds(program: &Program, speeds: &[(u16, u32)]) -> Result<Chip, ChipError> {
-    let config = ChipConfig {
+    Chip::with_config(chip_profile(PROFILE), program, config(speeds))
+}
+
+/// The default configuration with `speeds`.
+fn config(speeds: &[(u16, u32)]) -> ChipConfig {
+    ChipConfig {
         port_speeds: speeds
             .iter()
             .map(|&(port, gbps)| PortSpeed { port, gbps })
             .collect(),
         ..ChipConfig::default()
-    };
-    Chip::with_config(chip_profile(PROFILE), program, config)
+    }
 }
 
 /// [`with_speeds`] running the forwarder, forwarding to port 1.
 fn chip(speeds: &[(u16, u32)]) -> Chip {
-    let program = forwarder(&chip_profile(PROFILE));
-    let mut chip = with_speeds(&program, speeds).unwrap();
-    for e in forward_to(&program, 1) {
-        chip.add_entry(&e).unwrap();
-    }
-    chip
+    let profile = chip_profile(PROFILE);
+    let program = forwarder(&profile);
+    let fwd = forward_to(&program, 1);
+    Chip::with_entries(profile, &program, config(speeds), &fwd).unwrap()
 }
 
 /// When a lone frame of `LEN` bytes whose first bit reaches a port at `rx_gbps` at `t0`
