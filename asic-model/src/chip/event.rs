@@ -46,7 +46,7 @@ pub enum ChipEvent {
         /// The priority.
         priority: u8,
     },
-    /// A scheduled control-plane operation takes effect (see [`Chip::schedule_control`]).
+    /// A scheduled control-plane operation takes effect (see [`super::Chip::schedule_control`]).
     Control {
         /// Index into the chip's scheduled operations.
         op: u32,
