@@ -10,6 +10,7 @@ use super::{Chip, ChipEvent, DropReason, Wire};
 use crate::kernel::Schedule;
 use crate::mac::{frame_time, slot_time};
 use pipelines::pipe::GressInputs;
+use pipelines::program::Gress;
 use pipelines::time::Time;
 
 impl Chip {
@@ -53,17 +54,9 @@ impl Chip {
                 self.left_egress_pipe(now, port, q);
                 return self.drop_packet(h, DropReason::EgressParserError);
             };
-            self.parser_errors_continued[1] += (out.parser_error != 0) as u64;
-            let r = &out.requests;
-            if r.adv_flow_ctl != 0 {
-                self.afc_request(now, r.adv_flow_ctl, q);
-            }
-            if out.drop_ctl != 0 {
+            if self.gress_exit(now, h, Gress::Egress, out, q) {
                 self.left_egress_pipe(now, port, q);
                 return self.drop_packet(h, DropReason::EgressProgramDrop);
-            }
-            if r.mirror_session != 0 {
-                self.mirror(now, h, r, q);
             }
         }
         let len = self.packets.slots[h as usize].data.len();

@@ -9,6 +9,7 @@ use super::port::PortKind;
 use super::{Chip, ChipEvent, DropReason};
 use crate::kernel::Schedule;
 use pipelines::pipe::GressInputs;
+use pipelines::program::Gress;
 use pipelines::time::Time;
 
 impl Chip {
@@ -43,17 +44,10 @@ impl Chip {
         let Ok(out) = &res else {
             return self.drop_packet(h, DropReason::IngressParserError);
         };
-        self.parser_errors_continued[0] += (out.parser_error != 0) as u64;
-        let r = &out.requests;
-        if r.adv_flow_ctl != 0 {
-            self.afc_request(now, r.adv_flow_ctl, q);
-        }
-        if out.drop_ctl != 0 {
+        if self.gress_exit(now, h, Gress::Ingress, out, q) {
             return self.drop_packet(h, DropReason::IngressProgramDrop);
         }
-        if r.mirror_session != 0 {
-            self.mirror(now, h, r, q);
-        }
+        let r = &out.requests;
         let unicast = |port: u16| match self.ports.get(port as usize) {
             Some(p) if p.kind != PortKind::PktGen => Ok(port),
             _ => Err(DropReason::InvalidEgressPort),

@@ -6,7 +6,7 @@
 
 use super::{Chip, ChipEvent};
 use crate::kernel::Schedule;
-use pipelines::pipe::LoadedGress;
+use pipelines::pipe::{GressOutputs, LoadedGress};
 use pipelines::program::Gress;
 use pipelines::time::{Clock, Time};
 
@@ -64,6 +64,33 @@ impl Chip {
         self.packets.slots[pkt as usize].issue = issue;
         // Issue slots only move forward and the latency is fixed: exits come in time order.
         q.at_in_lane(2 * pipe_id, done, ChipEvent::IngressDone { pkt });
+    }
+
+    /// What a gress's exit does with its outputs `out` for packet `h` besides the packet's
+    /// path: count a parse failure the program went on with, send its advanced-flow-control
+    /// request, and mirror the packet, unless the program dropped it. Returns whether it did
+    /// (the caller drops it with its gress's reason).
+    #[inline]
+    pub(super) fn gress_exit(
+        &mut self,
+        now: Time,
+        h: u32,
+        gress: Gress,
+        out: &GressOutputs,
+        q: &mut impl Schedule<ChipEvent>,
+    ) -> bool {
+        self.parser_errors_continued[gress as usize] += (out.parser_error != 0) as u64;
+        let r = &out.requests;
+        if r.adv_flow_ctl != 0 {
+            self.afc_request(now, r.adv_flow_ctl, q);
+        }
+        if out.drop_ctl != 0 {
+            return true;
+        }
+        if r.mirror_session != 0 {
+            self.mirror(now, h, r, q);
+        }
+        false
     }
 
     /// Packets in `pipe`'s ingress and egress pipes now (issued, not yet out of the deparser).
