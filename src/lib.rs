@@ -14,3 +14,4 @@
 pub mod demo;
 pub mod perf;
 pub mod sweep_run;
+pub mod tm_experiment;

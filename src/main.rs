@@ -236,12 +236,13 @@ fn tm_experiment(name: Option<&str>, csv: bool) -> Result<(), String> {
         println!("experiments: {}", tm::experiments::NAMES.join(", "));
         return Ok(());
     };
-    let table = tm::experiments::run(name).ok_or_else(|| {
+    let result = tm::experiments::run(name).ok_or_else(|| {
         format!(
             "no experiment `{name}` (known: {})",
             tm::experiments::NAMES.join(", ")
         )
     })?;
+    let table = asic::tm_experiment::table(name, &result);
     if csv {
         print!("{}", table.to_csv());
     } else {

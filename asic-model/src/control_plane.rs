@@ -11,6 +11,7 @@ use crate::chip::{Chip, ChipError};
 use pipelines::control::{ControlError, ControlOp, ResolvedControlOp};
 use pipelines::counter::Counts;
 use pipelines::entries::find_by_name;
+use pipelines::entries::ResolvedEntry;
 use pipelines::meter::{MeterConfig, MeterReading};
 use pipelines::pipe::LoadedGress;
 use pipelines::program::{CounterId, Gress, KeyMatch, MeterId, RegisterId, TableId};
@@ -34,7 +35,6 @@ enum Kind {
     Table,
     Register,
     Counter,
-    Meter,
 }
 
 impl Chip {
@@ -49,10 +49,32 @@ impl Chip {
     /// Apply a resolved operation to every pipe. Pipes run the same program, so an
     /// operation refused by one is refused by the first, before any pipe changes.
     pub fn apply(&mut self, op: &ResolvedControlOp) -> Result<(), ChipError> {
+        self.apply_to_pipes(op).map_err(ChipError::Control)
+    }
+
+    /// [`Chip::apply`], with the pipe's own error.
+    fn apply_to_pipes(&mut self, op: &ResolvedControlOp) -> Result<(), ControlError> {
         for g in self.gresses_mut(op.gress()) {
-            g.apply(op).map_err(ChipError::Control)?;
+            g.apply(op)?;
         }
         Ok(())
+    }
+
+    /// Install a table entry in every pipe (the control plane's symmetric mode).
+    pub fn add_entry(&mut self, e: &ResolvedEntry) -> Result<(), ChipError> {
+        self.install(e).map_err(ChipError::Control)
+    }
+
+    /// [`Chip::add_entry`], with the pipe's own error.
+    pub(crate) fn install(&mut self, e: &ResolvedEntry) -> Result<(), ControlError> {
+        self.apply_to_pipes(&ResolvedControlOp::AddEntry(e.clone()))
+    }
+
+    /// The name of `gress`'s table `table`, or `#table` if the program has none such.
+    pub(crate) fn table_name(&self, gress: Gress, table: TableId) -> String {
+        self.gress(0, gress)
+            .and_then(|g| g.program().control.tables.get(table as usize))
+            .map_or_else(|| format!("#{table}"), |t| t.name.clone())
     }
 
     /// Write one register element in every pipe.
@@ -94,20 +116,6 @@ impl Chip {
         self.pipe_gress(pipe, gress)?
             .counter_read(counter, index)
             .map_err(ChipError::Control)
-    }
-
-    /// Clear one indexed counter in every pipe.
-    pub fn counter_clear(
-        &mut self,
-        gress: Gress,
-        counter: CounterId,
-        index: u32,
-    ) -> Result<(), ChipError> {
-        for g in self.gresses_mut(gress) {
-            g.counter_write(counter, index, Counts::default())
-                .map_err(ChipError::Control)?;
-        }
-        Ok(())
     }
 
     /// Read the direct counter of a table entry in one pipe.
@@ -164,7 +172,7 @@ impl Chip {
             .map_err(ChipError::Control)
     }
 
-    /// Find a table, register, counter or meter array by name (in full or by a unique last
+    /// Find a table, register or counter array by name (in full or by a unique last
     /// component) in the loaded program.
     fn find(&self, kind: Kind, name: &str) -> Result<(Gress, u16), ChipError> {
         let not_found = |reason: String| {
@@ -183,7 +191,6 @@ impl Chip {
                 Kind::Table => c.tables.iter().map(|t| t.name.as_str()).collect(),
                 Kind::Register => c.registers.iter().map(|r| r.name.as_str()).collect(),
                 Kind::Counter => c.counters.iter().map(|r| r.name.as_str()).collect(),
-                Kind::Meter => c.meters.iter().map(|r| r.name.as_str()).collect(),
             };
             items.extend(
                 names
@@ -196,7 +203,6 @@ impl Chip {
             Kind::Table => "table",
             Kind::Register => "register array",
             Kind::Counter => "counter array",
-            Kind::Meter => "meter array",
         };
         find_by_name(items.into_iter(), name, what).map_err(not_found)
     }
@@ -221,17 +227,6 @@ impl Chip {
     ) -> Result<Counts, ChipError> {
         let (gress, c) = self.find(Kind::Counter, name)?;
         self.counter_read(pipe, gress, c, index)
-    }
-
-    /// Read one meter of one pipe, by the meter array's name.
-    pub fn meter_read_by_name(
-        &self,
-        pipe: u16,
-        name: &str,
-        index: u32,
-    ) -> Result<MeterReading, ChipError> {
-        let (gress, m) = self.find(Kind::Meter, name)?;
-        self.meter_read(pipe, gress, m, index)
     }
 
     /// Read a table's direct counter for an entry (or, with `key` `None`, for misses) in

@@ -2,8 +2,9 @@
 //! manager wired together.
 //!
 //! Crates used, and why: `serde` + `ron` (chip profiles are data files with comments that
-//! cite each number's source); `thiserror` (profile errors that name the file, line and
-//! field).
+//! cite each number's source; a chip's configuration is RON in scenarios); `thiserror`
+//! (profile errors that name the file, line and field); as a dev-dependency, `dsl` (the
+//! chip's tests compile the program they run).
 
 pub mod chip;
 pub mod control_plane;

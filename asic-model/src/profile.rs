@@ -168,7 +168,8 @@ pub struct ChipProfile {
 pub struct PortGroup {
     /// How many ports.
     pub count: u16,
-    /// Line rate in Gb/s.
+    /// Line rate in Gb/s: the fastest the group's ports run (an operator may bring one up
+    /// slower, `ChipConfig::port_speeds`).
     pub speed_gbps: u32,
 }
 
@@ -186,7 +187,8 @@ pub struct RecirculationSpec {
     pub latency_cycles: u32,
 }
 
-/// The chip's plumbing beyond ports and pipes (see `chip/mod.rs`).
+/// The chip's plumbing beyond ports and pipes (see `chip/plumbing.rs`, `chip/pktgen.rs`,
+/// `chip/afc.rs` and `chip/egress_fifo.rs`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlumbingSpec {
@@ -237,7 +239,9 @@ impl ChipProfile {
         })
     }
 
-    /// Line rate of front-panel port `port` in Gb/s, or `None` if the chip has no such port.
+    /// Profile line rate of front-panel port `port` in Gb/s (its group's: the fastest it runs;
+    /// `Chip::port_gbps` is the speed it was brought up at), or `None` if the chip has no
+    /// such port.
     pub fn port_speed_gbps(&self, port: u16) -> Option<u32> {
         self.pipe_of_port(port)?;
         let mut local = port as u32 % self.ports_per_pipe_count();

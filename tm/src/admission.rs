@@ -1,4 +1,6 @@
-//! Admission of a packet's shared-pool cells: one trait, and the built-in policies.
+//! Admission of a packet's shared-pool cells: one trait, the built-in policies, and
+//! [`AdmissionPolicy`], the operator's choice among them (`config` uses it and re-exports it;
+//! this module uses nothing of `config`, so the two do not depend on each other).
 //!
 //! The TM decides everything that does not depend on the policy: a packet whose cells fit in
 //! its queue's private minimum is admitted without asking; a lossless packet (PFC on its
@@ -17,7 +19,25 @@
 //!   stay fractions, products are `u128`.
 
 use crate::Refusal;
+use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// Which admission algorithm decides a packet's shared-pool cells.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AdmissionPolicy {
+    /// A fixed cap per queue on its shared cells (the queue's `static_limit_cells`).
+    Static,
+    /// Dynamic Threshold (Choudhury–Hahne): admit while the queue's shared cells are below
+    /// `α · (B − Q(t))` of its pool.
+    #[default]
+    DynamicThreshold,
+    /// Flexible Buffer (Apostolaki et al. 2021, Eq. 4): `α_c · γ · (1/N_p) · (B − Q(t))`.
+    FlexibleBuffer,
+    /// Flexible Buffer for one queue per port: γ = 1, N = all congested queues, and α from the
+    /// packet's class ([`crate::EnqueueRequest::class`]), so packets of one queue face
+    /// different thresholds.
+    FlexibleBufferSingleQueue,
+}
 
 /// α in fixed point: `alpha = raw / 65536`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -37,11 +57,6 @@ impl Alpha {
             return None;
         }
         Some(Alpha(raw as u32))
-    }
-
-    /// The value as a float.
-    pub fn to_f64(self) -> f64 {
-        self.0 as f64 / Self::ONE as f64
     }
 }
 
@@ -284,8 +299,8 @@ pub(crate) enum Policy {
 
 impl Policy {
     /// The built-in policy for a configuration choice.
-    pub fn builtin(p: crate::config::AdmissionPolicy) -> Policy {
-        use crate::config::AdmissionPolicy as P;
+    pub fn builtin(p: AdmissionPolicy) -> Policy {
+        use AdmissionPolicy as P;
         match p {
             P::Static => Policy::Static,
             P::DynamicThreshold => Policy::DynamicThreshold,
@@ -310,8 +325,8 @@ impl Policy {
 }
 
 /// The built-in policy for a configuration choice.
-pub fn builtin(p: crate::config::AdmissionPolicy) -> Box<dyn Admission> {
-    use crate::config::AdmissionPolicy as P;
+pub fn builtin(p: AdmissionPolicy) -> Box<dyn Admission> {
+    use AdmissionPolicy as P;
     match p {
         P::Static => Box::new(StaticLimit),
         P::DynamicThreshold => Box::new(DynamicThreshold),

@@ -17,6 +17,7 @@
 //! )
 //! ```
 
+pub use crate::admission::AdmissionPolicy;
 use crate::admission::Alpha;
 use crate::spec::TmSpec;
 use serde::{Deserialize, Serialize};
@@ -37,23 +38,6 @@ pub const DEFAULT_DRR_QUANTUM_BYTES: u32 = 9216;
 /// percentage as that share, so 80 % is α = 4. (The driver comment `D(t) = (Size − U(t)) × BAF`
 /// read literally would make it α = 0.8; set `alpha: 0.8` for that reading.)
 pub const DEFAULT_ALPHA: f64 = 4.0;
-
-/// Which admission algorithm decides a packet's shared-pool cells.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum AdmissionPolicy {
-    /// A fixed cap per queue on its shared cells ([`QueueConfig::static_limit_cells`]).
-    Static,
-    /// Dynamic Threshold (Choudhury–Hahne): admit while the queue's shared cells are below
-    /// `α · (B − Q(t))` of its pool.
-    #[default]
-    DynamicThreshold,
-    /// Flexible Buffer (Apostolaki et al. 2021, Eq. 4): `α_c · γ · (1/N_p) · (B − Q(t))`.
-    FlexibleBuffer,
-    /// Flexible Buffer for one queue per port: γ = 1, N = all congested queues, and α from the
-    /// packet's class ([`crate::EnqueueRequest::class`]), so packets of one queue face
-    /// different thresholds.
-    FlexibleBufferSingleQueue,
-}
 
 /// A traffic class: its α and its buffer priority (FB's `p`; 0 = low, higher = more important).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,5 +1,6 @@
-//! Reproducible TM experiments, each returning a small result table whose expected columns are
-//! computed from the papers' formulas next to what the model measured.
+//! Reproducible TM experiments: each returns what the model measured next to what the papers'
+//! formulas expect, as plain data (every field says its unit); turning results into tables is
+//! the CLI's (`asic tm-experiment`), not the TM's.
 //!
 //! - [`dt_convergence`]: Dynamic Threshold, N saturated queues converge to `αB/(1+Nα)`.
 //! - [`fb_isolation`]: Flexible Buffer on a 60-cell buffer: one high queue (α = 2) and N low
@@ -22,7 +23,6 @@ use crate::{pfc, EnqueueRequest, TrafficManager};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::fmt;
 
 /// Names accepted by [`run`].
 pub const NAMES: &[&str] = &[
@@ -33,91 +33,29 @@ pub const NAMES: &[&str] = &[
     "pfc-quanta-expiry",
 ];
 
-/// A result table.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Table {
-    /// Experiment name.
-    pub name: String,
-    /// What it shows, and the setup.
-    pub notes: Vec<String>,
-    /// Column names.
-    pub columns: Vec<String>,
-    /// Rows, one string per column.
-    pub rows: Vec<Vec<String>>,
-}
-
-impl Table {
-    fn new(name: &str, columns: &[&str]) -> Table {
-        Table {
-            name: name.to_string(),
-            notes: Vec::new(),
-            columns: columns.iter().map(|c| c.to_string()).collect(),
-            rows: Vec::new(),
-        }
-    }
-
-    fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
-    }
-
-    /// The table as CSV (header line, then rows).
-    pub fn to_csv(&self) -> String {
-        let mut s = self.columns.join(",");
-        s.push('\n');
-        for r in &self.rows {
-            s.push_str(&r.join(","));
-            s.push('\n');
-        }
-        s
-    }
-}
-
-impl fmt::Display for Table {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "# {}", self.name)?;
-        for n in &self.notes {
-            writeln!(f, "# {n}")?;
-        }
-        let mut w: Vec<usize> = self.columns.iter().map(|c| c.len()).collect();
-        for r in &self.rows {
-            for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.len());
-            }
-        }
-        let line = |cells: &[String]| {
-            cells
-                .iter()
-                .enumerate()
-                .map(|(i, c)| format!("{c:>width$}", width = w[i]))
-                .collect::<Vec<_>>()
-                .join("  ")
-        };
-        writeln!(f, "{}", line(&self.columns))?;
-        for r in &self.rows {
-            writeln!(f, "{}", line(r))?;
-        }
-        Ok(())
-    }
+/// What one experiment measured, by kind (see [`run`]).
+#[derive(Clone, Debug, Serialize)]
+pub enum ExperimentResult {
+    /// `dt-convergence`.
+    Dt(DtResult),
+    /// `fb-isolation`.
+    FbIsolation(FbResult),
+    /// `fb-gamma`.
+    FbGamma(FbGammaResult),
+    /// `pfc-hysteresis` and `pfc-quanta-expiry` (the same link with other parameters).
+    Pfc(PfcOutcome),
 }
 
 /// Runs experiment `name` with its default parameters; `None` for an unknown name.
-pub fn run(name: &str) -> Option<Table> {
+pub fn run(name: &str) -> Option<ExperimentResult> {
     Some(match name {
-        "dt-convergence" => dt_convergence(&DtParams::default()).table(),
-        "fb-isolation" => fb_isolation(&FbParams::default()).table(),
-        "fb-gamma" => fb_gamma(&FbParams::default()),
-        "pfc-hysteresis" => pfc_hysteresis(&PfcParams::default()).table(),
-        "pfc-quanta-expiry" => {
-            let mut t = pfc_hysteresis(&PfcParams::quanta_expiry()).table();
-            t.name = name.to_string();
-            t
-        }
+        "dt-convergence" => ExperimentResult::Dt(dt_convergence(&DtParams::default())),
+        "fb-isolation" => ExperimentResult::FbIsolation(fb_isolation(&FbParams::default())),
+        "fb-gamma" => ExperimentResult::FbGamma(fb_gamma(&FbParams::default())),
+        "pfc-hysteresis" => ExperimentResult::Pfc(pfc_hysteresis(&PfcParams::default())),
+        "pfc-quanta-expiry" => ExperimentResult::Pfc(pfc_hysteresis(&PfcParams::quanta_expiry())),
         _ => return None,
     })
-}
-
-fn f2(x: f64) -> String {
-    format!("{x:.2}")
 }
 
 /// A saturating source: offers `per_slot` packets of `bytes` to (port, queue) every slot.
@@ -221,42 +159,11 @@ pub struct DtResult {
     pub rows: Vec<DtRow>,
 }
 
-impl DtResult {
-    /// As a table.
-    pub fn table(&self) -> Table {
-        let mut t = Table::new(
-            "dt-convergence",
-            &[
-                "alpha",
-                "queues",
-                "pkt_cells",
-                "expected_aB/(1+Na)",
-                "measured_min",
-                "measured_max",
-                "within_one_pkt",
-                "settled_slot",
-            ],
-        );
-        t.notes.push(format!(
-            "Dynamic Threshold, B = {} cells (one pool, no private minimum); N queues on N ports, each offered 2 packets per slot and served 1",
-            self.cells
-        ));
-        t.notes.push("expected per queue: alpha*B/(1+N*alpha) (Choudhury-Hahne; FB paper Eq. 1-3); admission compares the queue before the packet with T".into());
-        for r in &self.rows {
-            let ok = (r.min as f64) > r.expected - r.pkt_cells as f64
-                && (r.max as f64) < r.expected + r.pkt_cells as f64;
-            t.row(vec![
-                r.alpha.to_string(),
-                r.n.to_string(),
-                r.pkt_cells.to_string(),
-                f2(r.expected),
-                r.min.to_string(),
-                r.max.to_string(),
-                ok.to_string(),
-                r.settled_slot.map_or("-".into(), |s| s.to_string()),
-            ]);
-        }
-        t
+impl DtRow {
+    /// Whether every queue ended within one packet of the expectation (strictly).
+    pub fn within_one_packet(&self) -> bool {
+        (self.min as f64) > self.expected - self.pkt_cells as f64
+            && (self.max as f64) < self.expected + self.pkt_cells as f64
     }
 }
 
@@ -385,60 +292,6 @@ pub struct FbResult {
     pub alphas: (f64, f64),
     /// Rows: FB then DT for each N_L.
     pub rows: Vec<FbRow>,
-}
-
-impl FbResult {
-    /// As a table.
-    pub fn table(&self) -> Table {
-        let mut t = Table::new(
-            "fb-isolation",
-            &[
-                "policy",
-                "n_low",
-                "high",
-                "exp_high",
-                "low_each",
-                "low_total",
-                "exp_low_total",
-                "free",
-                "exp_free",
-                "max_total_settled",
-                "bound",
-                "max_total_run",
-            ],
-        );
-        t.notes.push(format!(
-            "B = {} cells, one high queue (alpha {}) on port 0 and n_low low queues (alpha {}) on ports 1.., each offered 2 one-cell packets per slot and served 1",
-            self.cells, self.alphas.0, self.alphas.1
-        ));
-        t.notes.push("FB expected (steady state, Lemma 2): free = B/(1+aH+aL), high = aH*free, lows aL*free in aggregate; bound = B(aL+aH)/(1+aL+aH)".into());
-        t.notes.push("DT expected: free = B/(1+aH+N*aL), high = aH*free, each low aL*free; no push-out, so the bound holds once settled, not during the start-up transient (max_total_run)".into());
-        for r in &self.rows {
-            let (mn, mx) = (
-                r.lows.iter().min().copied().unwrap_or(0),
-                r.lows.iter().max().copied().unwrap_or(0),
-            );
-            t.row(vec![
-                r.policy.to_string(),
-                r.n_low.to_string(),
-                r.high.to_string(),
-                f2(r.expected_high),
-                if mn == mx {
-                    mn.to_string()
-                } else {
-                    format!("{mn}..{mx}")
-                },
-                r.lows.iter().sum::<u32>().to_string(),
-                f2(r.expected_low_total),
-                r.free.to_string(),
-                f2(r.expected_free),
-                r.max_total_settled.to_string(),
-                f2(r.bound),
-                r.max_total_run.to_string(),
-            ]);
-        }
-        t
-    }
 }
 
 fn two_class_config(policy: AdmissionPolicy, a_high: f64, a_low: f64) -> TmConfig {
@@ -583,43 +436,59 @@ pub fn fb_gamma_depths(p: &FbParams, one_port: bool) -> (Vec<u32>, u32) {
     (depths, tm.free_cells())
 }
 
+/// One placement of [`fb_gamma`].
+#[derive(Clone, Debug, Serialize)]
+pub struct FbGammaRow {
+    /// The five queues share one port (true) or have a port each.
+    pub one_port: bool,
+    /// γ of each queue: 1/5 on one port (DRR, equal quanta), 1 on five ports.
+    pub gamma: f64,
+    /// Depth of each queue at the end, cells.
+    pub depths: Vec<u32>,
+    /// Free cells at the end.
+    pub free: u32,
+    /// Expected threshold (depth) of each queue, cells: `α·γ/5 · B/(1 + α·γ)` (Eq. 4).
+    pub expected_each: f64,
+    /// Expected depth of the five together, cells.
+    pub expected_total: f64,
+}
+
+/// Result of [`fb_gamma`].
+#[derive(Clone, Debug, Serialize)]
+pub struct FbGammaResult {
+    /// Buffer cells.
+    pub cells: u32,
+    /// α of the queues' class.
+    pub alpha: f64,
+    /// One port, then five ports.
+    pub rows: Vec<FbGammaRow>,
+}
+
 /// The γ effect: five low queues on one port against five ports.
-pub fn fb_gamma(p: &FbParams) -> Table {
-    let mut t = Table::new(
-        "fb-gamma",
-        &[
-            "placement",
-            "gamma",
-            "depths",
-            "total",
-            "free",
-            "exp_threshold_each",
-            "exp_total",
-        ],
-    );
-    t.notes.push(format!(
-        "FB, B = {} cells, five saturated queues of one class (alpha {}), DRR with equal quanta",
-        p.cells, p.alpha_low
-    ));
-    t.notes.push("expected (Eq. 4 steady state): sum(omega) = 5 * alpha * gamma / 5; free = B/(1+sum); each = alpha*gamma/5*free".into());
-    t.notes.push("the FB paper's Fig. 5b shows 6 per queue for the one-port case, which Eq. 4 gives only with gamma = 1 (digest 2.1.5 [INCONSISTENT]); the model follows Eq. 4".into());
-    for one_port in [true, false] {
-        let gamma = if one_port { 0.2 } else { 1.0 };
-        let sum = p.alpha_low * gamma;
-        let free = p.cells as f64 / (1.0 + sum);
-        let each = p.alpha_low * gamma / 5.0 * free;
-        let (d, f) = fb_gamma_depths(p, one_port);
-        t.row(vec![
-            if one_port { "one port" } else { "five ports" }.to_string(),
-            gamma.to_string(),
-            format!("{d:?}").replace(", ", " "),
-            d.iter().sum::<u32>().to_string(),
-            f.to_string(),
-            f2(each),
-            f2(each * 5.0),
-        ]);
+pub fn fb_gamma(p: &FbParams) -> FbGammaResult {
+    let rows = [true, false]
+        .into_iter()
+        .map(|one_port| {
+            let gamma = if one_port { 0.2 } else { 1.0 };
+            let sum = p.alpha_low * gamma;
+            let free = p.cells as f64 / (1.0 + sum);
+            let each = p.alpha_low * gamma / 5.0 * free;
+            let (depths, free) = fb_gamma_depths(p, one_port);
+            FbGammaRow {
+                one_port,
+                gamma,
+                depths,
+                free,
+                expected_each: each,
+                expected_total: each * 5.0,
+            }
+        })
+        .collect();
+    FbGammaResult {
+        cells: p.cells,
+        alpha: p.alpha_low,
+        rows,
     }
-    t
 }
 
 /// Parameters of [`pfc_hysteresis`].
@@ -720,6 +589,14 @@ pub struct PfcCycle {
     pub cells_at_xon: u32,
     /// The upstream's first frame after the pause, ps.
     pub resumed_at: Option<u64>,
+}
+
+impl PfcCycle {
+    /// How long after the pause frame reached it the upstream started its last frame, ps
+    /// (`None`: no pause frame reached it in this cycle).
+    pub fn stop_after_rx_ps(&self) -> Option<u64> {
+        (self.pause_rx_at > 0).then(|| self.last_tx_start.saturating_sub(self.pause_rx_at))
+    }
 }
 
 /// Result of [`pfc_hysteresis`].
@@ -985,64 +862,4 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
         }
     }
     out
-}
-
-impl PfcOutcome {
-    /// As a table: one row per XOFF/XON cycle.
-    pub fn table(&self) -> Table {
-        let mut t = Table::new(
-            "pfc-hysteresis",
-            &[
-                "cycle",
-                "xoff_ns",
-                "cells_at_xoff",
-                "pause_rx_ns",
-                "last_tx_ns",
-                "stop_after_rx_ns",
-                "reaction_ns",
-                "xon_ns",
-                "cells_at_xon",
-                "resumed_ns",
-            ],
-        );
-        t.notes.push(format!(
-            "XOFF > {} cells, XON < {} cells, headroom {} cells; reaction {} ns; pause {} ns per frame; refresh {}",
-            self.xoff_cells,
-            self.xon_cells,
-            self.headroom_cells,
-            self.reaction_ps / 1000,
-            self.pause_ps / 1000,
-            if self.refresh { "on" } else { "off" }
-        ));
-        t.notes.push(format!(
-            "XOFF events {}, XON events {}, frames sent {}, max PG {} cells, max headroom {} cells, drops {}, delivered {}",
-            self.xoff_events,
-            self.xon_events,
-            self.frames_sent,
-            self.max_pg_cells,
-            self.max_headroom_cells,
-            self.drops,
-            self.delivered
-        ));
-        let ns = |x: u64| format!("{:.1}", x as f64 / 1000.0);
-        for (i, c) in self.cycles.iter().enumerate() {
-            t.row(vec![
-                i.to_string(),
-                ns(c.xoff_at),
-                c.cells_at_xoff.to_string(),
-                ns(c.pause_rx_at),
-                ns(c.last_tx_start),
-                if c.pause_rx_at > 0 {
-                    ns(c.last_tx_start.saturating_sub(c.pause_rx_at))
-                } else {
-                    "-".into()
-                },
-                ns(self.reaction_ps),
-                c.xon_at.map_or("-".into(), ns),
-                c.cells_at_xon.to_string(),
-                c.resumed_at.map_or("-".into(), ns),
-            ]);
-        }
-        t
-    }
 }

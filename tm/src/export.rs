@@ -69,11 +69,6 @@ impl DepthExport {
         t_ps.checked_sub(self.delay_ps).map(|t| t / self.period_ps)
     }
 
-    /// When snapshot `k` is taken, ps.
-    pub fn snapshot_time_ps(&self, k: u64) -> u64 {
-        k * self.period_ps
-    }
-
     /// Call just before the TM's depths may change at `now_ps` (an enqueue or a dequeue):
     /// captures the state since the previous change if a snapshot instant saw it.
     pub fn before_change(&mut self, tm: &TrafficManager, now_ps: u64) {

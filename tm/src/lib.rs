@@ -28,7 +28,7 @@
 //! Every cell taken is given back exactly once, at dequeue: there is no push-out, and a queued
 //! packet leaves only by [`TrafficManager::dequeue`] (thresholds that fall later never evict).
 //!
-//! **Readings of the papers** (see `admission` and the crate README in the report):
+//! **Readings of the papers** (see also [`admission`]):
 //! - DT: `T = α·(B − Q(t))` with B the pool's size and Q(t) the pool's shared cells in use
 //!   (private minimums and headroom excluded); admit while the queue's shared cells are below T
 //!   before the packet.
@@ -51,14 +51,16 @@
 //!
 //! - [`TrafficManager::new`]`(spec, config, ports)` once.
 //! - At ingress exit: [`TrafficManager::enqueue`] with an [`EnqueueRequest`]; on `Err(reason)`
-//!   count a drop under [`Refusal::name`]; on `Ok(a)` keep `a.enq_depth_*` for egress metadata,
-//!   set CE if `a.ecn_mark` and the packet is ECN-capable, and schedule a dequeue for the port.
+//!   count a drop under [`Refusal::name`]; on `Ok` schedule a dequeue for the port. The
+//!   enqueue depths and the ECN decision come back with the packet in [`Dequeued`], for the
+//!   egress metadata.
 //! - After every enqueue, dequeue and pause: [`TrafficManager::drain_pfc_events`] and send a
 //!   PFC frame out of `ingress_port` for each (see [`pfc`] for quanta and refresh).
 //! - Serving a port: [`TrafficManager::dequeue`]`(port, now)`; when it returns `None` but
 //!   [`TrafficManager::next_eligible_time`] is `Some(t)`, serve again at `t` (a pause expires).
 //! - A PFC frame received on port `p`: [`TrafficManager::pause`] (quanta > 0) or
-//!   [`TrafficManager::resume`] (quanta 0), then re-check `next_eligible_time`.
+//!   [`TrafficManager::resume`] (quanta 0), then re-check `next_eligible_time`. A program's
+//!   pause or resume of one queue (advanced flow control): [`TrafficManager::set_queue_paused`].
 //! - Depth export to ingress: [`export::DepthExport::before_change`] just before every
 //!   enqueue and dequeue; ingress reads with [`export::DepthExport::read`].
 //!
@@ -916,11 +918,6 @@ impl TrafficManager {
     /// Cells in use in PFC headroom.
     pub fn headroom_used_total(&self) -> u32 {
         self.headroom_used
-    }
-
-    /// Number of pools.
-    pub fn pool_count(&self) -> usize {
-        self.pools.len()
     }
 
     /// (size, shared cells in use) of `pool`.

@@ -14,8 +14,9 @@
 //! configured quanta and re-send it every [`refresh_interval_ps`] while
 //! [`crate::TrafficManager::is_xoff`] holds; on XON, send quanta 0. A port receiving a frame
 //! calls [`crate::TrafficManager::pause`] with `until = now + quanta_ps(quanta, gbps)` (0 quanta:
-//! [`crate::TrafficManager::resume`]); the frame's arrival plus the reaction time is when the
-//! pause takes hold (see [`reaction_ps`]).
+//! [`crate::TrafficManager::resume`]) when the frame's last bit is in; the packets already
+//! past the TM still leave, and the port must go quiet within [`reaction_ps`] of the frame's
+//! arrival (the profile's bound).
 
 /// The TM asserted or released a pause for an ingress port and priority.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

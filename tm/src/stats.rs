@@ -29,11 +29,6 @@ pub struct QueueCounters {
 }
 
 impl QueueCounters {
-    /// All drops.
-    pub fn drops_total(&self) -> u64 {
-        self.drops.iter().sum()
-    }
-
     /// Adds `o` (for per-port sums); the maximum depth is the larger.
     pub fn add(&mut self, o: &QueueCounters) {
         self.enq_pkts += o.enq_pkts;

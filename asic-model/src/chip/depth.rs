@@ -1,11 +1,16 @@
-//! Published queue depths (the ghost thread): what an ingress program reads through
-//! `ExternCall::QueueDepth` is the TM's snapshot of every depth at each
-//! `k · depth_export_period_ps`, in force at every ingress pipe from `depth_export_delay_ps`
-//! later, kept in a [`DepthExport`].
+//! Published queue depths (Tofino2's ghost thread): when the ingress program reads queue
+//! depths (`ExternCall::QueueDepth`), the chip keeps a [`DepthExport`]: the TM's snapshot of
+//! every depth at each `k · depth_export_period_ps`, in force at every ingress pipe from
+//! `depth_export_delay_ps` later. A read sees the snapshot in force when the packet is in the
+//! reading table's stage (the gress runs later, at its exit). Reads take no issue slot and no
+//! stage unit.
 //!
-//! Apart from the life of a packet because it is a view of the TM, not a step of it: the
-//! chip hands ingress a [`PublishedDepths`] and lets the export capture the TM just before
-//! each enqueue and dequeue. The rules are in the parent module's comment.
+//! Depths change only at TM enqueues and dequeues, so the chip lets the export capture the TM
+//! just before each of them ([`Chip::before_tm_change`]), when a snapshot instant has passed
+//! since the previous one: no periodic event, and an idle chip costs nothing (with no change
+//! since, a read is the TM as it is; with none ever, 0). A chip whose program reads no depth
+//! keeps no export. Apart from the life of a packet because it is a view of the TM, not a
+//! step of it: ingress is handed a [`PublishedDepths`].
 
 use super::Chip;
 use pipelines::mau::DepthView;

@@ -1,658 +1,118 @@
 //! The clocked chip: MACs, pipes and the traffic manager wired together on the event kernel.
 //!
-//! The life of a packet (times in simulated picoseconds, cycles of the pipe clock):
-//! 1. `receive`: the frame's first bit reaches the ingress MAC at `start`; the MAC has it
-//!    all when its last FCS bit is in, `start + frame_time`: event [`ChipEvent::Arrive`].
-//! 2. `Arrive`: the packet takes the pipe's next free issue slot, at the first cycle edge at
-//!    or after its arrival (one packet per cycle per pipe). It leaves the ingress deparser
-//!    `latency` cycles later: event [`ChipEvent::IngressDone`].
-//! 3. `IngressDone`: the ingress program runs (see `pipelines::pipe` for why that is exact),
-//!    and the packet is enqueued in the TM or dropped with a reason.
-//! 4. [`ChipEvent::Dequeue`]: the TM's scheduler for the egress port takes the next packet
-//!    just early enough that, after the egress pipe's latency, it reaches the MAC as the
-//!    previous frame (and its inter-frame gap) ends: it paces each port at line rate from the
-//!    lengths it stores. The packet takes the egress pipe's next issue slot.
-//! 5. [`ChipEvent::EgressDone`]: the egress program runs, then the MAC sends the frame as
-//!    soon as the port is free; the frame is handed to the [`Wire`] with its start time.
+//! The life of a packet (times in simulated picoseconds, cycles of the pipe clock), one
+//! [`ChipEvent`] per step, each run by [`Chip::handle`]:
+//! 1. [`Chip::receive`] (`mac.rs`): the frame's first bit reaches the ingress MAC at `start`;
+//!    the MAC has it all when its last FCS bit is in, `start + frame_time`:
+//!    [`ChipEvent::Arrive`].
+//! 2. `Arrive` (`pipe.rs`): the packet takes its pipe's next free issue slot, at the first
+//!    cycle edge at or after its arrival (one packet per cycle per pipe). It leaves the
+//!    ingress deparser `latency` cycles later: [`ChipEvent::IngressDone`].
+//! 3. `IngressDone` (`ingress.rs`): the ingress program runs, and the packet is offered to
+//!    the TM for each of its destinations (`queueing.rs`) or dropped with a reason
+//!    (`drop.rs`).
+//! 4. [`ChipEvent::Dequeue`] (`queueing.rs`, paced by `pacer.rs`): the TM's scheduler for the
+//!    egress port hands out the next packet just early enough that, after the egress pipe's
+//!    latency, it reaches the MAC as the previous frame and its inter-frame gap end. The
+//!    packet takes the egress pipe's next issue slot.
+//! 5. [`ChipEvent::EgressDone`] (`egress.rs`): the egress program runs, then the MAC sends
+//!    the frame as soon as the port is free; the frame is handed to the [`Wire`] with its
+//!    start time.
 //!
-//! # Files
+//! The cycle of each step as a formula, and why running a gress's program in one go at its
+//! exit is exact, are in `docs/ARCHITECTURE.md` ("The life of a packet").
 //!
-//! This file holds the core: [`Chip`], [`ChipEvent`], [`ChipConfig`] and its configuration
-//! structs, [`DropReason`], [`ChipError`], [`Wire`], [`PortCounters`], the packet store, the
-//! constructor, event dispatch ([`Chip::handle`]) and the life of a packet above. The rest
-//! is in child modules, by concept:
-//! - `plumbing.rs`: recirculation ports, deflect-on-drop, mirror sessions, multicast groups,
-//!   mirror and multicast copies, [`PlumbingCounters`];
-//! - `pktgen.rs`: the packet generator;
-//! - `afc.rs`: advanced flow control requests and the egress FIFO bound;
-//! - `depth.rs`: the published queue depths (ghost thread) ingress reads;
-//! - `pfc.rs`: PFC frames sent from TM events, refresh timers, received MAC control frames,
-//!   the pause log ([`PauseRecord`]).
+//! # Modules
 //!
-//! # Plumbing: recirculation, deflect-on-drop, mirroring, multicast, packet generator, AFC
-//!
-//! Code: `plumbing.rs`, `pktgen.rs`, `afc.rs`, `depth.rs`.
-//!
-//! - **Port ids.** Front-panel ports are `0..F`; recirculation ports follow, pipe `p`'s
-//!   `r`-th is `F + p·R + r` (`R = profile.recirculation.ports_per_pipe`,
-//!   [`Chip::recirc_port`]); then one packet-generator port per pipe, `F + pipes·R + p`
-//!   ([`Chip::pktgen_port`]), a source of ingress packets only (sending to it is
-//!   `InvalidEgressPort`). Every port except the generator's has TM queues; the TM is built
-//!   with all of them. [`Chip::port_count`] is `F`; only front-panel ports receive frames.
-//! - **Recirculation.** A recirculation port is served by the TM and paced like a MAC at the
-//!   profile's recirculation speed, with the same Ethernet framing overhead (preamble,
-//!   64-byte minimum, inter-frame gap: the real port is a MAC in loopback; an assumption for
-//!   an internal port). What it "transmits" does not go to the [`Wire`]: the frame's first
-//!   bit is back at the same pipe's ingress `recirculation.latency_cycles` after it started,
-//!   it arrives whole one frame time later and takes an ingress issue slot like any arrival,
-//!   with `ingress_port` = the recirculation port. `ig_tm_md.recirculate` sends the packet
-//!   to its ingress pipe's first recirculation port (overriding the unicast port).
-//! - **Deflect-on-drop.** When the TM refuses a packet whose program set `deflect_on_drop`
-//!   and [`ChipConfig::dod`] is set, the whole packet is offered to the DoD port (default:
-//!   the first recirculation port of its ingress pipe) and queue; admission applies again and
-//!   a second refusal is [`DropReason::DeflectRefused`]. Egress sees `deflection_flag` = 1.
-//!   Without `dod` the packet is dropped with the TM's reason.
-//! - **Mirroring.** After the ingress deparser (and after the egress deparser), a non-zero
-//!   `mirror_session` copies the deparsed packet, truncated to the session's
-//!   `truncate_bytes` and to `mtu_trunc_len` if non-zero (the smaller), and enqueues the copy
-//!   to the session's port and queue as a packet of its own (own cells, own bandwidth,
-//!   through that port's egress pipe like any packet). An unknown session makes no copy
-//!   ([`PlumbingCounters::mirror_unknown_session`]). Session ids are `1..plumbing.mirror_sessions`.
-//! - **Multicast.** A non-zero `mcast_grp_a` replicates the packet to every member of the
-//!   group (besides the unicast port, if set): one TM enqueue per copy, each charged its own
-//!   cells (the real chip stores a multicast packet once; this model charges per copy), with
-//!   the member's replication id as `egress_rid`. An unknown group drops the packet
-//!   ([`DropReason::UnknownMcastGroup`]).
-//! - **Packet generator.** [`PktGenApp`]s fire at exactly `start + k·period` (and at each
-//!   one-shot time); the template enters the pipe's ingress at once (no MAC serialization)
-//!   through the pipe's generator port, taking an issue slot. [`Chip::start`] schedules them.
-//! - **Advanced flow control.** A non-zero `adv_flow_ctl` from either gress is qfc(1) |
-//!   pipe(2) | mac(4) | pad(3) | qid(7) | credit(15); with qfc set, port
-//!   `pipe · ports_per_pipe + mac`, queue `qid` is paused (credit 0) or resumed (credit ≠ 0)
-//!   in the TM `plumbing.afc_latency_cycles` after the gress's exit ([`ChipEvent::AfcApply`]).
-//!   Packets the TM served before that still leave.
-//! - **Egress FIFO.** Per port, packets the TM has served that have not started on the wire
-//!   (in the egress pipe or waiting for the MAC) are at most `plumbing.egress_fifo_packets`;
-//!   the TM does not serve a port whose FIFO is full (just-in-time pacing stays; this bounds it).
-//! - **Conservation.** Front-panel packets in + [`PlumbingCounters::created`] (generated,
-//!   mirror and multicast copies) = front-panel packets out + drops.
-//!
-//! - **Published queue depths (ghost thread).** When the ingress program reads queue depths
-//!   (`ExternCall::QueueDepth`), the chip keeps a [`tm::export::DepthExport`]: the TM's
-//!   snapshot of every depth at each `k · depth_export_period_ps`, in force at every ingress
-//!   pipe from `depth_export_delay_ps` later. A read sees the snapshot in force when the
-//!   packet is in the reading table's stage (the gress runs later, at its exit). Depths change
-//!   only at TM enqueues and dequeues, so the chip captures the state just before each of
-//!   them, when a snapshot instant has passed since the previous one: no periodic event, and
-//!   an idle chip costs nothing (with no change since, a read is the TM as it is; with none
-//!   ever, 0). Reads take no issue slot and no stage unit.
-//!
-//! Not yet here: the network runtime does not start packet generators.
-//!
-//! # PFC (IEEE 802.1Qbb) in the MACs
-//!
-//! Code: `pfc.rs`.
-//!
-//! The TM counts every buffered packet against its (ingress port, priority) and raises
-//! [`tm::pfc::PfcEvent`]s when a lossless one crosses XOFF or falls below XON (see
-//! [`tm::pfc`]). The chip drains them after every TM enqueue, dequeue and received pause, and
-//! turns each into a frame ([`crate::pfc_frame`], source MAC [`crate::pfc_frame::port_mac`]):
-//! - **Send.** XOFF: a PFC frame for the priority with `TmConfig::pfc.quanta`, out of the
-//!   ingress port (towards the upstream that sends the paused traffic). XON: one frame with
-//!   quanta 0. A MAC control frame goes before queued data: it starts at `max(now, end of the
-//!   frame the MAC already has on or for the wire)` (`tx_free_at`), ahead of any packet still
-//!   in the TM or the egress pipe; the TM's pacing prediction (`paced_wire_free`) moves by the
-//!   frame's slot so the packets behind it are served that much later. Sent frames go to the
-//!   [`Wire`] like any frame and are counted in [`PortCounters::pfc_xoff_tx`] /
-//!   `pfc_refresh_tx` / `pfc_xon_tx` (not in `tx_packets`).
-//! - **Refresh.** While the TM keeps the (port, priority) in XOFF, the frame is sent again
-//!   every [`tm::pfc::refresh_interval_ps`]`(quanta, port rate)` after the XOFF
-//!   ([`ChipEvent::PfcRefresh`], always strictly later than now); XON stops it. A quanta of 0
-//!   in the configuration sends the XOFF frame (which then means "resume") and never refreshes.
-//! - **Receive.** A frame with EtherType 0x8808 is a MAC control frame: the MAC consumes it
-//!   (it never enters a pipe, is never a drop, and is not in `rx_packets`). Opcode 0x0101
-//!   (PFC) is counted in [`PortCounters::pfc_rx`] and acts when its last bit is in
-//!   ([`ChipEvent::MacControl`] at `rx_end`): per enabled class `c` with time `q`, `q > 0`
-//!   pauses the port's queues of priority `c` until `rx_end + quanta_ps(q, rate)` (a later
-//!   frame restarts the timer), `q = 0` resumes them; the port's scheduler is then served
-//!   again at the first time a packet is eligible. Packets the TM handed out before `rx_end`
-//!   (in the egress pipe or held by the MAC) still leave: the stop takes at most the egress
-//!   pipe latency plus one frame, within the profile's `pause_reaction_quanta`. Every other
-//!   opcode, including 802.3x PAUSE (0x0001), is consumed and counted in
-//!   [`PortCounters::mac_control_other_rx`] without effect: 802.1Qbb makes PFC and PAUSE
-//!   mutually exclusive on a link, and this MAC speaks PFC only.
-//! - **Log.** Pause state changes, sent and received, are in [`Chip::pause_log`] /
-//!   [`Chip::drain_pause_log`] ([`PauseRecord`]).
-//!
-//! Setting up a lossless class: the program puts the packet in a queue (`ig_tm_md.qid`) and
-//! gives it a priority (`ig_tm_md.ingress_cos`, the TM's [`EnqueueRequest::priority`]); the
-//! TM configuration lists the class in `pfc.groups` as `(ports, priority, xoff_cells,
-//! hysteresis_cells, headroom_cells)` and maps queues to the priority whose received pause
-//! frames stop them with `queues[q].pfc_priority` (default: `q mod pfc_levels`). The
-//! priority on the ingress side (what is counted and paused upstream) and the queue's
-//! priority on the egress side (what a received frame stops) should agree end to end.
+//! One concept each; each module's comment holds its rules.
+//! - What the chip is given and says: `config.rs` ([`ChipConfig`] and its parts),
+//!   `event.rs` ([`ChipEvent`]), `error.rs` ([`ChipError`]), `drop.rs` ([`DropReason`], and
+//!   the drop itself).
+//! - The packet's path: `packet.rs` (the packet store), `mac.rs` (receive, when each
+//!   direction of a port is free, [`Wire`]), `pipe.rs` (issue slots and occupancy),
+//!   `ingress.rs`, `queueing.rs` (TM admission and service), `egress.rs`.
+//! - A port and its parts: `port.rs` (the port, [`PortCounters`]), `pacer.rs` (when the TM
+//!   serves a port), `egress_fifo.rs` (the bound on served packets not yet on the wire),
+//!   `pfc.rs` (PFC frames sent and received, the pause log).
+//! - Around the path: `plumbing.rs` (port ids, recirculation, deflect-on-drop, mirroring,
+//!   multicast, [`PlumbingCounters`]), `pktgen.rs` (the packet generator), `afc.rs`
+//!   (advanced flow control), `depth.rs` (queue depths published to ingress),
+//!   `scheduled.rs` (control-plane operations in simulated time), `lockstep.rs` (what
+//!   lockstep mode sees at each cycle edge).
 
 mod afc;
+mod config;
 mod depth;
+mod drop;
+mod egress;
+mod egress_fifo;
+mod error;
+mod event;
+mod ingress;
 mod lockstep;
+mod mac;
+mod pacer;
+mod packet;
 mod pfc;
+mod pipe;
 mod pktgen;
 mod plumbing;
+mod port;
+mod queueing;
+mod scheduled;
 
+pub use config::{ChipConfig, DodConfig, McastGroup, MirrorSession, PktGenApp, PortSpeed};
+pub use drop::DropReason;
+pub use error::ChipError;
+pub use event::ChipEvent;
 pub use lockstep::LockstepCounters;
+pub use mac::Wire;
 pub use pfc::{PauseDirection, PauseRecord};
 pub use plumbing::PlumbingCounters;
-
-use depth::PublishedDepths;
-use plumbing::{check_plumbing, McastTable, MirrorTable};
+pub use port::PortCounters;
 
 use crate::kernel::Schedule;
-use crate::mac::{frame_time, slot_time};
-use crate::pfc_frame::{self, ClassTimes, PFC_OPCODE};
 use crate::profile::ChipProfile;
-use pipelines::control::{ControlError, ResolvedControlOp};
+use drop::REASONS;
+use packet::PacketStore;
+use pfc::PfcState;
+use pipe::Pipe;
 use pipelines::entries::ResolvedEntry;
-use pipelines::pipe::{gress_seed, GressInputs, LoadError, LoadedGress};
+use pipelines::pipe::{gress_seed, LoadedGress};
 use pipelines::program::{Gress, Program};
-use pipelines::table::TableError;
 use pipelines::time::{Clock, Time};
-use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
-use std::fmt;
+use pktgen::PacketGenerator;
+use plumbing::Plumbing;
+use port::Port;
+use scheduled::ScheduledControl;
 use tm::config::TmConfig;
 use tm::export::DepthExport;
-use tm::pfc::PfcEvent;
-use tm::{Dequeued, EnqueueRequest, Refusal, TrafficManager};
-
-/// Events of one chip.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChipEvent {
-    /// A frame has been received whole by its ingress MAC.
-    Arrive {
-        /// Packet handle.
-        pkt: u32,
-    },
-    /// A packet leaves the ingress deparser (the cycle it was issued is in the packet).
-    IngressDone {
-        /// Packet handle.
-        pkt: u32,
-    },
-    /// The TM scheduler serves an egress port.
-    Dequeue {
-        /// The port.
-        port: u16,
-        /// Which scheduling of the port this is (a later one supersedes it).
-        seq: u32,
-    },
-    /// A MAC control frame has been received whole (its last bit is in).
-    MacControl {
-        /// The port.
-        port: u16,
-    },
-    /// Re-send the PFC pause for (port, priority) if the TM still asserts XOFF.
-    PfcRefresh {
-        /// The port the pause frames go out of (the paused traffic's ingress port).
-        port: u16,
-        /// The priority.
-        priority: u8,
-        /// Which XOFF episode the timer belongs to (a stale timer does nothing).
-        epoch: u32,
-    },
-    /// A pause received on a port may have run out (for the pause log).
-    PauseEnd {
-        /// The port.
-        port: u16,
-        /// The priority.
-        priority: u8,
-    },
-    /// A scheduled control-plane operation takes effect (see [`Chip::schedule_control`]).
-    Control {
-        /// Index into the chip's scheduled operations.
-        op: u32,
-    },
-    /// A packet leaves the egress deparser (the cycle it was issued is in the packet).
-    EgressDone {
-        /// Packet handle.
-        pkt: u32,
-    },
-    /// An advanced-flow-control request reaches the TM: pause or resume a queue.
-    AfcApply {
-        /// The port.
-        port: u16,
-        /// The queue.
-        queue: u16,
-        /// Pause (true) or resume (false).
-        paused: bool,
-    },
-    /// A packet-generator application's periodic timer fires (the how-manieth is counted
-    /// by the chip).
-    PktGenTick {
-        /// Index into `ChipConfig::pktgen`.
-        app: u16,
-    },
-    /// A packet-generator application's one-shot trigger number `i` fires.
-    PktGenShot {
-        /// Index into `ChipConfig::pktgen`.
-        app: u16,
-        /// Index into the application's `at_ns`.
-        i: u32,
-    },
-}
-
-/// Why a packet was dropped. Every packet that enters the chip is either transmitted or
-/// counted under one of these.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DropReason {
-    /// The ingress parser rejected the packet or ran out of bytes.
-    IngressParserError,
-    /// The ingress program set `drop_ctl`.
-    IngressProgramDrop,
-    /// The ingress program set no egress port.
-    NoEgressPort,
-    /// The egress port the program chose does not exist on this chip.
-    InvalidEgressPort,
-    /// The traffic manager refused the packet (admission), for this reason.
-    Tm(Refusal),
-    /// The egress parser rejected the packet or ran out of bytes.
-    EgressParserError,
-    /// The egress program set `drop_ctl`.
-    EgressProgramDrop,
-    /// The ingress program asked for a multicast group the configuration does not have.
-    UnknownMcastGroup,
-    /// The TM refused the packet, the program asked for deflection, and the TM refused it
-    /// at the deflect-on-drop port too.
-    DeflectRefused,
-}
-
-/// Reasons that are the chip's own (not the TM's), in report order.
-const CHIP_REASONS: [DropReason; 8] = [
-    DropReason::IngressParserError,
-    DropReason::IngressProgramDrop,
-    DropReason::NoEgressPort,
-    DropReason::InvalidEgressPort,
-    DropReason::EgressParserError,
-    DropReason::EgressProgramDrop,
-    DropReason::UnknownMcastGroup,
-    DropReason::DeflectRefused,
-];
-
-/// Number of distinct reasons.
-const REASONS: usize = CHIP_REASONS.len() + Refusal::ALL.len();
-
-impl DropReason {
-    /// Every reason, in report order: the chip's, then the TM's.
-    pub const ALL: [DropReason; REASONS] = {
-        let mut all = [DropReason::IngressParserError; REASONS];
-        let mut i = 0;
-        while i < CHIP_REASONS.len() {
-            all[i] = CHIP_REASONS[i];
-            i += 1;
-        }
-        let mut j = 0;
-        while j < Refusal::ALL.len() {
-            all[i + j] = DropReason::Tm(Refusal::ALL[j]);
-            j += 1;
-        }
-        all
-    };
-
-    /// Dense index for counters.
-    fn index(self) -> usize {
-        match self {
-            DropReason::Tm(r) => CHIP_REASONS.len() + r as usize,
-            other => CHIP_REASONS
-                .iter()
-                .position(|c| *c == other)
-                .expect("a chip reason"),
-        }
-    }
-
-    /// A short name for reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            DropReason::IngressParserError => "ingress_parser_error",
-            DropReason::IngressProgramDrop => "ingress_program_drop",
-            DropReason::NoEgressPort => "no_egress_port",
-            DropReason::InvalidEgressPort => "invalid_egress_port",
-            DropReason::Tm(r) => r.name(),
-            DropReason::EgressParserError => "egress_parser_error",
-            DropReason::EgressProgramDrop => "egress_program_drop",
-            DropReason::UnknownMcastGroup => "unknown_mcast_group",
-            DropReason::DeflectRefused => "deflect_refused",
-        }
-    }
-}
-
-/// The operator's configuration of a chip (the profile holds what the silicon is).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ChipConfig {
-    /// Traffic-manager configuration: admission, α per class, schedulers, PFC, ECN.
-    pub tm: TmConfig,
-    /// Seed of every random source on the chip (per-gress random externs, RED marking).
-    pub seed: u64,
-    /// Where a packet the TM refuses goes when the program asked for deflection
-    /// (`deflect_on_drop`); `None`: such packets are dropped like any other.
-    pub dod: Option<DodConfig>,
-    /// Mirror sessions.
-    pub mirror_sessions: Vec<MirrorSession>,
-    /// Multicast groups of the packet replication engine.
-    pub mcast_groups: Vec<McastGroup>,
-    /// Packet-generator applications.
-    pub pktgen: Vec<PktGenApp>,
-}
-
-/// The deflect-on-drop destination, the same for every pipe.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct DodConfig {
-    /// The port (`None`: the first recirculation port of the packet's ingress pipe).
-    pub port: Option<u16>,
-    /// The queue on that port.
-    pub queue: u16,
-}
-
-/// A mirror session: where copies go and how long they may be.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MirrorSession {
-    /// Session id, `1..profile.plumbing.mirror_sessions`.
-    pub id: u16,
-    /// Destination port (front-panel or recirculation).
-    pub port: u16,
-    /// Destination queue.
-    pub queue: u16,
-    /// Truncate copies to this many bytes (`None`: whole packet).
-    pub truncate_bytes: Option<u16>,
-}
-
-/// A multicast group: one copy per member.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct McastGroup {
-    /// Group id (non-zero).
-    pub id: u16,
-    /// Members: (port, replication id seen at egress as `egress_rid`).
-    pub members: Vec<(u16, u16)>,
-}
-
-/// A packet-generator application: a template sent into a pipe's ingress periodically
-/// and/or at given times.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct PktGenApp {
-    /// The pipe whose ingress the packets enter (through its packet-generator port).
-    pub pipe: u16,
-    /// The packet (no FCS).
-    pub template: Vec<u8>,
-    /// Periodic: one packet every `period_ns`, from `start_ns`.
-    pub period_ns: Option<u64>,
-    /// When the periodic timer starts (ns).
-    pub start_ns: u64,
-    /// How many periodic packets (`None`: without end; a bench run then never drains).
-    pub count: Option<u64>,
-    /// One-shot triggers (ns).
-    pub at_ns: Vec<u64>,
-}
-
-/// Where transmitted frames go.
-pub trait Wire {
-    /// `frame` (no FCS) starts leaving `port` at `start`.
-    fn transmit(&mut self, port: u16, start: Time, frame: &[u8]);
-}
-
-/// Per-port traffic counters. Packet and byte counts are of data frames (the ones that go
-/// through the pipes); MAC control frames, which the MAC makes and consumes, are counted
-/// apart.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PortCounters {
-    /// Frames received.
-    pub rx_packets: u64,
-    /// Bytes received (no FCS).
-    pub rx_bytes: u64,
-    /// Frames transmitted.
-    pub tx_packets: u64,
-    /// Bytes transmitted (no FCS).
-    pub tx_bytes: u64,
-    /// PFC frames sent when the priority entered XOFF, per priority.
-    pub pfc_xoff_tx: [u64; 8],
-    /// PFC frames re-sent while the priority stayed in XOFF, per priority.
-    pub pfc_refresh_tx: [u64; 8],
-    /// PFC frames with quanta 0 sent when the priority fell below XON, per priority.
-    pub pfc_xon_tx: [u64; 8],
-    /// PFC frames received (consumed by the MAC).
-    pub pfc_rx: u64,
-    /// Other MAC control frames received (802.3x PAUSE, unknown opcodes, PFC frames too
-    /// short to decode): consumed by the MAC without effect.
-    pub mac_control_other_rx: u64,
-    /// Drops of packets that arrived on this port.
-    pub drops: u64,
-    /// Start of the first frame transmitted.
-    pub first_tx: Option<Time>,
-    /// Start of the last frame transmitted.
-    pub last_tx: Option<Time>,
-}
-
-impl PortCounters {
-    /// PFC frames sent on the port (every priority, XOFF, refresh and XON).
-    pub fn pfc_tx(&self) -> u64 {
-        (0..8)
-            .map(|p| self.pfc_xoff_tx[p] + self.pfc_refresh_tx[p] + self.pfc_xon_tx[p])
-            .sum()
-    }
-}
-
-/// A chip-level error: bad input to the chip, named.
-#[derive(Debug)]
-pub enum ChipError {
-    /// The program does not load on this chip.
-    Load(LoadError),
-    /// A table entry was refused.
-    Table(TableError),
-    /// The TM configuration does not fit the chip (names the field).
-    TmConfig(tm::config::ConfigError),
-    /// A control-plane operation was refused (names the object).
-    Control(ControlError),
-    /// No such port.
-    NoSuchPort {
-        /// The port asked for.
-        port: u16,
-        /// Ports the chip has.
-        ports: u16,
-    },
-    /// The plumbing configuration does not fit the chip (names what is wrong).
-    Config(String),
-    /// A frame would start before the previous one on the same port has finished.
-    PortBusy {
-        /// The port.
-        port: u16,
-        /// When the frame would start.
-        start: Time,
-        /// When the port is free.
-        free_at: Time,
-    },
-}
-
-impl fmt::Display for ChipError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ChipError::Load(e) => write!(f, "program does not load: {e}"),
-            ChipError::Table(e) => e.fmt(f),
-            ChipError::Control(e) => e.fmt(f),
-            ChipError::TmConfig(e) => e.fmt(f),
-            ChipError::Config(e) => write!(f, "chip configuration: {e}"),
-            ChipError::NoSuchPort { port, ports } => {
-                write!(f, "port {port} does not exist (the chip has ports 0 to {})", ports - 1)
-            }
-            ChipError::PortBusy { port, start, free_at } => write!(
-                f,
-                "a frame on port {port} would start at {start} but the previous one occupies the wire until {free_at}"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ChipError {}
-
-/// A packet inside the chip.
-#[derive(Debug, Default)]
-struct Packet {
-    data: Vec<u8>,
-    ingress_port: u16,
-    rx_start: Time,
-    egress_port: u16,
-    /// What the TM said when the packet left it (queue, depths, enqueue time, ECN).
-    deq: Option<Dequeued>,
-    deq_time: Time,
-    /// The cycle it was issued into the pipe it is in (ingress, then egress): kept here
-    /// rather than in its exit event, so that every [`ChipEvent`] fits in 8 bytes (events
-    /// are moved on every sift of the event heap).
-    issue: u64,
-    /// Replication id (multicast copies; 0 otherwise).
-    rid: u16,
-    /// Deflected by deflect-on-drop.
-    deflected: bool,
-}
-
-/// Packet storage that reuses its buffers, so the steady state allocates nothing.
-#[derive(Default)]
-struct PacketStore {
-    slots: Vec<Packet>,
-    free: Vec<u32>,
-}
-
-impl PacketStore {
-    #[inline]
-    fn alloc(&mut self) -> u32 {
-        match self.free.pop() {
-            Some(h) => {
-                let p = &mut self.slots[h as usize];
-                p.deq = None;
-                p.rid = 0;
-                p.deflected = false;
-                h
-            }
-            None => {
-                self.slots.push(Packet::default());
-                (self.slots.len() - 1) as u32
-            }
-        }
-    }
-
-    #[inline]
-    fn release(&mut self, h: u32) {
-        self.slots[h as usize].data.clear();
-        self.free.push(h);
-    }
-
-    fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
-}
-
-/// What a port is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PortKind {
-    /// A front-panel port with a MAC on the wire.
-    Front,
-    /// A recirculation port: what it transmits comes back into its pipe's ingress.
-    Recirc,
-    /// A packet-generator port: a source of ingress packets only.
-    PktGen,
-}
-
-struct Port {
-    kind: PortKind,
-    gbps: u32,
-    pipe: u16,
-    /// Packets the TM has served that are in the egress pipe.
-    in_pipe: u32,
-    /// Start times of packets out of the egress pipe that may not have started on the wire
-    /// (in order; entries at or before now are gone).
-    fifo_starts: VecDeque<Time>,
-    /// The TM skipped a service because the egress FIFO was full of packets still in the
-    /// egress pipe: serve the port when one leaves it.
-    fifo_blocked: bool,
-    rx_free_at: Time,
-    tx_free_at: Time,
-    /// When the wire will be free after the packets the TM has already served, as the TM
-    /// predicts it from their stored lengths.
-    paced_wire_free: Time,
-    /// When the TM may next serve this port (pacing at line rate).
-    next_dequeue_at: Time,
-    dequeue_pending: bool,
-    /// When the pending `Dequeue` runs.
-    dequeue_at: Time,
-    /// The pending `Dequeue`'s sequence number; events with another are stale.
-    dequeue_seq: u32,
-    /// Per priority: the epoch of the XOFF being refreshed (`None`: not in XOFF).
-    pfc_refresh: [Option<u32>; 8],
-    /// Last XOFF epoch given out on this port.
-    pfc_epoch: u32,
-    /// Per priority: until when received pause frames stop our transmission (`None`: not
-    /// paused), for the pause log.
-    rx_paused_until: [Option<Time>; 8],
-    /// Decoded PFC frames whose last bit has not arrived yet, in order.
-    ctrl_rx: VecDeque<ClassTimes>,
-    counters: PortCounters,
-}
-
-struct Pipe {
-    ingress: LoadedGress,
-    egress: LoadedGress,
-    ingress_next_issue: u64,
-    egress_next_issue: u64,
-    /// Packets issued into the ingress pipe (front-panel, recirculated, generated).
-    ingress_issued: u64,
-    /// Packets in the ingress pipe now (issued, not yet out of the deparser).
-    in_ingress: u32,
-    /// Packets in the egress pipe now.
-    in_egress: u32,
-}
+use tm::TrafficManager;
 
 /// One modelled chip running one program.
 pub struct Chip {
     profile: ChipProfile,
     clock: Clock,
+    /// Every port: front-panel, then recirculation, then packet generator (see `plumbing.rs`
+    /// for the ids).
     ports: Vec<Port>,
-    pipes: Vec<Pipe>,
-    tm: TrafficManager,
-    packets: PacketStore,
-    drops: [u64; REASONS],
-    ingress_latency: u64,
-    egress_latency: u64,
-    /// Scheduled control-plane operations, taken when they run.
-    scheduled: Vec<Option<ResolvedControlOp>>,
-    /// Scheduled operations that were refused when they ran: (when, what).
-    control_failures: Vec<(Time, String)>,
-    /// Parse failures the program chose to continue with (ingress, egress).
-    parser_errors_continued: [u64; 2],
-    /// PFC events taken from the TM, reused.
-    pfc_events: Vec<PfcEvent>,
-    /// The MAC control frame being built, reused.
-    ctrl_frame: Vec<u8>,
-    /// Pause state changes.
-    pause_log: Vec<PauseRecord>,
     /// Front-panel ports (ids `0..front`).
     front: u16,
-    /// Recirculation loopback latency.
-    recirc_latency: Time,
-    /// Advanced-flow-control latency.
-    afc_latency: Time,
-    /// Egress FIFO depth per port (packets).
-    egress_fifo: u32,
-    dod: Option<DodConfig>,
-    /// Mirror sessions by id.
-    mirror: MirrorTable,
-    /// Multicast groups by id.
-    mcast: McastTable,
-    pktgen: Vec<PktGenApp>,
-    /// Per packet-generator application: its periodic timer's firings so far (the next
-    /// `PktGenTick` is due at `start + fired · period`).
-    pktgen_fired: Vec<u64>,
-    /// Destinations of the packet being enqueued (port, queue, rid), reused.
-    dests: Vec<(u16, u16, u16)>,
-    plumbing: PlumbingCounters,
+    pipes: Vec<Pipe>,
+    /// Cycles a packet spends in the ingress pipe (the same on every pipe).
+    ingress_latency: u64,
+    /// Cycles a packet spends in the egress pipe.
+    egress_latency: u64,
+    tm: TrafficManager,
+    packets: PacketStore,
+    /// Drops by reason (`DropReason::index`).
+    drops: [u64; REASONS],
+    /// Parse failures the program chose to continue with (ingress, egress).
+    parser_errors_continued: [u64; 2],
+    plumbing: Plumbing,
+    pktgen: PacketGenerator,
+    pfc: PfcState,
+    control: ScheduledControl,
     /// The queue depths published to ingress, when the ingress program reads them.
     depths: Option<DepthExport>,
     /// What lockstep mode saw.
@@ -672,115 +132,74 @@ impl Chip {
         program: &Program,
         config: ChipConfig,
     ) -> Result<Chip, ChipError> {
-        let spec = &profile.pipe;
-        let mut pipes = Vec::new();
         let clock = Clock::new(profile.clock_hz);
+        let mut pipes = Vec::new();
         for pipe in 0..profile.pipes {
             let load = |g: Gress, p| {
-                LoadedGress::load(g, p, spec, clock, gress_seed(config.seed, pipe, g))
+                let seed = gress_seed(config.seed, pipe, g);
+                LoadedGress::load(g, p, &profile.pipe, clock, seed).map_err(ChipError::Load)
             };
-            pipes.push(Pipe {
-                ingress: load(Gress::Ingress, program.ingress.clone()).map_err(ChipError::Load)?,
-                egress: load(Gress::Egress, program.egress.clone()).map_err(ChipError::Load)?,
-                ingress_next_issue: 0,
-                egress_next_issue: 0,
-                ingress_issued: 0,
-                in_ingress: 0,
-                in_egress: 0,
-            });
+            pipes.push(Pipe::new(
+                load(Gress::Ingress, program.ingress.clone())?,
+                load(Gress::Egress, program.egress.clone())?,
+            ));
         }
         let ingress_latency = pipes[0].ingress.timing().total() as u64;
         let egress_latency = pipes[0].egress.timing().total() as u64;
-        let mut ports = Vec::new();
-        let fifo = profile.plumbing.egress_fifo_packets;
-        let port = |kind, gbps, pipe| Port {
-            kind,
-            gbps,
-            pipe,
-            in_pipe: 0,
-            fifo_starts: VecDeque::with_capacity(fifo.min(4096) as usize),
-            fifo_blocked: false,
-            rx_free_at: Time::ZERO,
-            tx_free_at: Time::ZERO,
-            paced_wire_free: Time::ZERO,
-            next_dequeue_at: Time::ZERO,
-            dequeue_pending: false,
-            dequeue_at: Time::ZERO,
-            dequeue_seq: 0,
-            pfc_refresh: [None; 8],
-            pfc_epoch: 0,
-            rx_paused_until: [None; 8],
-            ctrl_rx: VecDeque::new(),
-            counters: PortCounters::default(),
-        };
-        for pipe in 0..profile.pipes {
-            for g in &profile.ports_per_pipe {
-                for _ in 0..g.count {
-                    ports.push(port(PortKind::Front, g.speed_gbps, pipe));
-                }
-            }
-        }
-        let front = ports.len() as u16;
-        let rec = &profile.recirculation;
-        for pipe in 0..profile.pipes {
-            for _ in 0..rec.ports_per_pipe {
-                ports.push(port(PortKind::Recirc, rec.speed_gbps, pipe));
-            }
-        }
-        for pipe in 0..profile.pipes {
-            // Generated packets never cross a MAC; the speed is not used.
-            ports.push(port(PortKind::PktGen, 0, pipe));
-        }
-        let (mirror, mcast) = check_plumbing(&profile, &config, front, &ports)?;
-        let clock_ = Clock::new(profile.clock_hz);
-        // A duration of `n` cycles.
-        let cycles = |n: u32| clock_.time_of(n as u64);
-        let recirc_latency = cycles(profile.recirculation.latency_cycles);
-        let afc_latency = cycles(profile.plumbing.afc_latency_cycles);
+        let (ports, front) = port::ports(&profile, &config.port_speeds)?;
+        let plumbing = Plumbing::new(&profile, &config, clock, &ports)?;
+        let pktgen = PacketGenerator::new(&profile, &config.pktgen, ports.len())?;
         // Reads are of the time a packet is in a stage, at most the ingress latency before
         // the gress runs (one cycle of margin for rounding).
         let depths = program.ingress.control.reads_queue_depths().then(|| {
-            let window = clock_.time_of(ingress_latency + 1).ps();
+            let window = clock.time_of(ingress_latency + 1).ps();
             DepthExport::new(&profile.tm, window)
         });
+        let tm_config = TmConfig {
+            seed: config.seed,
+            ..config.tm
+        };
+        let tm = TrafficManager::new(profile.tm.clone(), tm_config, ports.len())
+            .map_err(ChipError::TmConfig)?;
         Ok(Chip {
-            depths,
-            lockstep: LockstepCounters::default(),
-            front,
-            recirc_latency,
-            afc_latency,
-            egress_fifo: profile.plumbing.egress_fifo_packets,
-            dod: config.dod,
-            mirror,
-            mcast,
-            pktgen: config.pktgen.clone(),
-            pktgen_fired: vec![0; config.pktgen.len()],
-            dests: Vec::new(),
-            plumbing: PlumbingCounters::default(),
-            clock: Clock::new(profile.clock_hz),
-            tm: TrafficManager::new(
-                profile.tm.clone(),
-                TmConfig {
-                    seed: config.seed,
-                    ..config.tm
-                },
-                ports.len(),
-            )
-            .map_err(ChipError::TmConfig)?,
+            profile,
+            clock,
             ports,
+            front,
             pipes,
-            packets: PacketStore::default(),
-            drops: [0; REASONS],
             ingress_latency,
             egress_latency,
-            scheduled: Vec::new(),
-            control_failures: Vec::new(),
+            tm,
+            packets: PacketStore::default(),
+            drops: [0; REASONS],
             parser_errors_continued: [0; 2],
-            pfc_events: Vec::new(),
-            ctrl_frame: Vec::with_capacity(pfc_frame::PFC_FRAME_LEN),
-            pause_log: Vec::new(),
-            profile,
+            plumbing,
+            pktgen,
+            pfc: PfcState::new(),
+            control: ScheduledControl::default(),
+            depths,
+            lockstep: LockstepCounters::default(),
         })
+    }
+
+    /// [`Chip::with_config`], then `entries` installed in every pipe, in order: the chip a
+    /// scenario describes. A refused entry is [`ChipError::Entry`], numbered from 1 and
+    /// naming its table.
+    pub fn with_entries(
+        profile: ChipProfile,
+        program: &Program,
+        config: ChipConfig,
+        entries: &[ResolvedEntry],
+    ) -> Result<Chip, ChipError> {
+        let mut chip = Chip::with_config(profile, program, config)?;
+        for (i, e) in entries.iter().enumerate() {
+            chip.install(e).map_err(|error| ChipError::Entry {
+                number: i + 1,
+                table: chip.table_name(e.gress, e.table),
+                error,
+            })?;
+        }
+        Ok(chip)
     }
 
     /// The profile the chip was built from.
@@ -793,124 +212,10 @@ impl Chip {
         self.clock
     }
 
-    /// Number of front-panel ports (ids `0..port_count()`; recirculation and
-    /// packet-generator ports follow).
-    pub fn port_count(&self) -> u16 {
-        self.front
-    }
-
-    /// Line rate of a front-panel port in Gb/s.
-    pub fn port_gbps(&self, port: u16) -> Option<u32> {
-        (port < self.front).then(|| self.ports[port as usize].gbps)
-    }
-
-    /// The id of `pipe`'s packet-generator port ([`ChipProfile::pktgen_port`]).
-    pub fn pktgen_port(&self, pipe: u16) -> Option<u16> {
-        self.profile.pktgen_port(pipe)
-    }
-
     /// Packets whose parse failed but which went on because the program reads `parser_err`
     /// (ingress, egress). Those whose parse failed under the drop policy are drops.
     pub fn parser_errors_continued(&self) -> [u64; 2] {
         self.parser_errors_continued
-    }
-
-    /// Packets in `pipe`'s ingress and egress pipes now (issued, not yet out of the deparser).
-    pub fn pipe_occupancy(&self, pipe: u16) -> (u32, u32) {
-        self.pipes
-            .get(pipe as usize)
-            .map_or((0, 0), |p| (p.in_ingress, p.in_egress))
-    }
-
-    /// Packets issued into `pipe`'s ingress pipe so far (each took one issue slot).
-    pub fn ingress_issued(&self, pipe: u16) -> u64 {
-        self.pipes
-            .get(pipe as usize)
-            .map_or(0, |p| p.ingress_issued)
-    }
-
-    /// Cycles a packet spends in the ingress pipe.
-    pub fn ingress_latency_cycles(&self) -> u64 {
-        self.ingress_latency
-    }
-
-    /// Cycles a packet spends in the egress pipe.
-    pub fn egress_latency_cycles(&self) -> u64 {
-        self.egress_latency
-    }
-
-    /// Every pipe's loaded gress (for the control plane, which writes all pipes alike).
-    pub(crate) fn gresses_mut(&mut self, gress: Gress) -> impl Iterator<Item = &mut LoadedGress> {
-        self.pipes.iter_mut().map(move |p| match gress {
-            Gress::Ingress => &mut p.ingress,
-            Gress::Egress => &mut p.egress,
-        })
-    }
-
-    /// One pipe's loaded gress (for reading state, which differs per pipe).
-    pub fn gress(&self, pipe: u16, gress: Gress) -> Option<&LoadedGress> {
-        self.pipes.get(pipe as usize).map(|p| match gress {
-            Gress::Ingress => &p.ingress,
-            Gress::Egress => &p.egress,
-        })
-    }
-
-    /// Install a table entry in every pipe (the control plane's symmetric mode).
-    pub fn add_entry(&mut self, e: &ResolvedEntry) -> Result<(), ChipError> {
-        for p in &mut self.pipes {
-            let g = match e.gress {
-                Gress::Ingress => &mut p.ingress,
-                Gress::Egress => &mut p.egress,
-            };
-            g.tables_mut()[e.table as usize]
-                .insert(e.entry.clone())
-                .map_err(ChipError::Table)?;
-        }
-        Ok(())
-    }
-
-    /// Schedule a control-plane operation for time `at`. It affects exactly the packets that
-    /// reach the stage holding its table, register or meter at or after `at`: because a
-    /// gress runs when the packet leaves it, the operation is applied `latency − (cycles
-    /// before that stage)` cycles after `at`, before the packets leaving then. Schedule
-    /// operations before the traffic that should see them (same-time events run in
-    /// scheduling order).
-    pub fn schedule_control(
-        &mut self,
-        at: Time,
-        op: ResolvedControlOp,
-        q: &mut impl Schedule<ChipEvent>,
-    ) {
-        let gress = op.gress();
-        let g = &self.pipes[0];
-        let (prog, timing) = match gress {
-            Gress::Ingress => (g.ingress.program(), g.ingress.timing()),
-            Gress::Egress => (g.egress.program(), g.egress.timing()),
-        };
-        let before_stage = timing.stage_entry(op.stage(prog) as usize) as u64;
-        let effective = self.clock.cycle_at_or_after(at) + timing.total() as u64 - before_stage;
-        self.scheduled.push(Some(op));
-        q.at(
-            self.clock.time_of(effective),
-            ChipEvent::Control {
-                op: (self.scheduled.len() - 1) as u32,
-            },
-        );
-    }
-
-    /// Scheduled operations that were refused when they ran: (when, why).
-    pub fn control_failures(&self) -> &[(Time, String)] {
-        &self.control_failures
-    }
-
-    /// Counters of a port.
-    pub fn port_counters(&self, port: u16) -> &PortCounters {
-        &self.ports[port as usize].counters
-    }
-
-    /// Drops by reason.
-    pub fn drops(&self, reason: DropReason) -> u64 {
-        self.drops[reason.index()]
     }
 
     /// The traffic manager (for depth and occupancy readings).
@@ -921,66 +226,6 @@ impl Chip {
     /// Packets inside the chip (in a pipe, queued, or waiting for the MAC).
     pub fn packets_inside(&self) -> usize {
         self.packets.live()
-    }
-
-    /// A frame starts arriving on `port` at `start`. The earliest a port can take the next
-    /// frame is when this one and its inter-frame gap have passed; returns that time.
-    pub fn receive(
-        &mut self,
-        port: u16,
-        start: Time,
-        frame: &[u8],
-        q: &mut impl Schedule<ChipEvent>,
-    ) -> Result<Time, ChipError> {
-        let ports = self.port_count();
-        if port >= ports {
-            return Err(ChipError::NoSuchPort { port, ports });
-        }
-        let p = &mut self.ports[port as usize];
-        if start < p.rx_free_at {
-            return Err(ChipError::PortBusy {
-                port,
-                start,
-                free_at: p.rx_free_at,
-            });
-        }
-        p.rx_free_at = start + slot_time(frame.len(), p.gbps);
-        if let Some(op) = pfc_frame::mac_control_opcode(frame) {
-            // The MAC's own: it never reaches a pipe.
-            match (op == PFC_OPCODE)
-                .then(|| pfc_frame::decode(frame))
-                .flatten()
-            {
-                Some(times) => {
-                    p.counters.pfc_rx += 1;
-                    p.ctrl_rx.push_back(times);
-                    q.at(
-                        start + frame_time(frame.len(), p.gbps),
-                        ChipEvent::MacControl { port },
-                    );
-                }
-                None => p.counters.mac_control_other_rx += 1,
-            }
-            return Ok(p.rx_free_at);
-        }
-        p.counters.rx_packets += 1;
-        p.counters.rx_bytes += frame.len() as u64;
-        let arrive = start + frame_time(frame.len(), p.gbps);
-        let free_at = p.rx_free_at;
-        let h = self.packets.alloc();
-        let pkt = &mut self.packets.slots[h as usize];
-        pkt.data.extend_from_slice(frame);
-        pkt.ingress_port = port;
-        pkt.rx_start = start;
-        q.at(arrive, ChipEvent::Arrive { pkt: h });
-        Ok(free_at)
-    }
-
-    fn drop_packet(&mut self, h: u32, reason: DropReason) {
-        self.drops[reason.index()] += 1;
-        let port = self.packets.slots[h as usize].ingress_port;
-        self.ports[port as usize].counters.drops += 1;
-        self.packets.release(h);
     }
 
     /// Run one event.
@@ -998,8 +243,7 @@ impl Chip {
                 self.send_pfc_events(now, q, wire);
             }
             ChipEvent::Dequeue { port, seq } => {
-                let p = &self.ports[port as usize];
-                if p.dequeue_pending && p.dequeue_seq == seq {
+                if self.ports[port as usize].pacer.is_pending(seq) {
                     self.dequeue(now, port, q);
                     self.send_pfc_events(now, q, wire);
                 }
@@ -1013,23 +257,8 @@ impl Chip {
                 priority,
                 epoch,
             } => self.pfc_refresh(now, port, priority, epoch, q, wire),
-            ChipEvent::PauseEnd { port, priority } => {
-                let p = &mut self.ports[port as usize];
-                if let Some(until) = p.rx_paused_until[priority as usize] {
-                    if until <= now {
-                        p.rx_paused_until[priority as usize] = None;
-                        self.log_pause(until, port, priority, false, PauseDirection::Received);
-                    }
-                }
-            }
-            ChipEvent::Control { op } => {
-                let op = self.scheduled[op as usize]
-                    .take()
-                    .expect("each operation runs once");
-                if let Err(e) = self.apply(&op) {
-                    self.control_failures.push((now, e.to_string()));
-                }
-            }
+            ChipEvent::PauseEnd { port, priority } => self.pause_end(now, port, priority),
+            ChipEvent::Control { op } => self.run_control(now, op),
             ChipEvent::EgressDone { pkt } => {
                 self.egress_done(now, pkt, q, wire);
                 self.send_pfc_events(now, q, wire);
@@ -1038,406 +267,9 @@ impl Chip {
                 port,
                 queue,
                 paused,
-            } => {
-                if self.tm.is_queue_paused(port, queue) != paused {
-                    self.log_pause(now, port, queue as u8, paused, PauseDirection::Afc);
-                }
-                self.tm.set_queue_paused(port, queue, paused, now.ps());
-                if !paused {
-                    self.kick_dequeue(now, port, q);
-                }
-            }
-            ChipEvent::PktGenTick { app } => {
-                let a = &self.pktgen[app as usize];
-                let (start, period) = (a.start_ns, a.period_ns.expect("a periodic app"));
-                // One tick of an application is pending at a time: this is firing `n`.
-                let fired = &mut self.pktgen_fired[app as usize];
-                let n = *fired;
-                *fired += 1;
-                if a.count.is_none_or(|c| n + 1 < c) {
-                    let next = Time::from_ns(start + (n + 1) * period);
-                    q.at(next, ChipEvent::PktGenTick { app });
-                }
-                self.generate(now, app, q);
-            }
+            } => self.afc_apply(now, port, queue, paused, q),
+            ChipEvent::PktGenTick { app } => self.pktgen_tick(now, app, q),
             ChipEvent::PktGenShot { app, .. } => self.generate(now, app, q),
         }
-    }
-
-    /// The packet takes its pipe's next ingress issue slot.
-    fn issue_ingress(&mut self, now: Time, pkt: u32, q: &mut impl Schedule<ChipEvent>) {
-        let port = self.packets.slots[pkt as usize].ingress_port;
-        let pipe_id = self.ports[port as usize].pipe as usize;
-        let pipe = &mut self.pipes[pipe_id];
-        let issue = take_issue_slot(self.clock, now, &mut pipe.ingress_next_issue);
-        pipe.ingress_issued += 1;
-        pipe.in_ingress += 1;
-        let done = self.clock.time_of(issue + self.ingress_latency);
-        self.packets.slots[pkt as usize].issue = issue;
-        // Issue slots only move forward and the latency is fixed: exits come in time order.
-        q.at_in_lane(2 * pipe_id, done, ChipEvent::IngressDone { pkt });
-    }
-
-    fn ingress_done(&mut self, now: Time, h: u32, q: &mut impl Schedule<ChipEvent>) {
-        let slot = &mut self.packets.slots[h as usize];
-        let inputs = GressInputs {
-            ingress_port: slot.ingress_port,
-            ingress_mac_ns: slot.rx_start.ns(),
-            issue_cycle: slot.issue,
-            ..GressInputs::default()
-        };
-        let in_port = &mut self.ports[slot.ingress_port as usize];
-        let pipe = in_port.pipe as usize;
-        if in_port.kind == PortKind::Recirc {
-            in_port.counters.rx_packets += 1;
-            in_port.counters.rx_bytes += slot.data.len() as u64;
-        }
-        let depths = PublishedDepths {
-            export: self.depths.as_ref(),
-            tm: &self.tm,
-        };
-        // The packet has left the ingress pipe (its program runs at the exit).
-        let p = &mut self.pipes[pipe];
-        p.in_ingress -= 1;
-        let ingress = &mut p.ingress;
-        // The outputs are read where the gress returned them (moving them out copied the
-        // whole record).
-        let res = ingress.process_with_depths(&mut slot.data, &inputs, &depths);
-        let Ok(out) = &res else {
-            return self.drop_packet(h, DropReason::IngressParserError);
-        };
-        self.parser_errors_continued[0] += (out.parser_error != 0) as u64;
-        let r = &out.requests;
-        if r.adv_flow_ctl != 0 {
-            self.afc_request(now, r.adv_flow_ctl, q);
-        }
-        if out.drop_ctl != 0 {
-            return self.drop_packet(h, DropReason::IngressProgramDrop);
-        }
-        if r.mirror_session != 0 {
-            self.mirror(now, h, r, q);
-        }
-        let unicast = |port: u16| match self.ports.get(port as usize) {
-            Some(p) if p.kind != PortKind::PktGen => Ok(port),
-            _ => Err(DropReason::InvalidEgressPort),
-        };
-        if !r.recirculate && r.mcast_group == 0 {
-            // One unicast copy, the common case: no list of destinations.
-            let port = out.ucast_egress_port.ok_or(DropReason::NoEgressPort);
-            return match port.and_then(unicast) {
-                Ok(port) => {
-                    let (queue, cos, dod) = (out.queue, r.ingress_cos, r.deflect_on_drop);
-                    self.enqueue_to(now, h, port, queue, 0, cos, dod, q)
-                }
-                Err(reason) => self.drop_packet(h, reason),
-            };
-        }
-        // Destinations: the unicast port (or this pipe's first recirculation port), then
-        // the multicast group's members.
-        let mut dests = std::mem::take(&mut self.dests);
-        dests.clear();
-        let mut reason = None;
-        let recirc = if r.recirculate {
-            self.profile.recirc_port(pipe as u16, 0)
-        } else {
-            None
-        };
-        if let Some(rp) = recirc {
-            dests.push((rp, out.queue, 0));
-        } else if let Some(port) = out.ucast_egress_port {
-            match unicast(port) {
-                Ok(port) => dests.push((port, out.queue, 0)),
-                Err(r) => reason = Some(r),
-            }
-        }
-        if r.mcast_group != 0 && reason.is_none() {
-            match self.mcast.get(&r.mcast_group) {
-                Some(members) => dests.extend(members.iter().map(|&(p, rid)| (p, out.queue, rid))),
-                None => reason = Some(DropReason::UnknownMcastGroup),
-            }
-        }
-        if dests.is_empty() && reason.is_none() {
-            reason = Some(DropReason::NoEgressPort);
-        }
-        if let Some(reason) = reason {
-            self.dests = dests;
-            return self.drop_packet(h, reason);
-        }
-        // Every copy but the last is a new packet; the last is the original.
-        let n = dests.len();
-        self.plumbing.mcast_copies += n as u64 - 1;
-        for (i, &(port, queue, rid)) in dests.iter().enumerate() {
-            let c = if i + 1 == n {
-                h
-            } else {
-                self.copy_packet(h, &[], usize::MAX)
-            };
-            self.enqueue_to(
-                now,
-                c,
-                port,
-                queue,
-                rid,
-                r.ingress_cos,
-                r.deflect_on_drop,
-                q,
-            );
-        }
-        self.dests = dests;
-    }
-
-    /// Offer packet `h` to the TM for (`port`, `queue`); a refusal deflects it to the
-    /// deflect-on-drop port when `deflect` and the chip has one, or drops it.
-    #[allow(clippy::too_many_arguments)]
-    fn enqueue_to(
-        &mut self,
-        now: Time,
-        h: u32,
-        port: u16,
-        queue: u16,
-        rid: u16,
-        cos: u8,
-        deflect: bool,
-        q: &mut impl Schedule<ChipEvent>,
-    ) {
-        self.before_tm_change(now);
-        let slot = &mut self.packets.slots[h as usize];
-        let mut request = EnqueueRequest {
-            port,
-            queue,
-            ingress_port: slot.ingress_port,
-            priority: cos,
-            class: None,
-            bytes: slot.data.len() as u32,
-            handle: h,
-            now_ps: now.ps(),
-        };
-        let mut port = port;
-        if let Err(refusal) = self.tm.enqueue(request) {
-            let dod = self.dod.filter(|_| deflect);
-            let Some(d) = dod else {
-                return self.drop_packet(h, DropReason::Tm(refusal));
-            };
-            let pipe = self.ports[slot.ingress_port as usize].pipe;
-            // Without a port, the pipe's recirculation port (the configuration check
-            // refused deflection to none on a chip without one).
-            let Some(to) = d.port.or_else(|| self.profile.recirc_port(pipe, 0)) else {
-                return self.drop_packet(h, DropReason::Tm(refusal));
-            };
-            port = to;
-            request.port = port;
-            request.queue = d.queue;
-            if self.tm.enqueue(request).is_err() {
-                return self.drop_packet(h, DropReason::DeflectRefused);
-            }
-            self.plumbing.deflected += 1;
-            self.packets.slots[h as usize].deflected = true;
-        }
-        let slot = &mut self.packets.slots[h as usize];
-        slot.egress_port = port;
-        slot.rid = rid;
-        // Serve the port when pacing allows, unless a service is due by then (one due later
-        // waits for a pause to end, and this packet may not be paused).
-        let p = &self.ports[port as usize];
-        let at = now.max(p.next_dequeue_at);
-        if !(p.dequeue_pending && p.dequeue_at <= at) {
-            self.schedule_dequeue(port, at, q);
-        }
-    }
-
-    /// Serve `port` at `at` (superseding a pending service).
-    #[inline]
-    fn schedule_dequeue(&mut self, port: u16, at: Time, q: &mut impl Schedule<ChipEvent>) {
-        let p = &mut self.ports[port as usize];
-        p.dequeue_pending = true;
-        p.dequeue_at = at;
-        p.dequeue_seq = p.dequeue_seq.wrapping_add(1);
-        q.at(
-            at,
-            ChipEvent::Dequeue {
-                port,
-                seq: p.dequeue_seq,
-            },
-        );
-    }
-
-    /// After a pause changed: serve `port` as soon as a packet may go and pacing allows,
-    /// unless a service is already due by then.
-    fn kick_dequeue(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
-        let Some(t) = self.tm.next_eligible_time(port, now.ps()) else {
-            return;
-        };
-        let p = &self.ports[port as usize];
-        let at = Time(t).max(p.next_dequeue_at).max(now);
-        if !(p.dequeue_pending && p.dequeue_at <= at) {
-            self.schedule_dequeue(port, at, q);
-        }
-    }
-
-    /// When the TM should next serve a port whose wire will be free at `wire_free`: so that
-    /// the packet leaves the egress pipe at the last cycle edge before then.
-    #[inline]
-    fn paced_service(&self, wire_free: Time, now: Time) -> Time {
-        let target_exit = self.clock.cycle_at_or_before(wire_free);
-        self.clock
-            .time_of(target_exit.saturating_sub(self.egress_latency))
-            .max(now)
-    }
-
-    fn dequeue(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
-        let p = &mut self.ports[port as usize];
-        p.dequeue_pending = false;
-        // The egress FIFO: packets served but not started on the wire.
-        while p.fifo_starts.front().is_some_and(|&s| s <= now) {
-            p.fifo_starts.pop_front();
-        }
-        if p.in_pipe + p.fifo_starts.len() as u32 >= self.egress_fifo {
-            match p.fifo_starts.front() {
-                Some(&s) => self.schedule_dequeue(port, s, q),
-                None => p.fifo_blocked = true,
-            }
-            return;
-        }
-        self.before_tm_change(now);
-        let Some(d) = self.tm.dequeue(port, now.ps()) else {
-            // Packets may wait in paused queues: come back when a pause expires. A resume
-            // (by frame or request) serves the port itself.
-            if let Some(t) = self.tm.next_eligible_time(port, now.ps()) {
-                self.schedule_dequeue(port, Time(t).max(now), q);
-            }
-            return;
-        };
-        let p = &mut self.ports[port as usize];
-        p.in_pipe += 1;
-        let pipe_id = p.pipe as usize;
-        let pipe = &mut self.pipes[pipe_id];
-        let issue = take_issue_slot(self.clock, now, &mut pipe.egress_next_issue);
-        pipe.in_egress += 1;
-        let done = self.clock.time_of(issue + self.egress_latency);
-        let slot = &mut self.packets.slots[d.handle as usize];
-        slot.deq = Some(d);
-        slot.deq_time = now;
-        slot.issue = issue;
-        q.at_in_lane(
-            2 * pipe_id + 1,
-            done,
-            ChipEvent::EgressDone { pkt: d.handle },
-        );
-        // Pace the port: predict from the stored length when this frame and its gap will
-        // have left the wire, and serve the port next so that the next packet leaves the
-        // egress pipe at the last cycle edge before then; the MAC holds it until the wire is
-        // free, so a backlogged port sends back to back at exactly line rate.
-        let start = done.max(p.paced_wire_free);
-        p.paced_wire_free = start + slot_time(d.bytes as usize, p.gbps);
-        let next = self.paced_service(self.ports[port as usize].paced_wire_free, now);
-        self.ports[port as usize].next_dequeue_at = next;
-        if self.tm.has_packets(port) {
-            self.schedule_dequeue(port, next, q);
-        }
-    }
-
-    fn egress_done(
-        &mut self,
-        now: Time,
-        h: u32,
-        q: &mut impl Schedule<ChipEvent>,
-        wire: &mut impl Wire,
-    ) {
-        let slot = &mut self.packets.slots[h as usize];
-        let port = slot.egress_port;
-        let d = slot.deq.take().expect("a packet in egress has left the TM");
-        let pipe = &mut self.pipes[self.ports[port as usize].pipe as usize];
-        pipe.in_egress -= 1;
-        let egress = &mut pipe.egress;
-        // A gress that leaves every packet as it is and asks for nothing (the stock routers'
-        // egress) is not run: its outputs would be the defaults.
-        if !egress.is_identity() {
-            let inputs = GressInputs {
-                ingress_port: slot.ingress_port,
-                ingress_mac_ns: slot.rx_start.ns(),
-                issue_cycle: slot.issue,
-                egress_port: port,
-                egress_queue: d.queue,
-                enq_depth_cells: d.enq_depth_cells,
-                deq_depth_cells: d.deq_depth_cells,
-                enq_depth_pkts: d.enq_depth_pkts,
-                deq_depth_pkts: d.deq_depth_pkts,
-                enq_congest_stat: d.ecn_mark as u8,
-                replication_id: slot.rid,
-                queue_delay_ns: (slot.deq_time - Time(d.enq_time_ps)).ns(),
-                deflected: slot.deflected,
-            };
-            // The outputs are read in place, as after ingress.
-            let res = egress.process(&mut slot.data, &inputs);
-            let Ok(out) = &res else {
-                self.left_egress_pipe(now, port, q);
-                return self.drop_packet(h, DropReason::EgressParserError);
-            };
-            self.parser_errors_continued[1] += (out.parser_error != 0) as u64;
-            let r = &out.requests;
-            if r.adv_flow_ctl != 0 {
-                self.afc_request(now, r.adv_flow_ctl, q);
-            }
-            if out.drop_ctl != 0 {
-                self.left_egress_pipe(now, port, q);
-                return self.drop_packet(h, DropReason::EgressProgramDrop);
-            }
-            if r.mirror_session != 0 {
-                self.mirror(now, h, r, q);
-            }
-        }
-        let len = self.packets.slots[h as usize].data.len();
-        let p = &mut self.ports[port as usize];
-        let start = now.max(p.tx_free_at);
-        p.tx_free_at = start + slot_time(len, p.gbps);
-        if start > now {
-            p.fifo_starts.push_back(start);
-        }
-        let c = &mut p.counters;
-        c.tx_packets += 1;
-        c.tx_bytes += len as u64;
-        c.first_tx.get_or_insert(start);
-        c.last_tx = Some(start);
-        let kind = p.kind;
-        let gbps = p.gbps;
-        self.left_egress_pipe(now, port, q);
-        if kind == PortKind::Recirc {
-            // The loopback: the frame comes back into this pipe's ingress through the same
-            // port, its first bit `latency` after it left, whole one frame time later.
-            self.plumbing.recirculated += 1;
-            let slot = &mut self.packets.slots[h as usize];
-            slot.ingress_port = port;
-            slot.rx_start = start + self.recirc_latency;
-            slot.rid = 0;
-            slot.deflected = false;
-            q.at(
-                slot.rx_start + frame_time(len, gbps),
-                ChipEvent::Arrive { pkt: h },
-            );
-            return;
-        }
-        wire.transmit(port, start, &self.packets.slots[h as usize].data);
-        self.packets.release(h);
-    }
-}
-
-/// A gress issues one packet per cycle: the first cycle edge at or after `now` that is not
-/// before `next` (the cycle after the previous issue); `next` moves past it.
-#[inline]
-fn take_issue_slot(clock: Clock, now: Time, next: &mut u64) -> u64 {
-    let issue = clock.cycle_at_or_after(now).max(*next);
-    *next = issue + 1;
-    issue
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ChipEvent;
-
-    /// The event heap moves events on every sift: what an event needs beyond its kind and
-    /// handle lives in the chip (the packet's issue cycle, an application's firings).
-    #[test]
-    fn an_event_fits_in_8_bytes() {
-        assert!(std::mem::size_of::<ChipEvent>() <= 8);
     }
 }

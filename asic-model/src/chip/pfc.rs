@@ -1,17 +1,90 @@
-//! PFC (IEEE 802.1Qbb) in the chip's MACs: turning the TM's XOFF/XON events into PFC frames
-//! sent ahead of queued data, refreshing them while the priority stays in XOFF, receiving
-//! MAC control frames (pausing and resuming the port's queues), and the pause log.
+//! PFC (IEEE 802.1Qbb) in the chip's MACs: the TM's XOFF/XON events become PFC frames sent
+//! ahead of queued data and refreshed while the priority stays in XOFF; received MAC control
+//! frames pause and resume the port's queues; the pause log records every change. It is the
+//! MACs' own traffic: frames the chip makes and consumes, never in a pipe.
 //!
-//! Kept apart from the life of a packet because it is the MAC's own traffic: frames the chip
-//! makes and consumes, never in a pipe. The rules are in the parent module's comment
-//! (`# PFC (IEEE 802.1Qbb) in the MACs`).
+//! The TM counts every buffered packet against its (ingress port, priority) and raises
+//! [`tm::pfc::PfcEvent`]s when a lossless one crosses XOFF or falls below XON (see
+//! [`tm::pfc`]). The chip drains them after every event that may enqueue, dequeue or pause, and
+//! turns each into a frame ([`crate::pfc_frame`], source MAC [`crate::pfc_frame::port_mac`]):
+//! - **Send.** XOFF: a PFC frame for the priority with `TmConfig::pfc.quanta`, out of the
+//!   ingress port (towards the upstream that sends the paused traffic). XON: one frame with
+//!   quanta 0. A MAC control frame goes before queued data: it starts at `max(now, end of the
+//!   frame the MAC already has on or for the wire)` (the MAC's `tx_free_at`), ahead of any
+//!   packet still in the TM or the egress pipe; the pacer's prediction of when the wire is
+//!   free moves by the frame's slot, so the packets behind it are served that much later. Sent frames go to the
+//!   [`Wire`] like any frame and are counted in [`super::PortCounters::pfc_xoff_tx`] /
+//!   `pfc_refresh_tx` / `pfc_xon_tx` (not in `tx_packets`).
+//! - **Refresh.** While the TM keeps the (port, priority) in XOFF, the frame is sent again
+//!   every [`tm::pfc::refresh_interval_ps`]`(quanta, port rate)` after the XOFF
+//!   ([`ChipEvent::PfcRefresh`], always strictly later than now); XON stops it. A quanta of 0
+//!   in the configuration sends the XOFF frame (which then means "resume") and never refreshes.
+//! - **Receive.** A frame with EtherType 0x8808 is a MAC control frame: the MAC consumes it
+//!   (it never enters a pipe, is never a drop, and is not in `rx_packets`). Opcode 0x0101
+//!   (PFC) is counted in [`super::PortCounters::pfc_rx`] and acts when its last bit is in
+//!   ([`ChipEvent::MacControl`] at `rx_end`): per enabled class `c` with time `q`, `q > 0`
+//!   pauses the port's queues of priority `c` until `rx_end + quanta_ps(q, rate)` (a later
+//!   frame restarts the timer), `q = 0` resumes them; the port's scheduler is then served
+//!   again at the first time a packet is eligible. Packets the TM handed out before `rx_end`
+//!   (in the egress pipe or held by the MAC) still leave: the stop takes at most the egress
+//!   pipe latency plus one frame, within the profile's `pause_reaction_quanta`. Every other
+//!   opcode, including 802.3x PAUSE (0x0001), is consumed and counted in
+//!   [`super::PortCounters::mac_control_other_rx`] without effect: 802.1Qbb makes PFC and PAUSE
+//!   mutually exclusive on a link, and this MAC speaks PFC only.
+//! - **Log.** Pause state changes, sent and received (and the queues advanced flow control
+//!   paused or resumed), are in [`Chip::pause_log`] / [`Chip::drain_pause_log`]
+//!   ([`PauseRecord`]).
+//!
+//! Setting up a lossless class: the program puts the packet in a queue (`ig_tm_md.qid`) and
+//! gives it a priority (`ig_tm_md.ingress_cos`, the TM's [`tm::EnqueueRequest::priority`]); the
+//! TM configuration lists the class in `pfc.groups` as `(ports, priority, xoff_cells,
+//! hysteresis_cells, headroom_cells)` and maps queues to the priority whose received pause
+//! frames stop them with `queues[q].pfc_priority` (default: `q mod pfc_levels`). The
+//! priority on the ingress side (what is counted and paused upstream) and the queue's
+//! priority on the egress side (what a received frame stops) should agree end to end.
 
 use super::{Chip, ChipEvent, Wire};
 use crate::kernel::Schedule;
 use crate::mac::slot_time;
-use crate::pfc_frame;
+use crate::pfc_frame::{self, ClassTimes};
 use pipelines::time::Time;
-use tm::pfc::{quanta_ps, refresh_interval_ps};
+use std::collections::VecDeque;
+use tm::pfc::{quanta_ps, refresh_interval_ps, PfcEvent};
+
+/// The chip's PFC state beyond its ports: what sending frames reuses, and the pause log.
+#[derive(Debug, Default)]
+pub(super) struct PfcState {
+    /// PFC events taken from the TM (reused: sending allocates nothing).
+    events: Vec<PfcEvent>,
+    /// The MAC control frame being built (reused).
+    frame: Vec<u8>,
+    /// Pause state changes, sent and received, and AFC's.
+    log: Vec<PauseRecord>,
+}
+
+impl PfcState {
+    /// Nothing sent or logged yet; room for one frame.
+    pub(super) fn new() -> PfcState {
+        PfcState {
+            frame: Vec::with_capacity(pfc_frame::PFC_FRAME_LEN),
+            ..PfcState::default()
+        }
+    }
+}
+
+/// A port's PFC state, both directions.
+#[derive(Clone, Debug, Default)]
+pub(super) struct PortPfc {
+    /// Per priority: the epoch of the XOFF being refreshed (`None`: not in XOFF).
+    refresh: [Option<u32>; 8],
+    /// Last XOFF epoch given out on this port.
+    epoch: u32,
+    /// Per priority: until when received pause frames stop our transmission (`None`: not
+    /// paused), for the pause log.
+    rx_paused_until: [Option<Time>; 8],
+    /// Decoded PFC frames whose last bit has not arrived yet, in order.
+    pub(super) ctrl_rx: VecDeque<ClassTimes>,
+}
 
 /// Which side of a link a [`PauseRecord`] is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -48,38 +121,42 @@ impl Chip {
     /// Pause state changes recorded since the last [`Self::drain_pause_log`], in the order
     /// they happened (see [`PauseRecord`] for the times).
     pub fn pause_log(&self) -> &[PauseRecord] {
-        &self.pause_log
+        &self.pfc.log
     }
 
     /// Take the pause state changes recorded so far.
     pub fn drain_pause_log(&mut self) -> std::vec::Drain<'_, PauseRecord> {
-        self.pause_log.drain(..)
+        self.pfc.log.drain(..)
     }
 
     /// A PFC frame received whole on `port` at `now` takes effect.
     pub(super) fn mac_control(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
         let p = &mut self.ports[port as usize];
-        let times = p.ctrl_rx.pop_front().expect("one decoded frame per event");
+        let times = p
+            .pfc
+            .ctrl_rx
+            .pop_front()
+            .expect("one decoded frame per event");
         let gbps = p.gbps;
         let levels = (self.tm.spec().pfc_levels as usize).min(8);
         for (prio, t) in times.iter().enumerate().take(levels) {
             let Some(quanta) = *t else { continue };
             let priority = prio as u8;
-            let was = self.ports[port as usize].rx_paused_until[prio];
+            let was = self.ports[port as usize].pfc.rx_paused_until[prio];
             if let Some(until) = was.filter(|&u| u <= now) {
                 // Ran out before this frame (its PauseEnd has not run yet).
-                self.ports[port as usize].rx_paused_until[prio] = None;
+                self.ports[port as usize].pfc.rx_paused_until[prio] = None;
                 self.log_pause(until, port, priority, false, PauseDirection::Received);
             }
             let p = &mut self.ports[port as usize];
-            let paused = p.rx_paused_until[prio].is_some();
+            let paused = p.pfc.rx_paused_until[prio].is_some();
             if quanta > 0 {
                 let until = now + Time(quanta_ps(quanta as u32, gbps));
-                p.rx_paused_until[prio] = Some(until);
+                p.pfc.rx_paused_until[prio] = Some(until);
                 self.tm.pause(port, priority, until.ps(), now.ps());
                 q.at(until, ChipEvent::PauseEnd { port, priority });
             } else {
-                p.rx_paused_until[prio] = None;
+                p.pfc.rx_paused_until[prio] = None;
                 self.tm.resume(port, priority, now.ps());
             }
             if paused != (quanta > 0) {
@@ -87,6 +164,17 @@ impl Chip {
             }
         }
         self.kick_dequeue(now, port, q);
+    }
+
+    /// A pause received on `port` for `priority` may have run out by `now`: log its end.
+    pub(super) fn pause_end(&mut self, now: Time, port: u16, priority: u8) {
+        let paused = &mut self.ports[port as usize].pfc.rx_paused_until[priority as usize];
+        if let Some(until) = *paused {
+            if until <= now {
+                *paused = None;
+                self.log_pause(until, port, priority, false, PauseDirection::Received);
+            }
+        }
     }
 
     /// Turn the TM's PFC events into frames. Called after every event that may raise some;
@@ -110,7 +198,7 @@ impl Chip {
         q: &mut impl Schedule<ChipEvent>,
         wire: &mut impl Wire,
     ) {
-        let mut events = std::mem::take(&mut self.pfc_events);
+        let mut events = std::mem::take(&mut self.pfc.events);
         events.extend(self.tm.drain_pfc_events());
         for e in events.drain(..) {
             let (port, priority) = (e.ingress_port, e.priority);
@@ -121,9 +209,9 @@ impl Chip {
                 let p = &mut self.ports[port as usize];
                 p.counters.pfc_xoff_tx[prio] += 1;
                 if quanta > 0 {
-                    p.pfc_epoch = p.pfc_epoch.wrapping_add(1);
-                    p.pfc_refresh[prio] = Some(p.pfc_epoch);
-                    let epoch = p.pfc_epoch;
+                    p.pfc.epoch = p.pfc.epoch.wrapping_add(1);
+                    p.pfc.refresh[prio] = Some(p.pfc.epoch);
+                    let epoch = p.pfc.epoch;
                     self.schedule_pfc_refresh(now, port, priority, epoch, quanta, q);
                 }
                 self.log_pause(start, port, priority, true, PauseDirection::Sent);
@@ -131,11 +219,11 @@ impl Chip {
                 let start = self.send_pfc(now, port, priority, 0, wire);
                 let p = &mut self.ports[port as usize];
                 p.counters.pfc_xon_tx[prio] += 1;
-                p.pfc_refresh[prio] = None;
+                p.pfc.refresh[prio] = None;
                 self.log_pause(start, port, priority, false, PauseDirection::Sent);
             }
         }
-        self.pfc_events = events;
+        self.pfc.events = events;
     }
 
     /// Record a pause state change (see [`PauseRecord`] for what `at` means).
@@ -147,7 +235,7 @@ impl Chip {
         paused: bool,
         direction: PauseDirection,
     ) {
-        self.pause_log.push(PauseRecord {
+        self.pfc.log.push(PauseRecord {
             at,
             port,
             priority,
@@ -166,11 +254,11 @@ impl Chip {
         wire: &mut impl Wire,
     ) {
         let prio = priority as usize;
-        if self.ports[port as usize].pfc_refresh[prio] != Some(epoch) {
+        if self.ports[port as usize].pfc.refresh[prio] != Some(epoch) {
             return; // XON came, or a later XOFF runs its own timer.
         }
         if !self.tm.is_xoff(port, priority) {
-            self.ports[port as usize].pfc_refresh[prio] = None;
+            self.ports[port as usize].pfc.refresh[prio] = None;
             return;
         }
         let quanta = self.tm.config().pfc.quanta;
@@ -215,18 +303,16 @@ impl Chip {
     ) -> Time {
         let mut times = [None; 8];
         times[priority as usize] = Some(quanta);
-        pfc_frame::encode(&mut self.ctrl_frame, pfc_frame::port_mac(port), &times);
-        let p = &self.ports[port as usize];
-        let slot = slot_time(self.ctrl_frame.len(), p.gbps);
-        let start = now.max(p.tx_free_at);
-        // The packets the TM has served but the MAC does not have yet go after the frame.
-        let paced = p.paced_wire_free.max(start) + slot;
-        let next = self.paced_service(paced, now);
+        pfc_frame::encode(&mut self.pfc.frame, pfc_frame::port_mac(port), &times);
         let p = &mut self.ports[port as usize];
-        p.tx_free_at = start + slot;
-        p.paced_wire_free = paced;
-        p.next_dequeue_at = p.next_dequeue_at.max(next);
-        wire.transmit(port, start, &self.ctrl_frame);
+        let slot = slot_time(self.pfc.frame.len(), p.gbps);
+        let start = p.mac.start_frame(now, slot);
+        // The packets the TM has served but the MAC does not have yet go after the frame.
+        let paced = p.pacer.add_frame(start, slot);
+        let next = self.paced_service(paced, now);
+        let p = &mut self.ports[port as usize].pacer;
+        p.next_at = p.next_at.max(next);
+        wire.transmit(port, start, &self.pfc.frame);
         start
     }
 }

@@ -1,16 +1,49 @@
-//! The chip's plumbing: recirculation ports, deflect-on-drop, mirror sessions and multicast
-//! groups (their configuration checked and indexed by id), mirror and multicast copies, and
-//! [`PlumbingCounters`].
+//! The chip's plumbing: the paths by which a packet is looped back, redirected or copied
+//! inside the chip. The packet's path (`ingress.rs`, `queueing.rs`, `egress.rs`) calls into
+//! them; [`Plumbing`] holds their configuration, checked against the chip and indexed by id.
 //!
-//! Apart from the life of a packet because these are the paths by which a packet is copied,
-//! looped back or redirected inside the chip; the packet path itself calls into them. The
-//! rules (port ids, conservation) are in the parent module's comment.
+//! - **Port ids.** Front-panel ports are `0..F`; recirculation ports follow, pipe `p`'s
+//!   `r`-th is `F + p·R + r` (`R = profile.recirculation.ports_per_pipe`,
+//!   [`Chip::recirc_port`]); then one packet-generator port per pipe, `F + pipes·R + p`
+//!   ([`Chip::pktgen_port`]), a source of ingress packets only (sending to it is
+//!   `InvalidEgressPort`). Every port except the generator's has TM queues; the TM is built
+//!   with all of them. [`Chip::port_count`] is `F`; only front-panel ports receive frames.
+//! - **Recirculation.** A recirculation port is served by the TM and paced like a MAC at the
+//!   profile's recirculation speed, with the same Ethernet framing overhead (preamble,
+//!   64-byte minimum, inter-frame gap: the real port is a MAC in loopback; an assumption for
+//!   an internal port). What it "transmits" does not go to the [`super::Wire`]: the frame's
+//!   first bit is back at the same pipe's ingress `recirculation.latency_cycles` after it
+//!   started, it arrives whole one frame time later and takes an ingress issue slot like any
+//!   arrival, with `ingress_port` = the recirculation port. `ig_tm_md.recirculate` sends the
+//!   packet to its ingress pipe's first recirculation port (overriding the unicast port).
+//! - **Deflect-on-drop.** When the TM refuses a packet whose program set `deflect_on_drop`
+//!   and [`super::ChipConfig::dod`] is set, the whole packet is offered to the DoD port
+//!   (default: the first recirculation port of its ingress pipe) and queue; admission applies
+//!   again and a second refusal is [`super::DropReason::DeflectRefused`]. Egress sees
+//!   `deflection_flag` = 1. Without `dod` the packet is dropped with the TM's reason.
+//! - **Mirroring.** After the ingress deparser (and after the egress deparser), a non-zero
+//!   `mirror_session` copies the deparser's mirror header (`Mirror.emit`) followed by the
+//!   deparsed packet, truncated (header included) to the session's `truncate_bytes` and to
+//!   `mtu_trunc_len` if non-zero (the smaller), and enqueues the copy to the session's port
+//!   and queue as a packet of its own (own cells, own bandwidth, through that port's egress
+//!   pipe like any packet). An unknown session makes no copy
+//!   ([`PlumbingCounters::mirror_unknown_session`]). Session ids are
+//!   `1..plumbing.mirror_sessions`.
+//! - **Multicast.** A non-zero `mcast_grp_a` replicates the packet to every member of the
+//!   group (besides the unicast port, if set): one TM enqueue per copy, each charged its own
+//!   cells (the real chip stores a multicast packet once; this model charges per copy), with
+//!   the member's replication id as `egress_rid`. An unknown group drops the packet
+//!   ([`super::DropReason::UnknownMcastGroup`]).
+//! - **Conservation.** Front-panel packets in + [`PlumbingCounters::created`] (generated,
+//!   mirror and multicast copies) = front-panel packets out + drops.
 
-use super::{Chip, ChipConfig, ChipError, ChipEvent, MirrorSession, Port, PortKind};
+use super::port::{Port, PortKind};
+use super::{Chip, ChipConfig, ChipError, ChipEvent, DodConfig, MirrorSession};
 use crate::kernel::Schedule;
 use crate::profile::ChipProfile;
 use pipelines::pipe::TmRequests;
-use pipelines::time::Time;
+use pipelines::time::{Clock, Time};
+use std::collections::HashMap;
 
 /// Counters of the chip's plumbing. Conservation: front-panel packets in + `created()` =
 /// front-panel packets out + drops.
@@ -42,101 +75,101 @@ impl PlumbingCounters {
     }
 }
 
-pub(super) type MirrorTable = Vec<Option<MirrorSession>>;
+/// The chip's plumbing: its latencies, destinations and tables, checked against the chip.
+pub(super) struct Plumbing {
+    /// From a recirculation port's frame start to its first bit back at ingress.
+    pub(super) recirc_latency: Time,
+    /// From a gress's exit to its advanced-flow-control request reaching the TM.
+    pub(super) afc_latency: Time,
+    /// Where refused packets asking for deflection go.
+    pub(super) dod: Option<DodConfig>,
+    /// Mirror sessions by id.
+    mirror: Vec<Option<MirrorSession>>,
+    /// Multicast groups by id: (port, replication id) per member.
+    pub(super) mcast: HashMap<u16, Vec<(u16, u16)>>,
+    /// Destinations of the packet being enqueued (port, queue, rid), reused.
+    pub(super) dests: Vec<(u16, u16, u16)>,
+    pub(super) counters: PlumbingCounters,
+}
 
-pub(super) type McastTable = std::collections::HashMap<u16, Vec<(u16, u16)>>;
-
-/// Check the plumbing configuration against the chip; index sessions and groups by id.
-pub(super) fn check_plumbing(
-    profile: &ChipProfile,
-    config: &ChipConfig,
-    front: u16,
-    ports: &[Port],
-) -> Result<(MirrorTable, McastTable), ChipError> {
-    let bad = |s: String| Err(ChipError::Config(s));
-    let is_dest = |p: u16| {
-        ports
-            .get(p as usize)
-            .is_some_and(|p| p.kind != PortKind::PktGen)
-    };
-    let qpp = profile.tm.queues_per_port;
-    let max = profile.plumbing.mirror_sessions;
-    let mut mirror: MirrorTable = vec![None; max as usize];
-    for s in &config.mirror_sessions {
-        if s.id == 0 || s.id >= max {
-            return bad(format!(
-                "mirror session {}: ids are 1 to {} on this chip",
-                s.id,
-                max.saturating_sub(1)
-            ));
-        }
-        if !is_dest(s.port) || s.queue >= qpp {
-            return bad(format!(
-                "mirror session {}: no port {} queue {} to send copies to",
-                s.id, s.port, s.queue
-            ));
-        }
-        if mirror[s.id as usize].replace(*s).is_some() {
-            return bad(format!("mirror session {} is configured twice", s.id));
-        }
-    }
-    let mut mcast = McastTable::new();
-    for g in &config.mcast_groups {
-        if g.id == 0 {
-            return bad("multicast group 0 means \"no group\"".into());
-        }
-        if g.members.is_empty() {
-            return bad(format!("multicast group {} has no members", g.id));
-        }
-        if let Some(&(p, _)) = g.members.iter().find(|(p, _)| !is_dest(*p)) {
-            return bad(format!("multicast group {}: no port {p}", g.id));
-        }
-        if mcast.insert(g.id, g.members.clone()).is_some() {
-            return bad(format!("multicast group {} is configured twice", g.id));
-        }
-    }
-    if let Some(d) = &config.dod {
-        match d.port {
-            Some(p) if !is_dest(p) => return bad(format!("deflect-on-drop: no port {p}")),
-            None if profile.recirculation.ports_per_pipe == 0 => {
-                return bad(
-                    "deflect-on-drop: no port given and the chip has no recirculation port".into(),
-                )
+impl Plumbing {
+    /// Check the plumbing configuration against the chip (`ports`: every port it has) and
+    /// index sessions and groups by id.
+    pub(super) fn new(
+        profile: &ChipProfile,
+        config: &ChipConfig,
+        clock: Clock,
+        ports: &[Port],
+    ) -> Result<Plumbing, ChipError> {
+        let bad = |s: String| Err(ChipError::Config(s));
+        let is_dest = |p: u16| {
+            ports
+                .get(p as usize)
+                .is_some_and(|p| p.kind != PortKind::PktGen)
+        };
+        let qpp = profile.tm.queues_per_port;
+        let max = profile.plumbing.mirror_sessions;
+        let mut mirror = vec![None; max as usize];
+        for s in &config.mirror_sessions {
+            if s.id == 0 || s.id >= max {
+                return bad(format!(
+                    "mirror session {}: ids are 1 to {} on this chip",
+                    s.id,
+                    max.saturating_sub(1)
+                ));
             }
-            _ => {}
+            if !is_dest(s.port) || s.queue >= qpp {
+                return bad(format!(
+                    "mirror session {}: no port {} queue {} to send copies to",
+                    s.id, s.port, s.queue
+                ));
+            }
+            if mirror[s.id as usize].replace(*s).is_some() {
+                return bad(format!("mirror session {} is configured twice", s.id));
+            }
         }
-        if d.queue >= qpp {
-            return bad(format!("deflect-on-drop: no queue {}", d.queue));
+        let mut mcast = HashMap::new();
+        for g in &config.mcast_groups {
+            if g.id == 0 {
+                return bad("multicast group 0 means \"no group\"".into());
+            }
+            if g.members.is_empty() {
+                return bad(format!("multicast group {} has no members", g.id));
+            }
+            if let Some(&(p, _)) = g.members.iter().find(|(p, _)| !is_dest(*p)) {
+                return bad(format!("multicast group {}: no port {p}", g.id));
+            }
+            if mcast.insert(g.id, g.members.clone()).is_some() {
+                return bad(format!("multicast group {} is configured twice", g.id));
+            }
         }
+        if let Some(d) = &config.dod {
+            match d.port {
+                Some(p) if !is_dest(p) => return bad(format!("deflect-on-drop: no port {p}")),
+                None if profile.recirculation.ports_per_pipe == 0 => {
+                    return bad(
+                        "deflect-on-drop: no port given and the chip has no recirculation port"
+                            .into(),
+                    )
+                }
+                _ => {}
+            }
+            if d.queue >= qpp {
+                return bad(format!("deflect-on-drop: no queue {}", d.queue));
+            }
+        }
+        // A duration of `n` cycles.
+        let cycles = |n: u32| clock.time_of(n as u64);
+        Ok(Plumbing {
+            recirc_latency: cycles(profile.recirculation.latency_cycles),
+            afc_latency: cycles(profile.plumbing.afc_latency_cycles),
+            dod: config.dod,
+            mirror,
+            mcast,
+            dests: Vec::new(),
+            counters: PlumbingCounters::default(),
+        })
     }
-    if config.pktgen.len() > profile.plumbing.pktgen_apps as usize {
-        return bad(format!(
-            "{} packet-generator applications; the chip has {}",
-            config.pktgen.len(),
-            profile.plumbing.pktgen_apps
-        ));
-    }
-    for (i, a) in config.pktgen.iter().enumerate() {
-        if a.pipe >= profile.pipes {
-            return bad(format!("packet generator {i}: no pipe {}", a.pipe));
-        }
-        if a.period_ns == Some(0) {
-            return bad(format!(
-                "packet generator {i}: the period must be greater than 0"
-            ));
-        }
-        if a.template.is_empty() {
-            return bad(format!("packet generator {i}: empty template"));
-        }
-    }
-    if !config.pktgen.is_empty() && ports.len() > crate::profile::MAX_PORTS as usize {
-        return bad(format!(
-            "the packet-generator ports would need ids up to {}; port ids are 9 bits",
-            ports.len() - 1
-        ));
-    }
-    let _ = front;
-    Ok((mirror, mcast))
 }
 
 impl Chip {
@@ -148,7 +181,7 @@ impl Chip {
     /// Counters of recirculation, deflection, mirroring, multicast, the packet generator
     /// and advanced flow control.
     pub fn plumbing_counters(&self) -> &PlumbingCounters {
-        &self.plumbing
+        &self.plumbing.counters
     }
 
     /// A copy of `prefix` followed by packet `src`'s current bytes (at most `max_len` in
@@ -180,8 +213,14 @@ impl Chip {
         q: &mut impl Schedule<ChipEvent>,
     ) {
         let (session, trunc) = (r.mirror_session, r.mirror_truncate_bytes);
-        let Some(s) = self.mirror.get(session as usize).copied().flatten() else {
-            self.plumbing.mirror_unknown_session += 1;
+        let Some(s) = self
+            .plumbing
+            .mirror
+            .get(session as usize)
+            .copied()
+            .flatten()
+        else {
+            self.plumbing.counters.mirror_unknown_session += 1;
             return;
         };
         let mut max = s.truncate_bytes.map_or(usize::MAX, |b| b as usize);
@@ -189,7 +228,7 @@ impl Chip {
             max = max.min(trunc as usize);
         }
         let c = self.copy_packet(h, r.mirror_header.as_bytes(), max);
-        self.plumbing.mirror_copies += 1;
+        self.plumbing.counters.mirror_copies += 1;
         self.enqueue_to(now, c, s.port, s.queue, 0, 0, false, q);
     }
 }

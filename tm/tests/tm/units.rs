@@ -1,5 +1,6 @@
 //! Schedulers, ECN, depth export, configuration and profiles.
 
+use super::req;
 use tm::config::{
     AdmissionPolicy, ConfigError, EcnConfig, PfcConfig, PfcGroup, PortScheduler, QueueConfig,
     SchedulerConfig, TmConfig,
@@ -8,16 +9,6 @@ use tm::export::DepthExport;
 use tm::spec::TmSpec;
 use tm::stats::TraceEvent;
 use tm::{EnqueueRequest, Refusal, TrafficManager};
-
-fn req(port: u16, queue: u16, bytes: u32, handle: u32) -> EnqueueRequest {
-    EnqueueRequest {
-        port,
-        queue,
-        bytes,
-        handle,
-        ..EnqueueRequest::default()
-    }
-}
 
 fn tm_with(sched: SchedulerConfig, queues: u16) -> TrafficManager {
     let cfg = TmConfig {

@@ -1,19 +1,10 @@
 //! Acceptance tests of issue #5: expectations are computed from the papers' formulas.
 
+use super::req;
 use tm::config::{AdmissionPolicy, ClassConfig, PfcConfig, PfcGroup, QueueConfig, TmConfig};
 use tm::experiments::{self, DtParams, FbParams, PfcParams};
 use tm::spec::TmSpec;
 use tm::{pfc, EnqueueRequest, Refusal, TrafficManager};
-
-fn req(port: u16, queue: u16, bytes: u32, handle: u32) -> EnqueueRequest {
-    EnqueueRequest {
-        port,
-        queue,
-        bytes,
-        handle,
-        ..EnqueueRequest::default()
-    }
-}
 
 // ---------------------------------------------------------------- DT
 
@@ -444,10 +435,15 @@ fn pause_quanta_arithmetic() {
 
 #[test]
 fn experiments_run_by_name() {
+    use experiments::ExperimentResult as R;
     for name in experiments::NAMES {
-        let t = experiments::run(name).unwrap();
-        assert!(!t.rows.is_empty(), "{name}");
-        assert!(t.to_string().contains(name));
+        let rows = match experiments::run(name).unwrap() {
+            R::Dt(r) => r.rows.len(),
+            R::FbIsolation(r) => r.rows.len(),
+            R::FbGamma(r) => r.rows.len(),
+            R::Pfc(r) => r.cycles.len(),
+        };
+        assert!(rows > 0, "{name}");
     }
     assert!(experiments::run("nope").is_none());
 }

@@ -1,0 +1,106 @@
+//! Why a packet was dropped: every packet that enters the chip is transmitted, or counted
+//! under exactly one [`DropReason`] (the chip's own, or the TM's refusal) and against the port
+//! it arrived on.
+
+use super::Chip;
+use tm::Refusal;
+
+/// Why a packet was dropped. Every packet that enters the chip is either transmitted or
+/// counted under one of these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DropReason {
+    /// The ingress parser rejected the packet or ran out of bytes.
+    IngressParserError,
+    /// The ingress program set `drop_ctl`.
+    IngressProgramDrop,
+    /// The ingress program set no egress port.
+    NoEgressPort,
+    /// The egress port the program chose does not exist on this chip.
+    InvalidEgressPort,
+    /// The traffic manager refused the packet (admission), for this reason.
+    Tm(Refusal),
+    /// The egress parser rejected the packet or ran out of bytes.
+    EgressParserError,
+    /// The egress program set `drop_ctl`.
+    EgressProgramDrop,
+    /// The ingress program asked for a multicast group the configuration does not have.
+    UnknownMcastGroup,
+    /// The TM refused the packet, the program asked for deflection, and the TM refused it
+    /// at the deflect-on-drop port too.
+    DeflectRefused,
+}
+
+/// Reasons that are the chip's own (not the TM's), in report order.
+const CHIP_REASONS: [DropReason; 8] = [
+    DropReason::IngressParserError,
+    DropReason::IngressProgramDrop,
+    DropReason::NoEgressPort,
+    DropReason::InvalidEgressPort,
+    DropReason::EgressParserError,
+    DropReason::EgressProgramDrop,
+    DropReason::UnknownMcastGroup,
+    DropReason::DeflectRefused,
+];
+
+/// Number of distinct reasons.
+pub(super) const REASONS: usize = CHIP_REASONS.len() + Refusal::ALL.len();
+
+impl DropReason {
+    /// Every reason, in report order: the chip's, then the TM's.
+    pub const ALL: [DropReason; REASONS] = {
+        let mut all = [DropReason::IngressParserError; REASONS];
+        let mut i = 0;
+        while i < CHIP_REASONS.len() {
+            all[i] = CHIP_REASONS[i];
+            i += 1;
+        }
+        let mut j = 0;
+        while j < Refusal::ALL.len() {
+            all[i + j] = DropReason::Tm(Refusal::ALL[j]);
+            j += 1;
+        }
+        all
+    };
+
+    /// Dense index for counters.
+    pub(super) fn index(self) -> usize {
+        match self {
+            DropReason::Tm(r) => CHIP_REASONS.len() + r as usize,
+            other => CHIP_REASONS
+                .iter()
+                .position(|c| *c == other)
+                .expect("a chip reason"),
+        }
+    }
+
+    /// A short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::IngressParserError => "ingress_parser_error",
+            DropReason::IngressProgramDrop => "ingress_program_drop",
+            DropReason::NoEgressPort => "no_egress_port",
+            DropReason::InvalidEgressPort => "invalid_egress_port",
+            DropReason::Tm(r) => r.name(),
+            DropReason::EgressParserError => "egress_parser_error",
+            DropReason::EgressProgramDrop => "egress_program_drop",
+            DropReason::UnknownMcastGroup => "unknown_mcast_group",
+            DropReason::DeflectRefused => "deflect_refused",
+        }
+    }
+}
+
+impl Chip {
+    /// The end of packet `h`: counted under `reason` and against its ingress port, its buffer
+    /// back in the store.
+    pub(super) fn drop_packet(&mut self, h: u32, reason: DropReason) {
+        self.drops[reason.index()] += 1;
+        let port = self.packets.slots[h as usize].ingress_port;
+        self.ports[port as usize].counters.drops += 1;
+        self.packets.release(h);
+    }
+
+    /// Drops by reason.
+    pub fn drops(&self, reason: DropReason) -> u64 {
+        self.drops[reason.index()]
+    }
+}

@@ -1,0 +1,98 @@
+//! The ports' MACs: when a port's receive side can take the next frame and its transmit side
+//! can start the next one, frames received ([`Chip::receive`], where the life of a packet
+//! begins), and the [`Wire`] transmitted frames go to.
+//!
+//! A MAC serialises one frame at a time at the port's line rate, with the Ethernet overhead
+//! of [`crate::mac`] (preamble, minimum frame, FCS, inter-frame gap): a frame's slot is
+//! [`slot_time`], and a frame is whole at the receiver [`frame_time`] after its first bit.
+//! The chip is store-and-forward: a packet enters the ingress pipe once its last bit is in.
+//! MAC control frames (EtherType 0x8808) are the MAC's own: it consumes them on receipt (PFC
+//! acts, see `pfc.rs`), and sends PFC frames ahead of queued data.
+
+use super::{Chip, ChipError, ChipEvent};
+use crate::kernel::Schedule;
+use crate::mac::{frame_time, slot_time};
+use crate::pfc_frame::{self, PFC_OPCODE};
+use pipelines::time::Time;
+
+/// Where transmitted frames go.
+pub trait Wire {
+    /// `frame` (no FCS) starts leaving `port` at `start`.
+    fn transmit(&mut self, port: u16, start: Time, frame: &[u8]);
+}
+
+/// A port's MAC, as time: when each direction is free for the next frame.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Mac {
+    /// When the receive side can take the next frame (the previous one and its gap are in).
+    pub(super) rx_free_at: Time,
+    /// When the transmit side can start the next frame (the last one it has and its gap
+    /// are out).
+    pub(super) tx_free_at: Time,
+}
+
+impl Mac {
+    /// The MAC starts a frame whose slot (frame and gap) is `slot` as soon as the wire is
+    /// free, not before `now`; returns the start.
+    #[inline]
+    pub(super) fn start_frame(&mut self, now: Time, slot: Time) -> Time {
+        let start = now.max(self.tx_free_at);
+        self.tx_free_at = start + slot;
+        start
+    }
+}
+
+impl Chip {
+    /// A frame starts arriving on `port` at `start`. The earliest a port can take the next
+    /// frame is when this one and its inter-frame gap have passed; returns that time.
+    pub fn receive(
+        &mut self,
+        port: u16,
+        start: Time,
+        frame: &[u8],
+        q: &mut impl Schedule<ChipEvent>,
+    ) -> Result<Time, ChipError> {
+        let ports = self.port_count();
+        if port >= ports {
+            return Err(ChipError::NoSuchPort { port, ports });
+        }
+        let p = &mut self.ports[port as usize];
+        if start < p.mac.rx_free_at {
+            return Err(ChipError::PortBusy {
+                port,
+                start,
+                free_at: p.mac.rx_free_at,
+            });
+        }
+        p.mac.rx_free_at = start + slot_time(frame.len(), p.gbps);
+        if let Some(op) = pfc_frame::mac_control_opcode(frame) {
+            // The MAC's own: it never reaches a pipe.
+            match (op == PFC_OPCODE)
+                .then(|| pfc_frame::decode(frame))
+                .flatten()
+            {
+                Some(times) => {
+                    p.counters.pfc_rx += 1;
+                    p.pfc.ctrl_rx.push_back(times);
+                    q.at(
+                        start + frame_time(frame.len(), p.gbps),
+                        ChipEvent::MacControl { port },
+                    );
+                }
+                None => p.counters.mac_control_other_rx += 1,
+            }
+            return Ok(p.mac.rx_free_at);
+        }
+        p.counters.rx_packets += 1;
+        p.counters.rx_bytes += frame.len() as u64;
+        let arrive = start + frame_time(frame.len(), p.gbps);
+        let free_at = p.mac.rx_free_at;
+        let h = self.packets.alloc();
+        let pkt = &mut self.packets.slots[h as usize];
+        pkt.data.extend_from_slice(frame);
+        pkt.ingress_port = port;
+        pkt.rx_start = start;
+        q.at(arrive, ChipEvent::Arrive { pkt: h });
+        Ok(free_at)
+    }
+}

@@ -1,0 +1,67 @@
+//! The packets inside the chip: their bytes and what the chip knows of them between events.
+//! The TM holds only descriptors (a handle and a length); the bytes stay here, in buffers the
+//! store recycles.
+
+use pipelines::time::Time;
+use tm::Dequeued;
+
+/// A packet inside the chip.
+#[derive(Debug, Default)]
+pub(super) struct Packet {
+    /// The bytes, no FCS (what the gresses parse and deparse in place).
+    pub(super) data: Vec<u8>,
+    /// The port it came in on (a recirculation or generator port for those packets).
+    pub(super) ingress_port: u16,
+    /// When its first bit reached the ingress MAC (`ingress_mac_tstamp`).
+    pub(super) rx_start: Time,
+    /// The port the TM queued it for.
+    pub(super) egress_port: u16,
+    /// What the TM said when the packet left it (queue, depths, enqueue time, ECN).
+    pub(super) deq: Option<Dequeued>,
+    /// When the TM handed it out.
+    pub(super) deq_time: Time,
+    /// The cycle it was issued into the pipe it is in (ingress, then egress): kept here
+    /// rather than in its exit event, so that every [`super::ChipEvent`] fits in 8 bytes (events
+    /// are moved on every sift of the event heap).
+    pub(super) issue: u64,
+    /// Replication id (multicast copies; 0 otherwise).
+    pub(super) rid: u16,
+    /// Deflected by deflect-on-drop.
+    pub(super) deflected: bool,
+}
+
+/// Packet storage that reuses its buffers, so the steady state allocates nothing.
+#[derive(Default)]
+pub(super) struct PacketStore {
+    pub(super) slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl PacketStore {
+    #[inline]
+    pub(super) fn alloc(&mut self) -> u32 {
+        match self.free.pop() {
+            Some(h) => {
+                let p = &mut self.slots[h as usize];
+                p.deq = None;
+                p.rid = 0;
+                p.deflected = false;
+                h
+            }
+            None => {
+                self.slots.push(Packet::default());
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn release(&mut self, h: u32) {
+        self.slots[h as usize].data.clear();
+        self.free.push(h);
+    }
+
+    pub(super) fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}

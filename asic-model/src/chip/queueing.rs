@@ -1,0 +1,112 @@
+//! The traffic manager's side of the life of a packet: a packet offered to the TM for a
+//! (port, queue) is admitted or refused (a refused packet asking for deflection is offered to
+//! the deflect-on-drop port), and the TM serves each port when the pacer says, handing the
+//! packet to the egress pipe. The TM itself (`tm`) keeps descriptors only; the bytes stay in
+//! the chip's packet store.
+
+use super::pipe::take_issue_slot;
+use super::{Chip, ChipEvent, DropReason};
+use crate::kernel::Schedule;
+use crate::mac::slot_time;
+use pipelines::time::Time;
+use tm::EnqueueRequest;
+
+impl Chip {
+    /// Offer packet `h` to the TM for (`port`, `queue`); a refusal deflects it to the
+    /// deflect-on-drop port when `deflect` and the chip has one, or drops it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn enqueue_to(
+        &mut self,
+        now: Time,
+        h: u32,
+        port: u16,
+        queue: u16,
+        rid: u16,
+        cos: u8,
+        deflect: bool,
+        q: &mut impl Schedule<ChipEvent>,
+    ) {
+        self.before_tm_change(now);
+        let slot = &mut self.packets.slots[h as usize];
+        let mut request = EnqueueRequest {
+            port,
+            queue,
+            ingress_port: slot.ingress_port,
+            priority: cos,
+            class: None,
+            bytes: slot.data.len() as u32,
+            handle: h,
+            now_ps: now.ps(),
+        };
+        let mut port = port;
+        if let Err(refusal) = self.tm.enqueue(request) {
+            let dod = self.plumbing.dod.filter(|_| deflect);
+            let Some(d) = dod else {
+                return self.drop_packet(h, DropReason::Tm(refusal));
+            };
+            let pipe = self.ports[slot.ingress_port as usize].pipe;
+            // Without a port, the pipe's recirculation port (the configuration check
+            // refused deflection to none on a chip without one).
+            let Some(to) = d.port.or_else(|| self.profile.recirc_port(pipe, 0)) else {
+                return self.drop_packet(h, DropReason::Tm(refusal));
+            };
+            port = to;
+            request.port = port;
+            request.queue = d.queue;
+            if self.tm.enqueue(request).is_err() {
+                return self.drop_packet(h, DropReason::DeflectRefused);
+            }
+            self.plumbing.counters.deflected += 1;
+            self.packets.slots[h as usize].deflected = true;
+        }
+        let slot = &mut self.packets.slots[h as usize];
+        slot.egress_port = port;
+        slot.rid = rid;
+        self.serve_paced(port, now, q);
+    }
+
+    /// The TM serves `port` (a pending `Dequeue` ran): unless the egress FIFO is full, the
+    /// next packet of the port's scheduler takes its pipe's next egress issue slot, and the
+    /// port's next service is paced after it.
+    pub(super) fn dequeue(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
+        self.ports[port as usize].pacer.run();
+        if self.egress_fifo_full(now, port, q) {
+            return;
+        }
+        self.before_tm_change(now);
+        let Some(d) = self.tm.dequeue(port, now.ps()) else {
+            // Packets may wait in paused queues: come back when a pause expires. A resume
+            // (by frame or request) serves the port itself.
+            if let Some(t) = self.tm.next_eligible_time(port, now.ps()) {
+                self.schedule_dequeue(port, Time(t).max(now), q);
+            }
+            return;
+        };
+        let p = &mut self.ports[port as usize];
+        p.fifo.in_pipe += 1;
+        let pipe_id = p.pipe as usize;
+        let pipe = &mut self.pipes[pipe_id];
+        let issue = take_issue_slot(self.clock, now, &mut pipe.egress_next_issue);
+        pipe.in_egress += 1;
+        let done = self.clock.time_of(issue + self.egress_latency);
+        let slot = &mut self.packets.slots[d.handle as usize];
+        slot.deq = Some(d);
+        slot.deq_time = now;
+        slot.issue = issue;
+        q.at_in_lane(
+            2 * pipe_id + 1,
+            done,
+            ChipEvent::EgressDone { pkt: d.handle },
+        );
+        // Pace the port: predict from the stored length when this frame and its gap will
+        // have left the wire, and serve the port next so that the next packet leaves the
+        // egress pipe at the last cycle edge before then; the MAC holds it until the wire is
+        // free, so a backlogged port sends back to back at exactly line rate.
+        let wire_free = p.pacer.add_frame(done, slot_time(d.bytes as usize, p.gbps));
+        let next = self.paced_service(wire_free, now);
+        self.ports[port as usize].pacer.next_at = next;
+        if self.tm.has_packets(port) {
+            self.schedule_dequeue(port, next, q);
+        }
+    }
+}

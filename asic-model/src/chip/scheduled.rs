@@ -1,0 +1,67 @@
+//! Control-plane operations scheduled in simulated time ([`Chip::schedule_control`]): when
+//! each takes effect, and the ones refused when they ran. (Operations applied at once are in
+//! `crate::control_plane`.)
+//!
+//! An operation affects exactly the packets that reach the stage holding its table, register
+//! or meter at or after its time. A gress runs when the packet leaves it, so the operation is
+//! applied `latency − (cycles before that stage)` cycles after its time, before the packets
+//! leaving then ([`ChipEvent::Control`]).
+
+use super::{Chip, ChipEvent};
+use crate::kernel::Schedule;
+use pipelines::control::ResolvedControlOp;
+use pipelines::program::Gress;
+use pipelines::time::Time;
+
+/// Scheduled operations, and the ones refused.
+#[derive(Default)]
+pub(super) struct ScheduledControl {
+    /// Scheduled operations by [`ChipEvent::Control`]'s index, taken when they run.
+    ops: Vec<Option<ResolvedControlOp>>,
+    /// Operations that were refused when they ran: (when, why).
+    failures: Vec<(Time, String)>,
+}
+
+impl Chip {
+    /// Schedule a control-plane operation for time `at` (see the module comment for when it
+    /// takes effect). Schedule operations before the traffic that should see them
+    /// (same-time events run in scheduling order).
+    pub fn schedule_control(
+        &mut self,
+        at: Time,
+        op: ResolvedControlOp,
+        q: &mut impl Schedule<ChipEvent>,
+    ) {
+        let gress = op.gress();
+        let g = &self.pipes[0];
+        let (prog, timing) = match gress {
+            Gress::Ingress => (g.ingress.program(), g.ingress.timing()),
+            Gress::Egress => (g.egress.program(), g.egress.timing()),
+        };
+        let before_stage = timing.stage_entry(op.stage(prog) as usize) as u64;
+        let effective = self.clock.cycle_at_or_after(at) + timing.total() as u64 - before_stage;
+        let ops = &mut self.control.ops;
+        ops.push(Some(op));
+        q.at(
+            self.clock.time_of(effective),
+            ChipEvent::Control {
+                op: (ops.len() - 1) as u32,
+            },
+        );
+    }
+
+    /// Scheduled operation `op` takes effect; a refusal is recorded.
+    pub(super) fn run_control(&mut self, now: Time, op: u32) {
+        let op = self.control.ops[op as usize]
+            .take()
+            .expect("each operation runs once");
+        if let Err(e) = self.apply(&op) {
+            self.control.failures.push((now, e.to_string()));
+        }
+    }
+
+    /// Scheduled operations that were refused when they ran: (when, why).
+    pub fn control_failures(&self) -> &[(Time, String)] {
+        &self.control.failures
+    }
+}
