@@ -6,7 +6,7 @@
 use crate::scenario::{ChipSettings, Entries, NetScenario, Select, TopologySource};
 use crate::{ChipContext, Deployment, Embedded, Mechanism};
 use asic_io::load::{describe, resolve_entries, Base};
-use asic_model::chip::{Chip, ChipConfig};
+use asic_model::chip::{Chip, ChipConfig, PortSpeed};
 use asic_model::control_plane::ScheduledOp;
 use asic_model::profile::ChipProfile;
 use asic_net::cdf::BUILTIN as CDF_BUILTIN;
@@ -58,10 +58,11 @@ pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
         let program =
             program(m.program, dep, prof, base, &mut programs, &spec.profile).map_err(place)?;
         // Each chip's random sources get their own seed, derived from the scenario's.
-        let config = ChipConfig {
+        let mut config = ChipConfig {
             seed: Stream::new(s.seed, &format!("chip:{}", spec.name)).next_u64(),
             ..m.config.cloned().unwrap_or_default()
         };
+        bring_up_ports(&topo, c, prof, &mut config)?;
         let ctx = ChipContext {
             topology: &topo,
             chip: c,
@@ -76,12 +77,8 @@ pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
         };
         specs.extend(deployed.entries);
         let entries = resolve_entries(&specs, program).map_err(place)?;
-        let mut chip = Chip::with_config(prof.clone(), program, deployed.config)
+        let chip = Chip::with_entries(prof.clone(), program, deployed.config, &entries)
             .map_err(|e| place(e.to_string()))?;
-        for (i, e) in entries.iter().enumerate() {
-            chip.add_entry(e)
-                .map_err(|err| place(format!("entry {i}: {err}")))?;
-        }
         for (i, op) in m.control.iter().enumerate() {
             let resolved = resolve_op(program, &op.op).map_err(|e| {
                 place(format!(
@@ -122,6 +119,35 @@ pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
         sample_period_ns: s.sample_period_ns,
         captures: s.pcaps,
     })
+}
+
+/// Bring chip `c`'s connected ports up at their links' speeds where those are below the
+/// profile's (as an operator's `port_speeds`, unless the scenario set the port already); a
+/// link faster than its port is refused, naming both.
+fn bring_up_ports(
+    topo: &Topology,
+    c: usize,
+    prof: &ChipProfile,
+    config: &mut ChipConfig,
+) -> Result<(), String> {
+    for (&p, &l) in &topo.chip_ports[c] {
+        // A port the chip lacks is the runtime's error, which names the ports it has.
+        let Some(max) = prof.port_speed_gbps(p) else {
+            continue;
+        };
+        let gbps = topo.links[l].gbps;
+        let ls = &topo.spec.links[l];
+        if gbps > max {
+            return Err(format!(
+                "link {} - {}: {gbps} Gb/s, but port {p} of `{}` runs at most at {max} Gb/s",
+                ls.a, ls.b, topo.spec.chips[c].name
+            ));
+        }
+        if gbps < max && !config.port_speeds.iter().any(|s| s.port == p) {
+            config.port_speeds.push(PortSpeed { port: p, gbps });
+        }
+    }
+    Ok(())
 }
 
 /// The topology a scenario names, resolved.

@@ -1,29 +1,33 @@
 //! The ideal flow completion time: what a flow would take alone in the network.
 //!
-//! For a flow of `S` bytes in packets `1..N` (frame lengths `ℓ_i`; all `ℓ_max` but the last)
-//! along the shortest path from its source to its destination (links `0..k` with rates `r_j`
-//! and propagation delays `d_j`, chips with pipe latencies `c_m` = ingress + egress pipe
-//! cycles at the chip clock), with `b` the first link of lowest rate:
+//! A flow of `N` packets (frames of `ℓ` bytes, the last of `ℓ_N ≤ ℓ`) crosses links
+//! `0..k` (rates `r_j`, propagation delays `d_j`, each leading to a chip of pipe latency
+//! `c_j` = ingress + egress pipe cycles at its clock, or to the receiving host, `c = 0`).
+//! The source sends back to back; each link carries the packets in order, a packet starting
+//! on link `j` once it has wholly arrived over link `j − 1` (store-and-forward) and the
+//! previous packet's slot on link `j` has ended. With `F_j = frame_time(ℓ, r_j)`,
+//! `S_j = slot_time(ℓ, r_j)` (the frame and the 12-byte gap) and `L_j = frame_time(ℓ_N,
+//! r_j)` (`asic_model::mac`: preamble, frame, FCS, padding to 64 bytes), the last bit of the
+//! last packet reaches the receiver at the longest of the ways a packet can hold up the
+//! next (max-plus algebra over the packets × links grid: a step to the next link costs the
+//! packet's frame time, a step to the next packet on a link costs the slot):
 //!
 //! ```text
-//! ideal = Σ_j d_j + Σ_m c_m
-//!       + Σ_{j<b} frame_time(ℓ_1, r_j)                        (first packet, store-and-forward up to b)
-//!       + Σ_{i<N} slot_time(ℓ_i, r_b) + frame_time(ℓ_N, r_b)  (the whole flow through the bottleneck)
-//!       + Σ_{j>b} frame_time(ℓ'_j, r_j)                       (last packet, store-and-forward after b)
+//! ideal = Σ_j d_j + Σ_j c_j + Σ_j L_j                                       (N = 1)
+//! ideal = Σ_j d_j + Σ_j c_j
+//!       + max over j of [ Σ_{m<j} F_m + S_j + (N − 2)·max_{m≤j} S_m + Σ_{m≥j} L_m ]  (N ≥ 2)
 //! ```
-//! with `ℓ'_j = ℓ_{N−1}` when `r_j = r_b` and `N ≥ 2` (on a link as slow as the bottleneck
-//! the last packet waits for its predecessor's slot to end, so a short last packet does not
-//! catch up), else `ℓ_N`; `frame_time(ℓ, r)` is preamble + frame + FCS (padded to 64) at
-//! `r`, and `slot_time` adds the 12-byte gap (`asic_model::mac`). For the usual case of one
-//! rate everywhere and `N ≥ 2` this is
-//! `Σ d + Σ c + (links − 1)·frame_time(ℓ_max) + Σ_{i<N} slot_time(ℓ_i) + frame_time(ℓ_N)`.
+//! The full packets queue behind the slowest link up to `j`; the last one waits on link `j`
+//! behind its predecessor and runs alone after it. With one rate everywhere this is
+//! `Σ d + Σ c + (k − 1)·F + (N − 1)·S + L`. On a path that speeds up and slows down again
+//! (100G hosts under 400G uplinks) the maximum is at the last slow link: the last packet,
+//! however short, waits there for its full-size predecessor.
 //!
-//! This is exactly the time from the flow's start
-//! to the last bit of its last packet reaching the receiver when the source sends back to
-//! back at line rate and nothing else is in the network, except that each chip may add up to
-//! one pipe clock cycle to align arrivals to its clock edges. The path is a shortest path in
-//! the topology; the program's routing may choose another (equally long in the generated
-//! shapes).
+//! This is exactly the time from the flow's start to the last bit of its last packet
+//! reaching the receiver when nothing else is in the network, except that each chip may
+//! add up to one pipe clock cycle to align arrivals to its clock edges. The path is a
+//! shortest path in the topology; the program's routing may choose another (equally long in
+//! the generated shapes).
 
 use crate::packet;
 use crate::transport::Shape;
@@ -35,31 +39,72 @@ pub type Hop = (u64, u32, u64);
 
 /// The ideal FCT of a flow of `shape` along `hops`, per the module documentation.
 pub fn ideal_fct(hops: &[Hop], shape: Shape) -> u64 {
-    let len = |seq: u32| packet::data_frame_len(shape.len_of(seq) as usize);
-    let first = len(0);
-    let last = len(shape.packets - 1);
-    let b = (0..hops.len())
-        .min_by_key(|&j| (hops[j].1, j))
-        .expect("a path has at least one link");
-    let rb = hops[b].1;
-    let mut t: u64 = hops.iter().map(|h| h.0 + h.2).sum();
-    for h in &hops[..b] {
-        t += frame_time(first, h.1).ps();
+    let fixed: u64 = hops.iter().map(|h| h.0 + h.2).sum();
+    let last = packet::data_frame_len(shape.len_of(shape.packets - 1) as usize);
+    let last_times: Vec<u64> = hops.iter().map(|h| frame_time(last, h.1).ps()).collect();
+    if shape.packets == 1 {
+        return fixed + last_times.iter().sum::<u64>();
     }
-    let full = slot_time(len(0), rb).ps();
-    t += full * (shape.packets as u64 - 1);
-    t += frame_time(last, rb).ps();
-    // After the bottleneck the packets are spaced by their slot times at r_b; on an equally
-    // fast link the last packet waits for its predecessor's slot to end, so that link adds
-    // the predecessor's frame time; on a faster link it goes at once.
-    let before_last = if shape.packets >= 2 {
-        len(shape.packets - 2)
-    } else {
-        last
-    };
-    for h in &hops[b + 1..] {
-        let l = if h.1 == rb { before_last } else { last };
-        t += frame_time(l, h.1).ps();
+    let full = packet::data_frame_len(shape.len_of(0) as usize);
+    let queued = shape.packets as u64 - 2;
+    let mut before = 0; // Σ_{m<j} F_m
+    let mut slowest = 0; // max_{m≤j} S_m
+    let mut after: u64 = last_times.iter().sum(); // Σ_{m≥j} L_m
+    let mut longest = 0;
+    for (j, h) in hops.iter().enumerate() {
+        let slot = slot_time(full, h.1).ps();
+        slowest = slowest.max(slot);
+        longest = longest.max(before + slot + queued * slowest + after);
+        before += frame_time(full, h.1).ps();
+        after -= last_times[j];
     }
-    t
+    fixed + longest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packets × links recurrence the formula solves: a packet starts on a link when it
+    /// has arrived over the previous one and the previous packet's slot there has ended.
+    fn by_recurrence(hops: &[Hop], shape: Shape) -> u64 {
+        let mut end_prev_link: Vec<u64> = vec![0; shape.packets as usize];
+        for (j, h) in hops.iter().enumerate() {
+            let mut free = 0;
+            for (i, end) in end_prev_link.iter_mut().enumerate() {
+                let len = packet::data_frame_len(shape.len_of(i as u32) as usize);
+                let arrive = if j == 0 { 0 } else { *end };
+                let start = arrive.max(free);
+                *end = start + frame_time(len, h.1).ps() + h.0 + h.2;
+                free = start + slot_time(len, h.1).ps();
+            }
+        }
+        end_prev_link[shape.packets as usize - 1]
+    }
+
+    #[test]
+    fn the_formula_is_the_recurrence_on_mixed_speed_paths() {
+        let paths: [&[Hop]; 5] = [
+            &[(1000, 10, 50), (1000, 10, 0)],
+            &[
+                (500, 100, 20),
+                (500, 400, 20),
+                (500, 400, 20),
+                (500, 100, 0),
+            ],
+            &[(500, 400, 20), (500, 100, 20), (500, 400, 0)],
+            &[(100, 25, 7), (300, 100, 9), (200, 10, 11), (100, 40, 0)],
+            &[(0, 100, 0)],
+        ];
+        for hops in paths {
+            for size in [1, 64, 1440, 1441, 3000, 100_000] {
+                let shape = Shape::new(size, 1440);
+                assert_eq!(
+                    ideal_fct(hops, shape),
+                    by_recurrence(hops, shape),
+                    "{size} B over {hops:?}"
+                );
+            }
+        }
+    }
 }

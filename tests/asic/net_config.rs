@@ -102,3 +102,55 @@ fn a_setting_that_selects_no_chip_is_refused() {
     let e = net::run(s).unwrap_err();
     assert_eq!(e, "chips[0]: Role(Core) selects no chip");
 }
+
+/// A leaf-spine of `tofino2-like` chips (every port 400G in the profile) with 100G host links
+/// under 400G uplinks: the deployment brings the host ports up at 100G.
+fn leaf_spine_100g_400g(extra: &str) -> Result<NetRun, String> {
+    let text = format!(
+        r#"(
+        topology: Generate((shape: LeafSpine(leaves: 2, spines: 2, hosts_per_leaf: 4),
+                            chip: "tofino2-like", delay_ns: 500, host_gbps: Some(100){extra})),
+        transport: Raw(()),
+        traffic: [Flow((src: "h0_0", dst: "h1_3", size: 300000, start_ns: 100))],
+    )"#
+    );
+    let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    net::run_detailed(s, Path::new(""), None)
+}
+
+#[test]
+fn a_leaf_spine_with_400g_uplinks_runs_at_its_link_speeds() {
+    let r = leaf_spine_100g_400g("").unwrap();
+    let leaf0 = &r.chips[0];
+    // Hosts on ports 0..4 at 100G, one uplink to each spine at 400G.
+    assert_eq!(
+        (0..6)
+            .map(|p| leaf0.port_gbps(p).unwrap())
+            .collect::<Vec<_>>(),
+        [100, 100, 100, 100, 400, 400]
+    );
+    assert_eq!(r.chips[2].port_gbps(0), Some(400));
+    // A lone flow finishes at the ideal FCT of its path (100G, 400G, 400G, 100G), within a
+    // clock cycle per chip of arrival alignment: the ports run at the speeds the links say.
+    let f = &r.record.flows[0];
+    let fct = f.fct_ps().expect("the flow completes");
+    let cycle_ps = 1_000_000_000_000 / leaf0.profile().clock_hz;
+    assert!(
+        fct >= f.ideal_fct_ps && fct - f.ideal_fct_ps <= 3 * cycle_ps,
+        "FCT {fct} ps, ideal {} ps",
+        f.ideal_fct_ps
+    );
+    // The same flow on 400G host links would take under a third of the time.
+    assert!(f.ideal_fct_ps > 300_000 * 8 * 10, "{}", f.ideal_fct_ps);
+}
+
+#[test]
+fn a_link_faster_than_its_port_is_refused() {
+    let e = leaf_spine_100g_400g(", fabric_gbps: Some(800)")
+        .err()
+        .unwrap();
+    assert_eq!(
+        e,
+        "link leaf0:4 - spine0:0: 800 Gb/s, but port 4 of `leaf0` runs at most at 400 Gb/s"
+    );
+}
