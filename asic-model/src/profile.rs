@@ -14,6 +14,7 @@
 use std::fmt;
 use std::path::Path;
 
+use located::{parse_ron, Located};
 use pipelines::spec::PipeSpec;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -68,12 +69,7 @@ pub fn load(name_or_path: &str) -> Result<ChipProfile, ProfileError> {
 /// Parses RON `text` into a profile and validates it. `origin` (a file name, or `<builtin NAME>`)
 /// starts every error message.
 pub fn parse(text: &str, origin: &str) -> Result<ChipProfile, ProfileError> {
-    let profile: ChipProfile = ron::from_str(text).map_err(|e| ProfileError::Syntax {
-        origin: origin.to_string(),
-        line: e.span.start.line,
-        col: e.span.start.col,
-        message: one_line(&e.code.to_string()),
-    })?;
+    let profile: ChipProfile = parse_ron(text, origin).map_err(ProfileError::Syntax)?;
     profile.validate().map_err(|e| match e {
         ProfileError::Invalid { field, reason, .. } => {
             let location = match locate(text, &field) {
@@ -110,18 +106,10 @@ pub enum ProfileError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// RON syntax or type error, or a field the schema does not have.
-    #[error("{origin}:{line}:{col}: {message}")]
-    Syntax {
-        /// File name or `<builtin NAME>`.
-        origin: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        col: usize,
-        /// What is wrong.
-        message: String,
-    },
+    /// RON syntax or type error, or a field the schema does not have (located in the file
+    /// or `<builtin NAME>`).
+    #[error("{0}")]
+    Syntax(Located),
     /// Well-formed but impossible (e.g. zero stages).
     #[error("{location}: invalid `{field}`: {reason}")]
     Invalid {
@@ -132,10 +120,6 @@ pub enum ProfileError {
         /// Why the value is impossible.
         reason: String,
     },
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A whole chip.
@@ -632,7 +616,7 @@ mod tests {
         let e = parse(&broken, "my.ron").unwrap_err();
         let msg = e.to_string();
         assert!(
-            matches!(e, ProfileError::Syntax { line, .. } if line == line_no),
+            matches!(e, ProfileError::Syntax(Located { line, .. }) if line == line_no),
             "{msg}"
         );
         assert!(msg.starts_with(&format!("my.ron:{line_no}:")), "{msg}");

@@ -72,13 +72,19 @@ impl From<Located> for String {
 }
 
 /// Parse RON `text` that came from `origin` (a file name, or a description such as
-/// `"sweep point 3"`); a syntax or schema error is located where `ron` found it.
+/// `<builtin teaching>`); a syntax or schema error is located where `ron` found it, its
+/// message on one line.
 pub fn parse_ron<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, Located> {
     ron::from_str(text).map_err(|e| Located {
         file: origin.to_string(),
         line: e.span.start.line,
         col: e.span.start.col,
-        message: e.code.to_string(),
+        message: e
+            .code
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
     })
 }
 

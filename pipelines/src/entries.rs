@@ -16,6 +16,7 @@
 //! (indices and numbers) or an error naming the entry and what is wrong.
 
 use crate::program::{ActionCall, Entry, Gress, KeyMatch, Program};
+use located::parse_ron;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -273,24 +274,17 @@ fn first_significant(text: &str) -> Option<char> {
     }
 }
 
-fn ron_error(origin: &str, e: ron::error::SpannedError) -> String {
-    format!(
-        "{origin}:{}:{}: {}",
-        e.span.start.line, e.span.start.col, e.code
-    )
-}
-
 /// Parse an entries file in either form (a list of entries, or a [`ControlFile`]).
 /// Syntax errors carry `origin:line:col`.
 pub fn parse_control_file(text: &str, origin: &str) -> Result<ControlFile, String> {
     if first_significant(text) == Some('[') {
-        let tables = ron::from_str(text).map_err(|e| ron_error(origin, e))?;
+        let tables = parse_ron(text, origin)?;
         Ok(ControlFile {
             tables,
             ..ControlFile::default()
         })
     } else {
-        ron::from_str(text).map_err(|e| ron_error(origin, e))
+        Ok(parse_ron(text, origin)?)
     }
 }
 

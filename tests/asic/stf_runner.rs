@@ -14,9 +14,9 @@
 //! drained chip, so they take effect for the packets after them.
 
 use asic_bench::bench::{Bench, Departure};
-use asic_io::load::compile_file;
+use asic_io::load::{compile_file, Base};
 use asic_model::chip::DropReason;
-use asic_model::profile::{self, ChipProfile};
+use asic_model::profile::ChipProfile;
 use pipelines::control::{
     resolve_op, ControlOp, EntryKey, MeterSetting, RegisterWrite, ResolvedControlOp,
 };
@@ -277,13 +277,7 @@ impl Runner {
                 if self.bench.is_some() {
                     return Err("`chip` must come before packets and control-plane lines".into());
                 }
-                let name = rest;
-                let chip = if profile::builtin_source(name).is_some() {
-                    profile::load(name)
-                } else {
-                    profile::load(&self.dir.join(name).display().to_string())
-                };
-                self.chip = Some(chip.map_err(|e| e.to_string())?);
+                self.chip = Some(Base(&self.dir).profile(rest)?);
             }
             "requires" => match rest {
                 "externs" => self.requires_externs = true,
