@@ -3,7 +3,7 @@
 //! The command line (`main.rs`) parses arguments and calls: `asic-bench` (`asic run`, the
 //! embedded [`demo`]), `asic-deploy` and `asic-report` (`asic net`, [`sweep_run`] for
 //! `asic sweep`), `asic-io` and `dsl` (`asic compile`), `asic-model` (`asic chips`), `tm`
-//! (`asic tm-experiment`). [`perf`] is `asic bench`: the speed workloads, their figures,
+//! (`asic tm-experiment`, whose tables and CSV [`tm_experiment`] renders from the TM's data). [`perf`] is `asic bench`: the speed workloads, their figures,
 //! and the counting allocator the binary installs. The criterion benches
 //! (`benches/speed.rs`) run the same workloads.
 //!

@@ -671,28 +671,6 @@ impl LoadedGress {
         Ok(bank.read(Self::range(name, index, bank.len())?))
     }
 
-    /// Set one indexed counter (to clear it).
-    pub fn counter_write(
-        &mut self,
-        c: CounterId,
-        index: u32,
-        value: Counts,
-    ) -> Result<(), ControlError> {
-        let size = self
-            .ext
-            .counters
-            .get(c as usize)
-            .ok_or(ControlError::NoSuch {
-                what: "counter array",
-                id: c,
-            })?
-            .len();
-        let name = &self.prog.control.counters[c as usize].name;
-        let i = Self::range(name, index, size)?;
-        self.ext.counters[c as usize].write(i, value);
-        Ok(())
-    }
-
     /// The direct counter of a table's entry.
     pub fn direct_counter_read(
         &self,
