@@ -191,25 +191,17 @@ pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use asic_net::shapes::{generate, Generate, RolePorts, Shape};
+    use asic_net::shapes::{generate, Generate, Shape};
 
     fn leaf_spine(leaves: u16, spines: u16, hosts: u16) -> Topology {
-        let g = Generate {
-            shape: Shape::LeafSpine {
-                leaves,
-                spines,
-                hosts_per_leaf: hosts,
-                uplinks_per_spine: 1,
-            },
-            chip: "x".into(),
-            role_chips: BTreeMap::new(),
-            delay_ns: 100,
-            nic_queues: 8,
-            host_gbps: None,
-            fabric_gbps: None,
+        let shape = Shape::LeafSpine {
+            leaves,
+            spines,
+            hosts_per_leaf: hosts,
+            uplinks_per_spine: 1,
         };
-        let ports: RolePorts = g.shape.roles().iter().map(|&r| (r, vec![10; 64])).collect();
-        Topology::resolve(generate(&g, &ports).unwrap()).unwrap()
+        let g = Generate::new(shape, "x");
+        Topology::resolve(generate(&g, &g.uniform_ports(64, 10)).unwrap()).unwrap()
     }
 
     #[test]

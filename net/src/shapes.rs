@@ -124,6 +124,30 @@ fn default_queues() -> u16 {
 }
 
 impl Generate {
+    /// `shape` of `chip` switches, with the defaults a scenario gets (1 µs links, 8 NIC
+    /// queues, links at the ports' speeds).
+    pub fn new(shape: Shape, chip: &str) -> Generate {
+        Generate {
+            shape,
+            chip: chip.to_string(),
+            role_chips: BTreeMap::new(),
+            delay_ns: default_delay(),
+            nic_queues: default_queues(),
+            host_gbps: None,
+            fabric_gbps: None,
+        }
+    }
+
+    /// Every role's chips with `ports` front-panel ports of `gbps` (for generating without
+    /// loading profiles).
+    pub fn uniform_ports(&self, ports: usize, gbps: u32) -> RolePorts {
+        self.shape
+            .roles()
+            .iter()
+            .map(|&r| (r, vec![gbps; ports]))
+            .collect()
+    }
+
     /// The profile the chips of `role` run.
     pub fn profile_of(&self, role: Role) -> &str {
         self.role_chips.get(&role).unwrap_or(&self.chip)
@@ -293,6 +317,21 @@ fn leaf_spine(
         hosts_per_leaf as u32 + spines as u32 * u as u32,
     )?;
     b.need("LeafSpine (spine)", Role::Spine, leaves as u32 * u as u32)?;
+    two_tier(b, leaves, spines, hosts_per_leaf, u, |_| 0..spines);
+    Ok(())
+}
+
+/// Leaves `leafL` with hosts `hL_J` on their first ports (10.L.J/250.(J%250 + 1)) and `u`
+/// parallel links to each spine `spineS` that `spines_of(L)` names, on the following ports
+/// (spine-major); spine port `L·u + k` takes leaf L's k-th link.
+fn two_tier<I: Iterator<Item = u16>>(
+    b: &mut Builder,
+    leaves: u16,
+    spines: u16,
+    hosts_per_leaf: u16,
+    u: u16,
+    spines_of: impl Fn(u16) -> I,
+) {
     for l in 0..leaves {
         b.chip(format!("leaf{l}"), Role::Tor);
     }
@@ -309,14 +348,13 @@ fn leaf_spine(
             );
             b.host_link(n, &leaf, j);
         }
-        for s in 0..spines {
+        for s in spines_of(l) {
             for k in 0..u {
                 let lp = hosts_per_leaf + s * u + k;
                 b.fabric_link((&leaf, lp), (&format!("spine{s}"), l * u + k));
             }
         }
     }
-    Ok(())
 }
 
 /// The `u` of `h` uplinks chip number `i` populates: `(i + j) mod h` for `j < u`, in
@@ -329,23 +367,7 @@ fn populated(i: u16, h: u16, u: u16) -> impl Iterator<Item = u16> {
 /// for `j < u`.
 fn fat_tree_2(b: &mut Builder, k: u16, u: u16) {
     let h = k / 2;
-    for l in 0..k {
-        b.chip(format!("leaf{l}"), Role::Tor);
-    }
-    for s in 0..h {
-        b.chip(format!("spine{s}"), Role::Spine);
-    }
-    for l in 0..k {
-        let leaf = format!("leaf{l}");
-        for j in 0..h {
-            let n = format!("h{l}_{j}");
-            b.host(n.clone(), [10, l as u8, 0, (j + 1) as u8]);
-            b.host_link(n, &leaf, j);
-        }
-        for s in populated(l, h, u) {
-            b.fabric_link((&leaf, h + s), (&format!("spine{s}"), l));
-        }
-    }
+    two_tier(b, k, h, h, 1, |l| populated(l, h, u));
 }
 
 /// Three tiers (Al-Fares et al.): edge `e` of a pod links to aggregations `(e + j) mod k/2`,
@@ -391,29 +413,9 @@ mod tests {
     use super::*;
     use crate::topology::Topology;
 
-    fn uniform(shape: Shape) -> Generate {
-        Generate {
-            shape,
-            chip: "x".into(),
-            role_chips: BTreeMap::new(),
-            delay_ns: 100,
-            nic_queues: 8,
-            host_gbps: None,
-            fabric_gbps: None,
-        }
-    }
-
-    fn ports_of(g: &Generate, n: usize, gbps: u32) -> RolePorts {
-        g.shape
-            .roles()
-            .iter()
-            .map(|&r| (r, vec![gbps; n]))
-            .collect()
-    }
-
     fn gen(shape: Shape) -> Topology {
-        let g = uniform(shape);
-        Topology::resolve(generate(&g, &ports_of(&g, 64, 10)).unwrap()).unwrap()
+        let g = Generate::new(shape, "x");
+        Topology::resolve(generate(&g, &g.uniform_ports(64, 10)).unwrap()).unwrap()
     }
 
     #[test]
@@ -484,12 +486,15 @@ mod tests {
     #[test]
     fn link_speeds_follow_the_ports_unless_set() {
         // Leaves with 4 x 100G then 2 x 400G ports, spines of 400G.
-        let mut g = uniform(Shape::LeafSpine {
-            leaves: 2,
-            spines: 2,
-            hosts_per_leaf: 4,
-            uplinks_per_spine: 1,
-        });
+        let mut g = Generate::new(
+            Shape::LeafSpine {
+                leaves: 2,
+                spines: 2,
+                hosts_per_leaf: 4,
+                uplinks_per_spine: 1,
+            },
+            "x",
+        );
         let mut ports = RolePorts::new();
         ports.insert(Role::Tor, vec![100, 100, 100, 100, 400, 400]);
         ports.insert(Role::Spine, vec![400; 4]);
@@ -519,26 +524,29 @@ mod tests {
 
     #[test]
     fn bad_shapes_are_named() {
-        let g = uniform(Shape::FatTree {
-            k: 4,
-            tiers: 3,
-            uplinks: Some(3),
-        });
+        let g = Generate::new(
+            Shape::FatTree {
+                k: 4,
+                tiers: 3,
+                uplinks: Some(3),
+            },
+            "x",
+        );
         assert_eq!(
-            generate(&g, &ports_of(&g, 4, 10)).unwrap_err(),
+            generate(&g, &g.uniform_ports(4, 10)).unwrap_err(),
             "FatTree: uplinks = 3 must be from 1 to k/2 = 2"
         );
-        let g = uniform(Shape::SingleSwitch { hosts: 5 });
+        let g = Generate::new(Shape::SingleSwitch { hosts: 5 }, "x");
         assert_eq!(
-            generate(&g, &ports_of(&g, 4, 10)).unwrap_err(),
+            generate(&g, &g.uniform_ports(4, 10)).unwrap_err(),
             "SingleSwitch needs 5 ports per chip but chip profile `x` has 4"
         );
     }
 
     #[test]
     fn bad_topologies_are_named() {
-        let g = uniform(Shape::SingleSwitch { hosts: 2 });
-        let mut s = generate(&g, &ports_of(&g, 4, 10)).unwrap();
+        let g = Generate::new(Shape::SingleSwitch { hosts: 2 }, "x");
+        let mut s = generate(&g, &g.uniform_ports(4, 10)).unwrap();
         s.links[1].b = "sw0:0".into();
         assert!(Topology::resolve(s.clone())
             .unwrap_err()
