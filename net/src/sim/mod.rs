@@ -7,12 +7,13 @@
 //! Frames in flight live in a recycled pool ([`frames`]; no allocation per packet once warm).
 //!
 //! Modules: [`build`] (a [`Network`] into a runnable [`Net`]), the run loop and event
-//! dispatch here, the hosts' NICs in [`crate::host`], [`sample`] (sampled series),
+//! dispatch here, the hosts' NICs in [`nic`] (their state in [`crate::host`]), [`sample`] (sampled series),
 //! [`finish`] (the [`NetRun`]: record, packet balance, chips).
 
 mod build;
 mod finish;
 mod frames;
+mod nic;
 mod sample;
 
 use crate::host::{Flow, Host};

@@ -1,0 +1,369 @@
+//! The hosts' side of the network's events: a NIC receiving (data, ACK, NACK, PULL, pause
+//! frames), the transports' timers and pacing, the pull pacer, and the NIC's scheduler
+//! putting the next frame on its wire. What the NIC models and omits is in [`crate::host`].
+
+use super::{Ev, Net};
+use crate::ctrl::{self, Ctrl};
+use crate::host::CtrlPkt;
+use crate::packet::{self, Header, ACK, DATA, ECN_ECT0, ECN_NOT_ECT, LAST, NACK, PULL};
+use crate::records::PauseEvent;
+use crate::topology::End;
+use crate::transport::Ready;
+use asic_model::kernel::Schedule;
+use asic_model::mac::slot_time;
+use pipelines::time::Time;
+
+impl Net<'_> {
+    pub(crate) fn host_drop(&mut self, h: usize, reason: &'static str) {
+        *self.host_drops.entry((h, reason)).or_default() += 1;
+    }
+
+    pub(crate) fn host_rx(&mut self, now: Time, h: usize, frame: u32) {
+        let data = &self.pool.bufs[frame as usize];
+        if ctrl::is_ctrl(data) {
+            match ctrl::parse(data) {
+                Some(c) => self.host_ctrl(now, h, c),
+                None => self.host_drop(h, "bad_control_frame"),
+            }
+            return;
+        }
+        let Some(hd) = packet::parse(data) else {
+            return self.host_drop(h, "unknown_frame");
+        };
+        let refusal = if hd.dst_ip != self.hosts[h].ip {
+            Some("misdelivered")
+        } else if hd.flow_id as usize >= self.flows.len()
+            || self.flows[hd.flow_id as usize].sender.is_none()
+        {
+            Some("unknown_flow")
+        } else {
+            None
+        };
+        if let Some(reason) = refusal {
+            if hd.flags & DATA != 0 {
+                if let Some(s) = self.ip_to_host.get(&hd.src_ip) {
+                    self.src[*s].refused += 1;
+                }
+            }
+            return self.host_drop(h, reason);
+        }
+        let f = hd.flow_id as usize;
+        if hd.flags & DATA != 0 {
+            self.hosts[h].packets_received += 1;
+            if let Some(s) = self.ip_to_host.get(&hd.src_ip) {
+                self.src[*s].delivered += 1;
+            }
+            let fl = &mut self.flows[f];
+            let out = fl.receiver.on_data(&hd);
+            if out.completed {
+                fl.end = Some(now);
+                self.completed += 1;
+            }
+            if let Some(r) = out.reply {
+                let class = fl.spec.class as usize;
+                self.hosts[h].ctrl[class].push_back(CtrlPkt {
+                    flow: f as u32,
+                    flags: r.flags,
+                    seq: r.seq,
+                    echo: r.echo,
+                    ts_ps: r.ts_ps,
+                });
+                let _ = self.kick(now, h);
+            }
+            if out.pull {
+                let host = &mut self.hosts[h];
+                host.pulls.push_back(f as u32);
+                if !host.pull_scheduled {
+                    host.pull_scheduled = true;
+                    let t = now.max(host.pull_next_at);
+                    self.queue.at(t, Ev::PullTick { host: h as u32 });
+                }
+            }
+        } else if hd.flags & (ACK | NACK | PULL) != 0 {
+            if let Some(s) = self.flows[f].sender.as_mut() {
+                s.on_feedback(now, &hd);
+            }
+            let _ = self.after_sender(now, f);
+        }
+    }
+
+    pub(crate) fn host_ctrl(&mut self, now: Time, h: usize, c: Ctrl) {
+        let host = &mut self.hosts[h];
+        let mut changed = false;
+        let rec = |pauses: &mut Vec<PauseEvent>, kind: &str, class: u16, paused: bool| {
+            pauses.push(PauseEvent {
+                at_ps: now.ps(),
+                node: host.name.clone(),
+                port: 0,
+                kind: kind.into(),
+                class,
+                paused,
+            })
+        };
+        match c {
+            Ctrl::Pfc(times) => {
+                for (cl, t) in times.iter().enumerate() {
+                    let Some(q) = *t else { continue };
+                    if q == 0 {
+                        host.class_paused_until[cl] = now;
+                        if host.class_paused[cl] {
+                            host.class_paused[cl] = false;
+                            rec(&mut self.pauses, "pfc", cl as u16, false);
+                            changed = true;
+                        }
+                    } else {
+                        // One quantum: 512 bit times.
+                        let until = now + Time::serialization(q as u64 * 64, host.gbps);
+                        host.class_paused_until[cl] = until;
+                        if !host.class_paused[cl] {
+                            host.class_paused[cl] = true;
+                            rec(&mut self.pauses, "pfc", cl as u16, true);
+                        }
+                        self.queue.at(
+                            until,
+                            Ev::PauseEnd {
+                                host: h as u32,
+                                class: cl as u8,
+                            },
+                        );
+                    }
+                }
+            }
+            Ctrl::PauseQueue(q) | Ctrl::ResumeQueue(q) => {
+                let pause = matches!(c, Ctrl::PauseQueue(_));
+                if let Some(s) = host.queue_paused.get_mut(q as usize) {
+                    if *s != pause {
+                        *s = pause;
+                        rec(&mut self.pauses, "queue", q, pause);
+                        changed |= !pause;
+                    }
+                }
+            }
+            Ctrl::Bitmap { first, bitmap } => {
+                for i in 0..bitmap.len() * 8 {
+                    let q = first as usize + i;
+                    let pause = bitmap[i / 8] & (1 << (i % 8)) != 0;
+                    if let Some(s) = host.queue_paused.get_mut(q) {
+                        if *s != pause {
+                            *s = pause;
+                            rec(&mut self.pauses, "queue", q as u16, pause);
+                            changed |= !pause;
+                        }
+                    }
+                }
+            }
+        }
+        if changed {
+            let _ = self.kick(now, h);
+        }
+    }
+
+    pub(crate) fn pull_tick(&mut self, now: Time, h: usize) -> Result<(), String> {
+        let host = &mut self.hosts[h];
+        host.pull_scheduled = false;
+        while let Some(f) = host.pulls.pop_front() {
+            let fl = &mut self.flows[f as usize];
+            if fl.receiver.complete() {
+                continue;
+            }
+            fl.pulls_sent += 1;
+            host.ctrl[fl.spec.class as usize].push_back(CtrlPkt {
+                flow: f,
+                flags: PULL,
+                seq: fl.pulls_sent,
+                echo: 0,
+                ts_ps: now.ps(),
+            });
+            host.pull_next_at = now + host.pull_interval;
+            if !host.pulls.is_empty() {
+                host.pull_scheduled = true;
+                let t = host.pull_next_at;
+                self.queue.at(t, Ev::PullTick { host: h as u32 });
+            }
+            return self.kick(now, h);
+        }
+        Ok(())
+    }
+
+    /// After anything touched flow `f`'s sender: arm its timer, wake it when paced, and put
+    /// it in its NIC queue if it has a packet ready.
+    pub(crate) fn after_sender(&mut self, now: Time, f: usize) -> Result<(), String> {
+        self.after_sender_from(now, f, false)
+    }
+
+    pub(crate) fn after_sender_from(
+        &mut self,
+        now: Time,
+        f: usize,
+        from_timer: bool,
+    ) -> Result<(), String> {
+        let fl = &mut self.flows[f];
+        let Some(s) = fl.sender.as_mut() else {
+            return Ok(());
+        };
+        if let Some(t) = s.timer() {
+            // A timer at or before now that the transport did not clear when it ran is not
+            // re-armed (it would fire again at once, for ever).
+            if fl.timer_at.is_none_or(|x| t < x) && (t > now || !from_timer) {
+                fl.timer_at = Some(t);
+                self.queue.at(t.max(now), Ev::FlowTimer { flow: f as u32 });
+            }
+        }
+        if fl.in_ring {
+            return Ok(());
+        }
+        match s.poll(now) {
+            Ready::Now => {
+                fl.in_ring = true;
+                let h = fl.spec.src;
+                self.hosts[h].queues[fl.queue as usize].push_back(f as u32);
+                self.kick(now, h)?;
+            }
+            Ready::At(t) => {
+                if fl.wake_at.is_none_or(|w| t < w) {
+                    fl.wake_at = Some(t);
+                    self.queue.at(t, Ev::FlowWake { flow: f as u32 });
+                }
+            }
+            Ready::Blocked => {}
+        }
+        Ok(())
+    }
+
+    /// Let host `h`'s NIC send if its wire is free.
+    pub(crate) fn kick(&mut self, now: Time, h: usize) -> Result<(), String> {
+        let host = &mut self.hosts[h];
+        if host.tx_scheduled {
+            return Ok(());
+        }
+        if now >= host.busy_until {
+            self.try_send(now, h)
+        } else {
+            host.tx_scheduled = true;
+            let t = host.busy_until;
+            self.queue.at(t, Ev::HostTx { host: h as u32 });
+            Ok(())
+        }
+    }
+
+    /// The NIC's scheduler: serve one packet if the wire is free.
+    pub(crate) fn try_send(&mut self, now: Time, h: usize) -> Result<(), String> {
+        if now < self.hosts[h].busy_until {
+            return Ok(());
+        }
+        for class in (0..8).rev() {
+            let host = &mut self.hosts[h];
+            if host.class_paused_until[class] > now {
+                continue;
+            }
+            if let Some(c) = host.ctrl[class].pop_front() {
+                let fl = &self.flows[c.flow as usize];
+                let hd = Header {
+                    dst_mac: host.peer_mac,
+                    src_mac: host.mac,
+                    src_ip: host.ip,
+                    dst_ip: self.topo.host_ips[fl.spec.src],
+                    ecn: ECN_NOT_ECT,
+                    flags: c.flags,
+                    class: class as u8,
+                    queue: fl.queue,
+                    seq: c.seq,
+                    echo: c.echo,
+                    flow_id: c.flow as u64,
+                    ts_ps: c.ts_ps,
+                    len: 0,
+                };
+                packet::build(&mut self.scratch, &hd, 0);
+                return self.host_transmit(now, h);
+            }
+            let per_class = host.queues.len() / 8;
+            let rr0 = host.rr[class];
+            for k in 0..per_class {
+                let qi = (rr0 + k) % per_class;
+                let q = class + 8 * qi;
+                if self.hosts[h].queue_paused[q] {
+                    continue;
+                }
+                while let Some(f) = self.hosts[h].queues[q].pop_front() {
+                    let fu = f as usize;
+                    let fl = &mut self.flows[fu];
+                    fl.in_ring = false;
+                    let Some(s) = fl.sender.as_mut() else {
+                        continue;
+                    };
+                    let seg = match s.poll(now) {
+                        Ready::Now => s.next(now),
+                        _ => None,
+                    };
+                    let Some(seg) = seg else {
+                        self.after_sender(now, fu)?;
+                        continue;
+                    };
+                    let host = &mut self.hosts[h];
+                    let hd = Header {
+                        dst_mac: host.peer_mac,
+                        src_mac: host.mac,
+                        src_ip: host.ip,
+                        dst_ip: self.topo.host_ips[fl.spec.dst],
+                        ecn: if s.ecn_capable() {
+                            ECN_ECT0
+                        } else {
+                            ECN_NOT_ECT
+                        },
+                        flags: DATA
+                            | if seg.seq + 1 == fl.shape.packets {
+                                LAST
+                            } else {
+                                0
+                            },
+                        class: class as u8,
+                        queue: fl.queue,
+                        seq: seg.seq,
+                        echo: 0,
+                        flow_id: f as u64,
+                        ts_ps: now.ps(),
+                        len: seg.len,
+                    };
+                    packet::build(&mut self.scratch, &hd, seg.len as usize);
+                    fl.packets_sent += 1;
+                    fl.retx += seg.retx as u64;
+                    host.packets_sent += 1;
+                    host.rr[class] = (qi + 1) % per_class;
+                    self.host_transmit(now, h)?;
+                    // Back in its queue if it has more to send.
+                    self.after_sender(now, fu)?;
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Put the frame in `scratch` on host `h`'s wire now.
+    pub(crate) fn host_transmit(&mut self, now: Time, h: usize) -> Result<(), String> {
+        let host = &mut self.hosts[h];
+        let len = self.scratch.len();
+        host.busy_until = now + slot_time(len, host.gbps);
+        if let Some(i) = host.capture {
+            self.observer.capture(i, now, &self.scratch)?;
+        }
+        let i = self.pool.alloc();
+        self.pool.bufs[i as usize].extend_from_slice(&self.scratch);
+        let End::Chip(c, p) = host.peer else {
+            unreachable!("hosts connect to chips (checked when the topology is resolved)")
+        };
+        self.queue.at(
+            now + Time(host.delay_ps),
+            Ev::ChipRx {
+                chip: c as u16,
+                port: p,
+                frame: i,
+            },
+        );
+        // Serve the next packet when the wire is free.
+        host.tx_scheduled = true;
+        let t = host.busy_until;
+        self.queue.at(t, Ev::HostTx { host: h as u32 });
+        Ok(())
+    }
+}
