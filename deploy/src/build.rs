@@ -40,59 +40,15 @@ pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
     let base = Base(base);
     let topo = topology(&s.topology, base)?;
     let merged = merge(&s.chips, &topo)?;
-    let mut profiles: BTreeMap<String, ChipProfile> = BTreeMap::new();
-    let mut programs: BTreeMap<(String, String), Program> = BTreeMap::new();
+    let mut loaded = Loaded::default();
     let mut chips = Vec::new();
     let mut control = Vec::new();
-    for (c, spec) in topo.spec.chips.iter().enumerate() {
-        let place = |e: String| format!("chip `{}`: {e}", spec.name);
-        let m = &merged[c];
-        if !profiles.contains_key(&spec.profile) {
-            let prof = base.profile(&spec.profile).map_err(place)?;
-            profiles.insert(spec.profile.clone(), prof);
-        }
-        let prof = &profiles[&spec.profile];
+    for (c, m) in merged.iter().enumerate() {
+        let place = |e: String| format!("chip `{}`: {e}", topo.spec.chips[c].name);
         let mechanism = m.deploy.unwrap_or(&s.deploy);
-        let dep = mechanism.deployment();
-        dep.check(prof).map_err(place)?;
-        let program =
-            program(m.program, dep, prof, base, &mut programs, &spec.profile).map_err(place)?;
-        // Each chip's random sources get their own seed, derived from the scenario's.
-        let mut config = ChipConfig {
-            seed: Stream::new(s.seed, &format!("chip:{}", spec.name)).next_u64(),
-            ..m.config.cloned().unwrap_or_default()
-        };
-        bring_up_ports(&topo, c, prof, &mut config)?;
-        let ctx = ChipContext {
-            topology: &topo,
-            chip: c,
-            profile: prof,
-            seed: s.seed,
-        };
-        let deployed = dep.deploy(&ctx, config).map_err(place)?;
-        let mut specs: Vec<EntrySpec> = match m.entries {
-            None => Vec::new(),
-            Some(Entries::Inline(v)) => v.clone(),
-            Some(Entries::File(f)) => base.entry_specs(f).map_err(place)?,
-        };
-        specs.extend(deployed.entries);
-        let entries = resolve_entries(&specs, program).map_err(place)?;
-        let chip = Chip::with_entries(prof.clone(), program, deployed.config, &entries)
-            .map_err(|e| place(e.to_string()))?;
-        for (i, op) in m.control.iter().enumerate() {
-            let resolved = resolve_op(program, &op.op).map_err(|e| {
-                place(format!(
-                    "{}: {e}",
-                    describe(i, &op.op).replacen("entry", "control", 1)
-                ))
-            })?;
-            control.push(ChipControl {
-                chip: c,
-                at: Time::from_ns(op.at_ns),
-                op: resolved,
-            });
-        }
+        let (chip, ops) = chip(&topo, c, m, mechanism, s.seed, base, &mut loaded).map_err(place)?;
         chips.push(chip);
+        control.extend(ops);
     }
     check_hosts(&topo, &merged, &s.deploy)?;
     let mut traffic = s.traffic;
@@ -121,6 +77,82 @@ pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
     })
 }
 
+/// Profiles loaded by name, and programs compiled by (profile, program): each once per run.
+#[derive(Default)]
+struct Loaded {
+    profiles: BTreeMap<String, ChipProfile>,
+    programs: BTreeMap<(String, String), Program>,
+}
+
+/// Chip `c` as its settings and mechanism make it, and its control operations.
+fn chip(
+    topo: &Topology,
+    c: usize,
+    m: &Merged,
+    mechanism: &Mechanism,
+    seed: u64,
+    base: Base,
+    loaded: &mut Loaded,
+) -> Result<(Chip, Vec<ChipControl>), String> {
+    let spec = &topo.spec.chips[c];
+    if !loaded.profiles.contains_key(&spec.profile) {
+        let prof = base.profile(&spec.profile)?;
+        loaded.profiles.insert(spec.profile.clone(), prof);
+    }
+    let prof = &loaded.profiles[&spec.profile];
+    let dep = mechanism.deployment();
+    dep.check(prof)?;
+    let program = program(
+        m.program,
+        dep,
+        prof,
+        base,
+        &mut loaded.programs,
+        &spec.profile,
+    )?;
+    // Each chip's random sources get their own seed, derived from the scenario's.
+    let mut config = ChipConfig {
+        seed: Stream::new(seed, &format!("chip:{}", spec.name)).next_u64(),
+        ..m.config.cloned().unwrap_or_default()
+    };
+    bring_up_ports(topo, c, prof, &mut config)?;
+    let ctx = ChipContext {
+        topology: topo,
+        chip: c,
+        profile: prof,
+        seed,
+    };
+    let deployed = dep.deploy(&ctx, config)?;
+    let mut specs: Vec<EntrySpec> = match m.entries {
+        None => Vec::new(),
+        Some(Entries::Inline(v)) => v.clone(),
+        Some(Entries::File(f)) => base.entry_specs(f)?,
+    };
+    specs.extend(deployed.entries);
+    let entries = resolve_entries(&specs, program)?;
+    let chip = Chip::with_entries(prof.clone(), program, deployed.config, &entries)
+        .map_err(|e| e.to_string())?;
+    let control = m
+        .control
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            let resolved = resolve_op(program, &op.op).map_err(|e| {
+                format!(
+                    "{}: {e}",
+                    describe(i, &op.op).replacen("entry", "control", 1)
+                )
+            })?;
+            Ok(ChipControl {
+                chip: c,
+                at: Time::from_ns(op.at_ns),
+                op: resolved,
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    Ok((chip, control))
+}
+
 /// Bring chip `c`'s connected ports up at their links' speeds where those are below the
 /// profile's (as an operator's `port_speeds`, unless the scenario set the port already); a
 /// link faster than its port is refused, naming both.
@@ -139,8 +171,8 @@ fn bring_up_ports(
         let ls = &topo.spec.links[l];
         if gbps > max {
             return Err(format!(
-                "link {} - {}: {gbps} Gb/s, but port {p} of `{}` runs at most at {max} Gb/s",
-                ls.a, ls.b, topo.spec.chips[c].name
+                "link {} - {}: {gbps} Gb/s, but port {p} runs at most at {max} Gb/s",
+                ls.a, ls.b
             ));
         }
         if gbps < max && !config.port_speeds.iter().any(|s| s.port == p) {

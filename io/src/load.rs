@@ -92,7 +92,8 @@ pub fn compile_file(
     })
 }
 
-/// Resolve entries against a program; the error names the entry and its table.
+/// Resolve entries against a program; the error names the entry (numbered from 1, as the
+/// chip numbers the entries it installs) and its table.
 pub fn resolve_entries(
     specs: &[EntrySpec],
     program: &Program,
@@ -101,13 +102,15 @@ pub fn resolve_entries(
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            resolve(program, e).map_err(|r| format!("entry {i} (table `{}`): {r}", e.table))
+            resolve(program, e).map_err(|r| format!("entry {} (table `{}`): {r}", i + 1, e.table))
         })
         .collect()
 }
 
-/// "entry 3 (table `x`)" and the like, for errors about the `i`-th operation of a file.
+/// "entry 3 (table `x`)" and the like, for errors about the `i`-th operation of a file
+/// (counted from 0; named from 1).
 pub fn describe(i: usize, op: &ControlOp) -> String {
+    let i = i + 1;
     match op {
         ControlOp::AddEntry(e) | ControlOp::ModifyEntry(e) => {
             format!("entry {i} (table `{}`)", e.table)

@@ -85,7 +85,7 @@ fn a_bad_entry_names_the_entry() {
     .unwrap();
     let err = run(&dir);
     assert!(
-        err.contains("entries.ron: entry 0 (table `ipv4_lpm`)") && err.contains("fly"),
+        err.contains("entries.ron: entry 1 (table `ipv4_lpm`)") && err.contains("fly"),
         "{err}"
     );
 }

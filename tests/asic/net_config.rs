@@ -151,6 +151,6 @@ fn a_link_faster_than_its_port_is_refused() {
         .unwrap();
     assert_eq!(
         e,
-        "link leaf0:4 - spine0:0: 800 Gb/s, but port 4 of `leaf0` runs at most at 400 Gb/s"
+        "chip `leaf0`: link leaf0:4 - spine0:0: 800 Gb/s, but port 4 runs at most at 400 Gb/s"
     );
 }
