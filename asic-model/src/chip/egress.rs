@@ -52,16 +52,19 @@ impl Chip {
             let res = egress.process(&mut slot.data, &inputs);
             let Ok(out) = &res else {
                 self.left_egress_pipe(now, port, q);
+                self.left_egress_pacing(now, port, None, q);
                 return self.drop_packet(h, DropReason::EgressParserError);
             };
             if self.gress_exit(now, h, Gress::Egress, out, q) {
                 self.left_egress_pipe(now, port, q);
+                self.left_egress_pacing(now, port, None, q);
                 return self.drop_packet(h, DropReason::EgressProgramDrop);
             }
         }
         let len = self.packets.slots[h as usize].data.len();
         let p = &mut self.ports[port as usize];
-        let start = p.mac.start_frame(now, slot_time(len, p.gbps));
+        let slot = slot_time(len, p.gbps);
+        let start = p.mac.start_frame(now, slot);
         p.fifo.wait_for_wire(start, now);
         let c = &mut p.counters;
         c.tx_packets += 1;
@@ -71,6 +74,7 @@ impl Chip {
         let kind = p.kind;
         let gbps = p.gbps;
         self.left_egress_pipe(now, port, q);
+        self.left_egress_pacing(now, port, Some(slot), q);
         if kind == PortKind::Recirc {
             // The loopback: the frame comes back into this pipe's ingress through the same
             // port, its first bit `latency` after it left, whole one frame time later.

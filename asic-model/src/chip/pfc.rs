@@ -308,7 +308,7 @@ impl Chip {
         let slot = slot_time(self.pfc.frame.len(), p.gbps);
         let start = p.mac.start_frame(now, slot);
         // The packets the TM has served but the MAC does not have yet go after the frame.
-        let paced = p.pacer.add_frame(start, slot);
+        let paced = p.pacer.add_control_frame(start, slot);
         let next = self.paced_service(paced, now);
         let p = &mut self.ports[port as usize].pacer;
         p.next_at = p.next_at.max(next);
