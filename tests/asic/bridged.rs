@@ -62,7 +62,9 @@ fn a_backlogged_port_sends_back_to_back_despite_the_stripped_bridge() {
     // Two ports at line rate into one: its queue never empties while they send.
     let slot = asic_model::mac::slot_time(frame.len(), 10);
     for port in [0, 2] {
-        let frames = (0..12).map(|i| (Time(slot.ps() * i), frame.clone())).collect();
+        let frames = (0..12)
+            .map(|i| (Time(slot.ps() * i), frame.clone()))
+            .collect();
         bench.add_frames(port, frames).unwrap();
     }
     bench.run().unwrap();
@@ -73,7 +75,10 @@ fn a_backlogged_port_sends_back_to_back_despite_the_stripped_bridge() {
         .map(|d| d.start)
         .collect();
     assert!(starts.len() >= 12, "{} departures", starts.len());
-    assert!(bench.departures().iter().all(|d| d.data.len() == frame.len()));
+    assert!(bench
+        .departures()
+        .iter()
+        .all(|d| d.data.len() == frame.len()));
     for w in starts.windows(2) {
         assert_eq!(w[1] - w[0], slot, "departures {starts:?}");
     }

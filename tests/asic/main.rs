@@ -13,6 +13,7 @@ mod control_timing;
 mod ghost;
 mod l3router;
 mod lockstep;
+mod mirror_drop;
 mod net_config;
 mod net_dctcp;
 mod net_fct;

@@ -2,7 +2,8 @@
 // the network tests of per-chip configuration (tests/asic/net_config.rs). Its routes are the
 // stock router's (`set_nexthop`); besides, a route may replicate to a multicast group
 // (`set_mcast`), `port_tap` mirrors what enters a port to a session, and every packet asks
-// for deflect-on-drop. Test program.
+// for deflect-on-drop. A packet with TTL 1 is dropped (mirrored if tapped), with TTL 0
+// dropped without a mirror copy. Test program.
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
 
@@ -109,7 +110,10 @@ control Ingress(inout headers_t hdr,
         ig_tm_md.deflect_on_drop = 1;
         port_tap.apply();
         if (hdr.ipv4.isValid()) {
-            if (hdr.ipv4.ttl <= 1) {
+            if (hdr.ipv4.ttl == 0) {
+                // Dropped with its mirror copy disabled (drop_ctl bit 2).
+                ig_dprsr_md.drop_ctl = 5;
+            } else if (hdr.ipv4.ttl == 1) {
                 drop();
             } else {
                 ipv4_lpm.apply();

@@ -91,7 +91,9 @@ impl DequeuePacer {
         self.wire_free_at = self
             .in_flight
             .iter()
-            .fold(mac_free, |free, &(not_before, slot)| free.max(not_before) + slot);
+            .fold(mac_free, |free, &(not_before, slot)| {
+                free.max(not_before) + slot
+            });
         true
     }
 }

@@ -10,6 +10,11 @@ use pipelines::pipe::{GressOutputs, LoadedGress};
 use pipelines::program::Gress;
 use pipelines::time::{Clock, Time};
 
+/// `drop_ctl` bit 0: drop the packet (TNA: "disable unicast, multicast and resubmit").
+const DROP_CTL_DROP: u8 = 1;
+/// `drop_ctl` bit 2: make no mirror copy (TNA: "disable mirroring").
+const DROP_CTL_NO_MIRROR: u8 = 4;
+
 /// One pipe: its two gresses and their issue slots and occupancy.
 pub(super) struct Pipe {
     pub(super) ingress: LoadedGress,
@@ -68,8 +73,8 @@ impl Chip {
 
     /// What a gress's exit does with its outputs `out` for packet `h` besides the packet's
     /// path: count a parse failure the program went on with, send its advanced-flow-control
-    /// request, and mirror the packet, unless the program dropped it. Returns whether it did
-    /// (the caller drops it with its gress's reason).
+    /// request, and mirror the packet unless `drop_ctl` disables mirroring. Returns whether
+    /// the program dropped the packet (the caller drops it with its gress's reason).
     #[inline]
     pub(super) fn gress_exit(
         &mut self,
@@ -84,13 +89,13 @@ impl Chip {
         if r.adv_flow_ctl != 0 {
             self.afc_request(now, r.adv_flow_ctl, q);
         }
-        if out.drop_ctl != 0 {
-            return true;
-        }
-        if r.mirror_session != 0 {
+        // TNA's drop_ctl: bit 0 drops the packet (its unicast and multicast copies), bit 1
+        // only a copy to the CPU (none is modelled), bit 2 the mirror copy. So "mirror and
+        // drop" (a truncated copy of a packet that is then dropped) makes the copy.
+        if r.mirror_session != 0 && out.drop_ctl & DROP_CTL_NO_MIRROR == 0 {
             self.mirror(now, h, r, q);
         }
-        false
+        out.drop_ctl & DROP_CTL_DROP != 0
     }
 
     /// Packets in `pipe`'s ingress and egress pipes now (issued, not yet out of the deparser).
