@@ -5,10 +5,13 @@
 //!
 //! ## Routes
 //! For each chip and each host, the next hops are the chip's ports on a shortest path (fewest
-//! links; paths never go through hosts). `Static` picks one of them by the destination
-//! (host index modulo the number of choices, so destinations spread over spines);
-//! `Ecmp` installs a group of all of them in `ecmp_select`, [`ECMP_BUCKETS`] buckets keyed by
-//! the low bits of the program's hash. Routes are aggregated: one `ipv4_lpm` entry for a /16
+//! links; paths never go through hosts). `Static` picks one of them by the destination: the
+//! chip's tier's digit of the host index in base `n` choices (a ToR: index mod n, so
+//! destinations spread over spines; an aggregation switch the next digit). `Ecmp` installs
+//! a group of all of them in `ecmp_select`, [`ECMP_BUCKETS`] buckets keyed by 4 bits of the
+//! program's 16-bit hash, bits `4·(tier − 1)` up (a ToR the low four): if every tier read
+//! the same bits, a flow's choice at one tier would fix its choice at the next, and in a
+//! three-tier fat tree each aggregation switch would use one core of its k/2. Routes are aggregated: one `ipv4_lpm` entry for a /16
 //! or a /24 whose hosts all share the same next hop(s), else one /32 per host. An entry
 //! sets the egress port, the next hop's MAC (the peer's: host `02:00:<ip>`, chip port
 //! `02:fe:<chip hi, lo>:<port hi, lo>`) and the source MAC (the chip port's).
@@ -74,6 +77,19 @@ fn mac_string(m: [u8; 6]) -> String {
         .join(":")
 }
 
+/// Which of `n` equal next hops a chip of `tier` takes towards host `h` with static routing:
+/// the tier's digit of `h` in base `n` (the ToRs' is `h mod n`).
+fn static_choice(h: usize, n: usize, tier: u32) -> usize {
+    n.checked_pow(tier - 1).map_or(0, |d| h / d) % n
+}
+
+/// Where in the program's 16-bit hash a chip of `tier` reads its ECMP bucket: bits
+/// `4·(tier − 1) ..` (ToRs the low four), so each tier's choice is its own function of the
+/// 5-tuple.
+fn ecmp_shift(tier: u32) -> u32 {
+    4 * ((tier - 1) % 4)
+}
+
 /// The route entries of chip `c` (see the module documentation).
 pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
     // Per host: the action (as a sortable key) and the entry pieces.
@@ -82,17 +98,28 @@ pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
         Hop(u16),
         Group(Vec<u16>),
     }
-    let mut acts: Vec<Option<Act>> = Vec::new();
-    for h in 0..topo.spec.hosts.len() {
-        let dist = topo.chip_distances(h);
-        let hops = topo.next_hops(c, h, &dist);
-        acts.push(match (hops.len(), routing) {
+    // Per host: chip c's distance to it and its next hops there.
+    let towards: Vec<(u32, Vec<u16>)> = (0..topo.spec.hosts.len())
+        .map(|h| {
+            let dist = topo.chip_distances(h);
+            (dist[c], topo.next_hops(c, h, &dist))
+        })
+        .collect();
+    // The chip's tier (1 for a ToR) picks what its choice among equal next hops looks at, so
+    // the tiers of a Clos do not all make the same choice (ECMP polarization, where every
+    // aggregation switch would send to one core in k/2).
+    let tier = towards.iter().map(|t| t.0).min().unwrap_or(1).max(1);
+    let acts: Vec<Option<Act>> = towards
+        .into_iter()
+        .enumerate()
+        .map(|(h, (_, hops))| match (hops.len(), routing) {
             (0, _) => None,
             (1, _) => Some(Act::Hop(hops[0])),
-            (n, Routing::Static) => Some(Act::Hop(hops[h % n])),
+            (n, Routing::Static) => Some(Act::Hop(hops[static_choice(h, n, tier)])),
             (_, Routing::Ecmp) => Some(Act::Group(hops)),
-        });
-    }
+        })
+        .collect();
+    let shift = ecmp_shift(tier);
     // Aggregate by /16, then /24, else /32.
     let mut entries = Vec::new();
     let mut groups: BTreeMap<Vec<u16>, u16> = BTreeMap::new();
@@ -138,8 +165,8 @@ pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
                             key: vec![
                                 KeySpec::Exact(Value::Int(g as u64)),
                                 KeySpec::Ternary(
-                                    Value::Int(b as u64),
-                                    Value::Int(ECMP_BUCKETS as u64 - 1),
+                                    Value::Int((b as u64) << shift),
+                                    Value::Int((ECMP_BUCKETS as u64 - 1) << shift),
                                 ),
                             ],
                             action: "set_nexthop".into(),

@@ -4,8 +4,9 @@
 //
 // Ingress: a packet with TTL <= 1 is dropped; else `ipv4_lpm` either routes it
 // (`set_nexthop`) or names an ECMP group (`set_ecmp`); for a group, `ecmp_select` matches the
-// group id exactly and the low 4 bits of the CRC16 hash of (src, dst, protocol, UDP ports)
-// ternary-wise: 16 buckets per group, each holding one member's next hop (a group of n members
+// group id exactly and 4 bits of the CRC16 hash of (src, dst, protocol, UDP ports)
+// ternary-wise (a ToR the low 4, the next tier the next 4: deploy/src/routers.rs): 16 buckets
+// per group, each holding one member's next hop (a group of n members
 // fills the buckets round-robin, so members get 16/n buckets each, within one). Non-IPv4
 // frames are dropped. The ingress deparser recomputes the IPv4 checksum (the TTL changed).
 //

@@ -16,6 +16,7 @@ mod lockstep;
 mod mirror_drop;
 mod net_config;
 mod net_dctcp;
+mod net_ecmp;
 mod net_fct;
 mod net_incast;
 mod net_leafspine;

@@ -1,0 +1,46 @@
+//! ECMP in a three-tier fat tree spreads flows over every core (issue #20: every tier chose
+//! from the same bits of the same hash, so each aggregation switch used one core of its
+//! k/2 and only 4 of 16 cores carried anything).
+
+use asic_deploy::{run as net, scenario::NetScenario};
+
+/// Packets each core of a k = 8 fat tree forwarded under uniform traffic, with `routing`.
+fn core_packets(routing: &str) -> Vec<u64> {
+    let text = format!(
+        r#"(
+        topology: Generate((shape: FatTree(k: 8, tiers: 3), chip: "rmt2013", delay_ns: 100)),
+        deploy: Routers({routing}),
+        transport: Raw(()),
+        traffic: [Flows((size: Fixed(1000), load: 0.2, stop_ns: 300000))],
+    )"#
+    );
+    let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let r = net::run_detailed(s, std::path::Path::new(""), None).unwrap();
+    let topo_cores = 64..80; // e0_0 .. a7_3 come first, then c0 .. c15.
+    r.chips[topo_cores]
+        .iter()
+        .map(|c| (0..8).map(|p| c.port_counters(p).tx_packets).sum())
+        .collect()
+}
+
+fn assert_balanced(routing: &str) {
+    let load = core_packets(routing);
+    let mean = load.iter().sum::<u64>() as f64 / load.len() as f64;
+    assert!(mean > 200.0, "{routing}: {load:?}");
+    for (c, &n) in load.iter().enumerate() {
+        assert!(
+            (n as f64 - mean).abs() <= 0.25 * mean,
+            "{routing}: core {c} carried {n} packets, the mean is {mean:.0}: {load:?}"
+        );
+    }
+}
+
+#[test]
+fn ecmp_loads_every_core_within_a_quarter_of_the_mean() {
+    assert_balanced("Ecmp");
+}
+
+#[test]
+fn static_routes_load_every_core_within_a_quarter_of_the_mean() {
+    assert_balanced("Static");
+}
