@@ -32,6 +32,24 @@ fn ipv4(s: &str, what: &str) -> Result<[u8; 4], String> {
         .map_err(|_| format!("{what}: `{s}` is not an IPv4 address"))
 }
 
+/// A UDP checksum after 16-bit words `old` of the data became `new`, updated in place
+/// (RFC 1624, eqn. 3: HC' = ~(~HC + ~m + m') in ones' complement) rather than summed again
+/// over the whole frame. A result of 0 is sent as 0xFFFF: 0 means "no checksum" in UDP
+/// (RFC 768).
+fn udp_checksum_update(sum: u16, old: &[u16], new: &[u16]) -> u16 {
+    let mut acc = u32::from(!sum);
+    for (&m, &m2) in old.iter().zip(new) {
+        acc += u32::from(!m) + u32::from(m2);
+    }
+    while acc > 0xffff {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    match !(acc as u16) {
+        0 => 0xffff,
+        s => s,
+    }
+}
+
 impl GeneratorFeed {
     /// Build the template frame; `line_gbps` is the port's line rate.
     pub fn new(g: &Generator, line_gbps: u32) -> Result<GeneratorFeed, String> {
@@ -76,10 +94,25 @@ impl GeneratorFeed {
         (self.sent < self.count).then_some(self.next_start)
     }
 
-    /// The next frame (call only when [`Self::next_time`] is `Some`).
+    /// The next frame (call only when [`Self::next_time`] is `Some`). Its payload starts
+    /// with its sequence number, and its UDP checksum covers it.
     pub fn take(&mut self) -> &[u8] {
+        let at = self.seq_offset;
+        let old = [
+            u16::from_be_bytes([self.frame[at], self.frame[at + 1]]),
+            u16::from_be_bytes([self.frame[at + 2], self.frame[at + 3]]),
+        ];
         let seq = (self.sent as u32).to_be_bytes();
-        self.frame[self.seq_offset..self.seq_offset + 4].copy_from_slice(&seq);
+        self.frame[at..at + 4].copy_from_slice(&seq);
+        // The checksum field is 2 bytes into the UDP header's last 4 (length, checksum).
+        let sum_at = at - 2;
+        let sum = u16::from_be_bytes([self.frame[sum_at], self.frame[sum_at + 1]]);
+        let new = [
+            u16::from_be_bytes([seq[0], seq[1]]),
+            u16::from_be_bytes([seq[2], seq[3]]),
+        ];
+        let sum = udp_checksum_update(sum, &old, &new);
+        self.frame[sum_at..sum_at + 2].copy_from_slice(&sum.to_be_bytes());
         self.sent += 1;
         self.next_start += self.interval;
         &self.frame
@@ -114,6 +147,34 @@ mod tests {
         assert!(f.next_time().is_some());
         f.take();
         assert!(f.next_time().is_none());
+    }
+
+    /// Every frame's UDP checksum is right for its sequence number (issue #20: it was the
+    /// first frame's, so all but the frames whose number summed to it failed).
+    #[test]
+    fn every_frame_has_a_valid_udp_checksum() {
+        let g = Generator {
+            count: 70_000,
+            size: 64,
+            start_ns: 0,
+            rate_gbps: None,
+            packet: Template::Udp(UdpTemplate::default()),
+        };
+        let mut f = GeneratorFeed::new(&g, 10).unwrap();
+        for n in 0..g.count {
+            let frame = f.take().to_vec();
+            let p = etherparse::SlicedPacket::from_ethernet(&frame).unwrap();
+            let (Some(etherparse::NetSlice::Ipv4(ip)), Some(etherparse::TransportSlice::Udp(udp))) =
+                (p.net, p.transport)
+            else {
+                panic!("frame {n}: Ethernet, IPv4, UDP expected")
+            };
+            let want = udp
+                .to_header()
+                .calc_checksum_ipv4(&ip.header().to_header(), udp.payload())
+                .unwrap();
+            assert_eq!(udp.checksum(), want, "frame {n}");
+        }
     }
 
     #[test]
