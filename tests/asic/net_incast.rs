@@ -118,3 +118,24 @@ fn reliable_transports_complete_an_incast_through_a_tiny_buffer() {
         assert!(retx > 0, "{t}");
     }
 }
+
+/// No port's measured throughput exceeds its line rate (issue #20: bytes were counted when
+/// the MAC took a frame, and `incast.ron`'s receiver port peaked at 10.9 Gb/s on 10G).
+#[test]
+fn throughput_never_exceeds_the_line_rate() {
+    let s = asic_deploy::run::load(Path::new("programs/net/incast.ron")).unwrap();
+    let r = net::run_detailed(s, Path::new("programs/net"), None).unwrap();
+    let cfg = asic_report::metrics::MetricsConfig::default();
+    let rates = asic_report::metrics::throughput_series(&r.record, &cfg);
+    let port0 = rates
+        .iter()
+        .find(|s| s.name == "sw0.port0.tx_bytes.rate")
+        .expect("the receiver port's rate");
+    let peak = port0.points.iter().map(|p| p.1).fold(0.0, f64::max);
+    assert!(peak > 9.0, "the incast loads the port: {peak} Gb/s");
+    for s in &rates {
+        for &(t, v) in &s.points {
+            assert!(v <= 10.0, "{} at {t} ps: {v} Gb/s on a 10G port", s.name);
+        }
+    }
+}

@@ -64,7 +64,7 @@ impl Chip {
         let len = self.packets.slots[h as usize].data.len();
         let p = &mut self.ports[port as usize];
         let slot = slot_time(len, p.gbps);
-        let start = p.mac.start_frame(now, slot);
+        let start = p.mac.start_data_frame(now, slot, len as u32);
         p.fifo.wait_for_wire(start, now);
         let c = &mut p.counters;
         c.tx_packets += 1;

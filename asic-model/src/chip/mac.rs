@@ -14,6 +14,7 @@ use crate::kernel::Schedule;
 use crate::mac::{frame_time, slot_time};
 use crate::pfc_frame::{self, PFC_OPCODE};
 use pipelines::time::Time;
+use std::collections::VecDeque;
 
 /// Where transmitted frames go.
 pub trait Wire {
@@ -22,13 +23,18 @@ pub trait Wire {
 }
 
 /// A port's MAC, as time: when each direction is free for the next frame.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Mac {
     /// When the receive side can take the next frame (the previous one and its gap are in).
     pub(super) rx_free_at: Time,
     /// When the transmit side can start the next frame (the last one it has and its gap
     /// are out).
     pub(super) tx_free_at: Time,
+    /// The data frames whose slots had not ended when the latest one was handed to the MAC:
+    /// (start, end of slot, bytes). A port's transmit counters count a frame when the MAC
+    /// takes it, which may be before its slot (it waits for the wire): these say how much of
+    /// what was counted is on the wire at a given time. At most the frames the MAC holds.
+    sending: VecDeque<(Time, Time, u32)>,
 }
 
 impl Mac {
@@ -39,6 +45,34 @@ impl Mac {
         let start = now.max(self.tx_free_at);
         self.tx_free_at = start + slot;
         start
+    }
+
+    /// [`Mac::start_frame`] for a data frame of `bytes` (counted in the port's `tx_bytes`).
+    #[inline]
+    pub(super) fn start_data_frame(&mut self, now: Time, slot: Time, bytes: u32) -> Time {
+        let start = self.start_frame(now, slot);
+        while self.sending.front().is_some_and(|f| f.1 <= now) {
+            self.sending.pop_front();
+        }
+        self.sending.push_back((start, start + slot, bytes));
+        start
+    }
+
+    /// Of the data bytes the MAC has taken, those not on the wire by `now`: a frame's bytes
+    /// go out evenly over its slot (preamble, frame, FCS and gap), so bytes on the wire over
+    /// any interval never exceed the line rate.
+    pub(super) fn unsent_bytes(&self, now: Time) -> u64 {
+        self.sending
+            .iter()
+            .filter(|f| f.1 > now)
+            .map(|&(start, end, bytes)| {
+                if now <= start {
+                    bytes as u64
+                } else {
+                    (bytes as u128 * (end - now).ps() as u128 / (end - start).ps() as u128) as u64
+                }
+            })
+            .sum()
     }
 }
 

@@ -135,6 +135,14 @@ impl Chip {
     pub fn port_counters(&self, port: u16) -> &PortCounters {
         &self.ports[port as usize].counters
     }
+
+    /// The data bytes `port` has put on the wire by `now`: its `tx_bytes`, less what of the
+    /// frames its MAC holds has not gone out yet (a frame's bytes spread evenly over its
+    /// slot). A rate measured from it over any window is at most the line rate.
+    pub fn tx_bytes_on_wire(&self, port: u16, now: Time) -> u64 {
+        let p = &self.ports[port as usize];
+        p.counters.tx_bytes - p.mac.unsent_bytes(now)
+    }
 }
 
 /// Per-port traffic counters. Packet and byte counts are of data frames (the ones that go

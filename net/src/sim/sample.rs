@@ -88,10 +88,10 @@ impl Net<'_> {
             for &p in ports.keys() {
                 let d = tm.port_depth_cells(p) as f64;
                 self.samples[k].push(now, d);
-                // Cumulative bytes (no preamble, FCS or gap) of the frames that have started:
-                // the report derives rates over a window much longer than a frame time
-                // (a per-sample rate would be quantised by whole frames).
-                let tx = self.chips[c].port_counters(p).tx_bytes;
+                // Cumulative data bytes (no preamble, FCS or gap) on the wire by now, a frame's
+                // spread over its slot: the report derives rates over a window much longer
+                // than a frame time, and they never exceed the line rate.
+                let tx = self.chips[c].tx_bytes_on_wire(p, now);
                 self.samples[k + 1].push(now, tx as f64);
                 k += 2;
                 for q in 0..tm.spec().queues_per_port {
