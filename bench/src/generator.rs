@@ -84,7 +84,7 @@ impl GeneratorFeed {
             seq_offset: headers,
             sent: 0,
             count: g.count,
-            next_start: Time::from_ns(g.start_ns),
+            next_start: Time::from_input_ns(g.start_ns, "start_ns")?,
             interval: slot_time(g.size, rate),
         })
     }

@@ -43,7 +43,9 @@ pub fn run_scenario(
                 describe(i, &c.op).replacen("entry", "control", 1)
             )
         })?;
-        bench.schedule_control(Time::from_ns(c.at_ns), op);
+        let at = Time::from_input_ns(c.at_ns, &format!("control[{i}]: at_ns"))
+            .map_err(|e| format!("{}: {e}", sf.path.display()))?;
+        bench.schedule_control(at, op);
     }
 
     // Pcap inputs keep their relative timing: all are shifted by the earliest first frame.
@@ -72,8 +74,14 @@ pub fn run_scenario(
                 let (_, frames) = pcaps.next().expect("read above, in input order");
                 let frames = frames
                     .into_iter()
-                    .map(|f| (Time::from_ns((f.ts_ns - t0) as u64), f.data))
-                    .collect();
+                    .enumerate()
+                    .map(|(n, f)| {
+                        let field = format!("pcap record #{}: timestamp", n + 1);
+                        let ns = u64::try_from(f.ts_ns - t0).unwrap_or(u64::MAX);
+                        Ok((Time::from_input_ns(ns, &field)?, f.data))
+                    })
+                    .collect::<Result<_, String>>()
+                    .map_err(place)?;
                 bench.add_frames(input.port, frames).map_err(place)?;
             }
             Source::Generator(g) => bench.add_generator(input.port, g).map_err(place)?,

@@ -25,6 +25,7 @@ use asic_model::profile::ChipProfile;
 use asic_net::rng::Stream;
 use asic_net::topology::{End, Topology};
 use pipelines::entries::{EntrySpec, KeySpec, Value};
+use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
 use tm::config::SchedulerConfig;
 
@@ -144,8 +145,16 @@ impl BfcSpec {
         }
         // NaN compares as neither: it is refused with the rest.
         let positive = self.th_scale.partial_cmp(&0.0) == Some(std::cmp::Ordering::Greater);
-        if !positive || self.hrtt_ns == 0 || self.refresh_ns == 0 {
+        if !positive || !self.th_scale.is_finite() || self.hrtt_ns == 0 || self.refresh_ns == 0 {
             return Err("bfc: th_scale, hrtt_ns and refresh_ns must be positive".into());
+        }
+        let sticky = self.sticky_hrtts.saturating_mul(self.hrtt_ns);
+        for (ns, field) in [
+            (self.hrtt_ns, "bfc.hrtt_ns"),
+            (self.refresh_ns, "bfc.refresh_ns"),
+            (sticky, "bfc.sticky_hrtts × hrtt_ns"),
+        ] {
+            Time::from_input_ns(ns, field)?;
         }
         Ok(())
     }

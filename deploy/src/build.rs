@@ -145,7 +145,7 @@ fn chip(
             })?;
             Ok(ChipControl {
                 chip: c,
-                at: Time::from_ns(op.at_ns),
+                at: Time::from_input_ns(op.at_ns, &format!("control[{i}]: at_ns"))?,
                 op: resolved,
             })
         })

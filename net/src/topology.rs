@@ -28,6 +28,7 @@
 //! `02:fe:<c hi, lo>:<p hi, lo>` ([`host_mac`], [`chip_mac`]). Paths are shortest paths in
 //! links that never cross a host ([`Topology::next_hops`], [`Topology::path`]).
 
+use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -242,11 +243,12 @@ impl Topology {
             if let (End::Host(_), End::Host(_)) = (a, b) {
                 return Err(format!("{place}: hosts must connect to chips"));
             }
+            let delay = Time::from_input_ns(l.delay_ns, &format!("{place}: delay_ns"))?;
             links.push(Link {
                 a,
                 b,
                 gbps: l.gbps,
-                delay_ps: l.delay_ns * 1000,
+                delay_ps: delay.ps(),
             });
         }
         if let Some(h) = host_link.iter().position(|&l| l == usize::MAX) {

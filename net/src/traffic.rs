@@ -294,6 +294,13 @@ impl HostInfo<'_> {
     }
 }
 
+/// The most flows the traffic of one run may make (they are all made before it starts).
+pub const MAX_FLOWS: usize = 10_000_000;
+
+/// The largest aggregate a `load_of: Aggregate(gbps)` may name: 1 Pb/s, far above any
+/// network the model runs.
+const MAX_AGGREGATE_GBPS: f64 = 1e6;
+
 /// Expand the sources into flows, sorted by start time (ties: source order, then creation).
 pub fn expand(
     sources: &[Source],
@@ -318,18 +325,40 @@ pub fn expand(
                 Ok(())
             }
         };
-        let mut push =
-            |src: usize, dst: usize, size: u64, start: Time, class: u8, t: &TransportSpec| {
-                flows.push(FlowSpec {
-                    src,
-                    dst,
-                    size,
-                    start,
-                    class,
-                    transport: t.clone(),
-                    source: i,
-                })
-            };
+        // Every flow is made before the run: a bound keeps a mistaken load or period a clear
+        // error rather than the machine's memory running out.
+        let mut push = |src: usize,
+                        dst: usize,
+                        size: u64,
+                        start: Time,
+                        class: u8,
+                        t: &TransportSpec|
+         -> Result<(), String> {
+            if flows.len() >= MAX_FLOWS {
+                return Err(format!(
+                    "{place}: the traffic makes more than {MAX_FLOWS} flows; lower its load, \
+                     rate or duration, or set max_flows"
+                ));
+            }
+            flows.push(FlowSpec {
+                src,
+                dst,
+                size,
+                start,
+                class,
+                transport: t.clone(),
+                source: i,
+            });
+            Ok(())
+        };
+        let time = |ns: u64, field: &str| Time::from_input_ns(ns, &format!("{place}: {field}"));
+        let sized = |size: u64| {
+            if size == 0 {
+                Err(format!("{place}: size must be at least 1 byte"))
+            } else {
+                Ok(size)
+            }
+        };
         let pair = |a: &str, b: &str| -> Result<(usize, usize), String> {
             let (s, d) = (hosts.index(a, &place)?, hosts.index(b, &place)?);
             if s == d {
@@ -341,25 +370,18 @@ pub fn expand(
             Source::Flow(f) => {
                 class_ok(f.class)?;
                 let (a, b) = pair(&f.src, &f.dst)?;
-                if f.size == 0 {
-                    return Err(format!("{place}: size must be at least 1 byte"));
-                }
-                push(
-                    a,
-                    b,
-                    f.size,
-                    Time::from_ns(f.start_ns),
-                    f.class,
-                    &tr(&f.transport)?,
-                );
+                let start = time(f.start_ns, "start_ns")?;
+                push(a, b, sized(f.size)?, start, f.class, &tr(&f.transport)?)?;
             }
             Source::ConstantRate(c) => {
                 class_ok(c.class)?;
                 let (a, b) = pair(&c.src, &c.dst)?;
                 let t = paced(c.rate_gbps, hosts.gbps[a], &place)?;
+                let start = time(c.start_ns, "start_ns")?;
+                time(c.stop_ns, "stop_ns")?;
                 let bytes = bytes_at(c.rate_gbps, c.stop_ns.saturating_sub(c.start_ns));
                 if bytes > 0 {
-                    push(a, b, bytes, Time::from_ns(c.start_ns), c.class, &t);
+                    push(a, b, bytes, start, c.class, &t)?;
                 }
             }
             Source::OnOff(o) => {
@@ -368,6 +390,21 @@ pub fn expand(
                 let t = paced(o.rate_gbps, hosts.gbps[a], &place)?;
                 if o.on_ns == 0 {
                     return Err(format!("{place}: on_ns must be greater than 0"));
+                }
+                for (ns, field) in [
+                    (o.start_ns, "start_ns"),
+                    (o.stop_ns, "stop_ns"),
+                    (o.on_ns, "on_ns"),
+                    (o.off_ns, "off_ns"),
+                ] {
+                    time(ns, field)?;
+                }
+                let bursts = o.stop_ns.saturating_sub(o.start_ns) / (o.on_ns + o.off_ns);
+                if bursts > MAX_FLOWS as u64 {
+                    return Err(format!(
+                        "{place}: the traffic makes more than {MAX_FLOWS} flows (about {bursts} \
+                         bursts); lower its duration or lengthen on_ns or off_ns"
+                    ));
                 }
                 let mut at = o.start_ns as f64;
                 while at < o.stop_ns as f64 {
@@ -381,7 +418,7 @@ pub fn expand(
                     let on = draw(o.on_ns, &mut rng).min(o.stop_ns as f64 - at);
                     let bytes = bytes_at(o.rate_gbps, on as u64);
                     if bytes > 0 {
-                        push(a, b, bytes, Time((at * 1000.0) as u64), o.class, &t);
+                        push(a, b, bytes, Time((at * 1000.0) as u64), o.class, &t)?;
                     }
                     at += on + draw(o.off_ns, &mut rng);
                 }
@@ -393,13 +430,25 @@ pub fn expand(
                 if set.len() < 2 {
                     return Err(format!("{place}: needs at least two hosts"));
                 }
-                if !(f.load > 0.0 && f.load.is_finite()) {
-                    return Err(format!("{place}: load {} must be positive", f.load));
+                if !(f.load > 0.0 && f.load <= 1.0) {
+                    return Err(format!(
+                        "{place}: load {} must be above 0 and at most 1",
+                        f.load
+                    ));
                 }
+                if let LoadOf::Aggregate(g) = f.load_of {
+                    if !(g > 0.0 && g <= MAX_AGGREGATE_GBPS) {
+                        return Err(format!(
+                            "{place}: load_of: Aggregate({g}) must be above 0 and at most {MAX_AGGREGATE_GBPS} Gb/s"
+                        ));
+                    }
+                }
+                time(f.start_ns, "start_ns")?;
+                time(f.stop_ns, "stop_ns")?;
                 let dist = match &f.size {
                     Size::Fixed(b) => Cdf {
                         name: "fixed".into(),
-                        points: vec![(*b as f64, 100.0)],
+                        points: vec![(sized(*b)? as f64, 100.0)],
                     },
                     Size::Cdf(n) => Cdf::load(n).map_err(|e| format!("{place}: {e}"))?,
                 };
@@ -419,6 +468,17 @@ pub fn expand(
                     Arrivals::Poisson => r.exponential(m),
                     Arrivals::LogNormal { sigma } => r.lognormal(m, sigma),
                 };
+                // The flows this source will make, on average: refused at once if too many,
+                // before any is made.
+                let span = f.stop_ns.saturating_sub(f.start_ns) as f64;
+                let expected = per_host.iter().map(|ph| span / ph.1).sum::<f64>();
+                let expected = f.max_flows.map_or(expected, |m| expected.min(m as f64));
+                if expected > MAX_FLOWS as f64 {
+                    return Err(format!(
+                        "{place}: the traffic makes more than {MAX_FLOWS} flows (about {expected:.0}); \
+                         lower its load or duration, or set max_flows"
+                    ));
+                }
                 for ph in per_host.iter_mut() {
                     ph.2 += gaps(ph.1, &mut rng);
                 }
@@ -435,7 +495,7 @@ pub fn expand(
                         d = set[set.len() - 1];
                     }
                     let size = dist.sample(&mut rng);
-                    push(h, d, size, Time((at * 1000.0) as u64), f.class, &t);
+                    push(h, d, size, Time((at * 1000.0) as u64), f.class, &t)?;
                     n += 1;
                     per_host[k].2 = at + gaps(m, &mut rng);
                 }
@@ -452,15 +512,32 @@ pub fn expand(
                 if c.repeats > 1 && c.period_ns.is_none() {
                     return Err(format!("{place}: repeats > 1 needs period_ns"));
                 }
+                sized(c.size)?;
+                time(c.start_ns, "start_ns")?;
+                time(c.jitter_ns, "jitter_ns")?;
+                let period = c.period_ns.unwrap_or(0);
+                // The last repeat must start within the times a scenario may name too.
+                let last = period
+                    .checked_mul(c.repeats.saturating_sub(1) as u64)
+                    .and_then(|d| d.checked_add(c.start_ns))
+                    .unwrap_or(u64::MAX);
+                time(last, "start_ns + (repeats - 1) * period_ns")?;
+                let count = c.repeats as u64 * senders.len() as u64;
+                if count > MAX_FLOWS as u64 {
+                    return Err(format!(
+                        "{place}: the traffic makes more than {MAX_FLOWS} flows ({count}); \
+                         lower repeats"
+                    ));
+                }
                 for k in 0..c.repeats {
-                    let base = c.start_ns + k as u64 * c.period_ns.unwrap_or(0);
+                    let base = c.start_ns + k as u64 * period;
                     for &s in &senders {
                         let j = if c.jitter_ns > 0 {
                             rng.below(c.jitter_ns + 1)
                         } else {
                             0
                         };
-                        push(s, r, c.size, Time::from_ns(base + j), c.class, &t);
+                        push(s, r, c.size, Time::from_ns(base + j), c.class, &t)?;
                     }
                 }
             }
@@ -478,25 +555,26 @@ pub fn expand(
                         break q;
                     }
                 };
+                let start = time(p.start_ns, "start_ns")?;
                 for (i, &j) in perm.iter().enumerate() {
-                    push(
-                        set[i],
-                        set[j],
-                        p.size,
-                        Time::from_ns(p.start_ns),
-                        p.class,
-                        &t,
-                    );
+                    push(set[i], set[j], sized(p.size)?, start, p.class, &t)?;
                 }
             }
             Source::AllToAll(p) => {
                 class_ok(p.class)?;
                 let t = tr(&p.transport)?;
                 let set = hosts.set(&p.hosts, &place)?;
+                let start = time(p.start_ns, "start_ns")?;
+                let count = set.len() as u64 * set.len().saturating_sub(1) as u64;
+                if count > MAX_FLOWS as u64 {
+                    return Err(format!(
+                        "{place}: the traffic makes more than {MAX_FLOWS} flows ({count})"
+                    ));
+                }
                 for &a in &set {
                     for &b in &set {
                         if a != b {
-                            push(a, b, p.size, Time::from_ns(p.start_ns), p.class, &t);
+                            push(a, b, sized(p.size)?, start, p.class, &t)?;
                         }
                     }
                 }

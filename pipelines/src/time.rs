@@ -14,6 +14,11 @@ use std::ops::{Add, AddAssign, Sub};
 /// Picoseconds in one second.
 pub const PS_PER_SEC: u64 = 1_000_000_000_000;
 
+/// The longest time a scenario may name, in nanoseconds: 10^15 ns (11.6 days of simulated
+/// time). `u64` picoseconds hold 18 times as much, so sums of a few such times (a start plus
+/// a delay plus a period) cannot wrap.
+pub const MAX_INPUT_NS: u64 = 1_000_000_000_000_000;
+
 /// A point in simulated time (or a duration), in picoseconds.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
@@ -24,9 +29,21 @@ impl Time {
     /// Time zero: the start of every run.
     pub const ZERO: Time = Time(0);
 
-    /// From nanoseconds.
+    /// From nanoseconds the model chose (a time from input goes through
+    /// [`Time::from_input_ns`]).
     pub const fn from_ns(ns: u64) -> Time {
         Time(ns * 1000)
+    }
+
+    /// From nanoseconds read from input: at most [`MAX_INPUT_NS`], else an error naming
+    /// `field`.
+    pub fn from_input_ns(ns: u64, field: &str) -> Result<Time, String> {
+        if ns > MAX_INPUT_NS {
+            return Err(format!(
+                "{field}: {ns} ns is beyond the longest time a scenario may name ({MAX_INPUT_NS} ns, 11.6 days)"
+            ));
+        }
+        Ok(Time(ns * 1000))
     }
 
     /// Picoseconds.

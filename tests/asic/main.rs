@@ -14,6 +14,7 @@ mod ghost;
 mod l3router;
 mod lockstep;
 mod mirror_drop;
+mod net_bad_input;
 mod net_config;
 mod net_dctcp;
 mod net_ecmp;

@@ -10,7 +10,7 @@
 use super::{Chip, ChipError, ChipEvent, PktGenApp};
 use crate::kernel::Schedule;
 use crate::profile::{ChipProfile, MAX_PORTS};
-use pipelines::time::Time;
+use pipelines::time::{Time, MAX_INPUT_NS};
 
 /// The packet generator's applications and their periodic timers.
 pub(super) struct PacketGenerator {
@@ -47,6 +47,17 @@ impl PacketGenerator {
             }
             if a.template.is_empty() {
                 return bad(format!("packet generator {i}: empty template"));
+            }
+            let times = [
+                (a.start_ns, "start_ns"),
+                (a.period_ns.unwrap_or(0), "period_ns"),
+            ];
+            for (ns, field) in times
+                .into_iter()
+                .chain(a.at_ns.iter().map(|&t| (t, "at_ns")))
+            {
+                Time::from_input_ns(ns, &format!("packet generator {i}: {field}"))
+                    .map_err(ChipError::Config)?;
             }
         }
         if !apps.is_empty() && port_ids > MAX_PORTS as usize {
@@ -99,9 +110,14 @@ impl Chip {
         let fired = &mut self.pktgen.fired[app as usize];
         let n = *fired;
         *fired += 1;
-        if a.count.is_none_or(|c| n + 1 < c) {
-            let next = Time::from_ns(start + (n + 1) * period);
-            q.at(next, ChipEvent::PktGenTick { app });
+        // An application without a count stops when its next packet would be later than
+        // any time a scenario may name (a run is stopped long before).
+        let next = (n + 1)
+            .checked_mul(period)
+            .and_then(|d| d.checked_add(start))
+            .filter(|&ns| ns <= MAX_INPUT_NS);
+        if let Some(ns) = next.filter(|_| a.count.is_none_or(|c| n + 1 < c)) {
+            q.at(Time::from_ns(ns), ChipEvent::PktGenTick { app });
         }
         self.generate(now, app, q);
     }

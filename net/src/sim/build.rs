@@ -67,6 +67,16 @@ impl<'o> Net<'o> {
                 }
             }
         }
+        // A zero period would sample forever at one instant.
+        let sample_period = match sample_period_ns {
+            Some(0) => return Err("sample_period_ns: must be greater than 0".into()),
+            Some(ns) => Some(Time::from_input_ns(ns, "sample_period_ns")?),
+            None => None,
+        };
+        let stop_at = match stop.at_ns {
+            Some(ns) => Some(Time::from_input_ns(ns, "stop.at_ns")?),
+            None => None,
+        };
         let mss = packet::mss(mtu) as u32;
         let mut hosts = Vec::new();
         for (h, hs) in topo.spec.hosts.iter().enumerate() {
@@ -240,8 +250,8 @@ impl<'o> Net<'o> {
             samples,
             queue_samples: BTreeMap::new(),
             last_sample: Time::ZERO,
-            sample_period: sample_period_ns.map(Time::from_ns),
-            stop_at: stop.at_ns.map(Time::from_ns),
+            sample_period,
+            stop_at,
             stop_when_complete: stop.when_flows_complete,
             events: 0,
             scratch: Vec::with_capacity(1600),

@@ -1,0 +1,106 @@
+//! Network scenarios that cannot run are refused before anything runs, with the field named:
+//! times beyond what the model represents, traffic that would make flows without bound, a
+//! sampling period of 0 (issue #20: these wrapped, aborted out of memory or spun forever).
+
+use asic_deploy::{run as net, scenario::NetScenario};
+
+/// The error of a single-switch scenario with `traffic` and the `extra` fields.
+fn refusal(traffic: &str, extra: &str) -> String {
+    let text = format!(
+        r#"(
+        topology: Generate((shape: SingleSwitch(hosts: 3), chip: "teaching", delay_ns: 100)),
+        traffic: [{traffic}],
+        {extra}
+    )"#
+    );
+    let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    net::run(s).expect_err("refused")
+}
+
+const FLOW: &str = r#"Flow((src: "h0", dst: "h1", size: 1000))"#;
+
+#[test]
+fn times_beyond_the_model_are_refused_with_the_field_named() {
+    let cases = [
+        (
+            r#"Flow((src: "h0", dst: "h1", size: 1000, start_ns: 18446744073709551615))"#,
+            "",
+            "traffic[0]: start_ns: 18446744073709551615 ns is beyond",
+        ),
+        (
+            FLOW,
+            "stop: (at_ns: Some(18446744073709551615))",
+            "stop.at_ns: 18446744073709551615 ns is beyond",
+        ),
+        (
+            r#"Incast((senders: ["h1"], receiver: "h0", size: 1000, period_ns: Some(1000000000000000), repeats: 3))"#,
+            "",
+            "traffic[0]: start_ns + (repeats - 1) * period_ns: 2000000000000000 ns is beyond",
+        ),
+        (
+            r#"OnOff((src: "h0", dst: "h1", rate_gbps: 1.0, on_ns: 1000, off_ns: 18446744073709551615, stop_ns: 10000))"#,
+            "",
+            "traffic[0]: off_ns: 18446744073709551615 ns is beyond",
+        ),
+    ];
+    for (traffic, extra, want) in cases {
+        let e = refusal(traffic, extra);
+        assert!(e.starts_with(want), "{e}");
+    }
+}
+
+#[test]
+fn a_link_delay_beyond_the_model_is_refused() {
+    let s: NetScenario = ron::from_str(
+        r#"(
+        topology: Generate((shape: SingleSwitch(hosts: 2), chip: "teaching",
+                            delay_ns: 18446744073709551615)),
+    )"#,
+    )
+    .unwrap();
+    let e = net::run(s).unwrap_err();
+    assert!(
+        e.starts_with(
+            "topology: links[0] (h0 - sw0:0): delay_ns: 18446744073709551615 ns is beyond"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn traffic_that_makes_flows_without_bound_is_refused() {
+    let cases = [
+        (
+            r#"Flows((size: Fixed(1000), load: 1e9, stop_ns: 1000))"#,
+            "traffic[0]: load 1000000000 must be above 0 and at most 1",
+        ),
+        (
+            r#"Flows((size: Fixed(0), load: 0.5, stop_ns: 1000))"#,
+            "traffic[0]: size must be at least 1 byte",
+        ),
+        (
+            r#"Flows((size: Fixed(1000), load: 0.5, load_of: Aggregate(9.2e18), stop_ns: 1000))"#,
+            "traffic[0]: load_of: Aggregate(9200000000000000000) must be above 0",
+        ),
+        (
+            r#"Flows((size: Fixed(64), load: 1.0, stop_ns: 1000000000000000))"#,
+            "traffic[0]: the traffic makes more than 10000000 flows",
+        ),
+        (
+            r#"Incast((senders: ["h1", "h2"], receiver: "h0", size: 1000, period_ns: Some(1), repeats: 4294967295))"#,
+            "traffic[0]: the traffic makes more than 10000000 flows",
+        ),
+    ];
+    for (traffic, want) in cases {
+        let e = refusal(traffic, "");
+        assert!(e.starts_with(want), "{e}");
+    }
+}
+
+#[test]
+fn a_sampling_period_of_zero_is_refused() {
+    assert_eq!(
+        refusal(FLOW, "sample_period_ns: Some(0),"),
+        "sample_period_ns: must be greater than 0"
+    );
+}
