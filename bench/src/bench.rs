@@ -152,6 +152,11 @@ pub struct PortReport {
     pub first_tx_ps: Option<u64>,
     /// Start of the last frame sent (ps).
     pub last_tx_ps: Option<u64>,
+    /// PFC frames the port's MAC sent (XOFF, refreshes and XON; MAC control frames, not in
+    /// `tx_packets`).
+    pub pfc_tx: u64,
+    /// PFC frames the port's MAC received and acted on.
+    pub pfc_rx: u64,
 }
 
 /// The results of a run.
@@ -177,6 +182,12 @@ pub struct RunReport {
     pub events: u64,
     /// Packets whose parse failed but which the program continued with (ingress, egress).
     pub parser_errors_continued: [u64; 2],
+    /// Packets the chip made: mirror and multicast copies, generated packets.
+    pub created: u64,
+    /// Packets the chip made that its program ended by design (`Chip::consumed`).
+    pub consumed: u64,
+    /// Packets still inside the chip when the run stopped (0 once it has drained).
+    pub held: u64,
     /// Lockstep mode: what the per-cycle visits saw (`None` when event-driven).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lockstep: Option<LockstepCounters>,
@@ -196,6 +207,13 @@ impl RunReport {
     /// Packets dropped.
     pub fn packets_dropped(&self) -> u64 {
         self.drops.iter().map(|d| d.1).sum()
+    }
+
+    /// `in + created − out − dropped − consumed − held`: 0 when every packet is accounted
+    /// for.
+    pub fn unaccounted(&self) -> i64 {
+        (self.packets_in() + self.created) as i64
+            - (self.packets_out() + self.packets_dropped() + self.consumed + self.held) as i64
     }
 
     /// Drops for one reason.
@@ -238,6 +256,12 @@ impl RunReport {
                 ns(p.first_tx_ps),
                 ns(p.last_tx_ps)
             );
+            if p.pfc_tx + p.pfc_rx > 0 {
+                s += &format!(
+                    "     (port {}: {} PFC frames sent, {} received)\n",
+                    p.port, p.pfc_tx, p.pfc_rx
+                );
+            }
             if p.delayed_to_line_rate > 0 {
                 s += &format!(
                     "     ({} input frames on port {} waited for line rate)\n",
@@ -246,10 +270,14 @@ impl RunReport {
             }
         }
         s += &format!(
-            "\npackets in {}, out {}, dropped {}; peak buffer {} cells; last event at {}\n",
+            "\npackets in {} + made in the chip {} = out {} + dropped {} + consumed by the program \
+             {} + still in the chip {}; peak buffer {} cells; last event at {}\n",
             self.packets_in(),
+            self.created,
             self.packets_out(),
             self.packets_dropped(),
+            self.consumed,
+            self.held,
             self.peak_buffer_cells,
             Time(self.end_ps)
         );
@@ -482,7 +510,7 @@ impl Bench {
             .filter_map(|port| {
                 let c: &PortCounters = self.chip.port_counters(port);
                 let delayed = self.delayed[port as usize];
-                (c.rx_packets + c.tx_packets > 0).then(|| PortReport {
+                (c.rx_packets + c.tx_packets + c.pfc_tx() + c.pfc_rx > 0).then(|| PortReport {
                     port,
                     gbps: self.chip.port_gbps(port).unwrap_or(0),
                     rx_packets: c.rx_packets,
@@ -493,6 +521,8 @@ impl Bench {
                     delayed_to_line_rate: delayed,
                     first_tx_ps: c.first_tx.map(Time::ps),
                     last_tx_ps: c.last_tx.map(Time::ps),
+                    pfc_tx: c.pfc_tx(),
+                    pfc_rx: c.pfc_rx,
                 })
             })
             .collect();
@@ -511,6 +541,9 @@ impl Bench {
             end_ps: self.queue.now().ps(),
             events: self.events,
             parser_errors_continued: self.chip.parser_errors_continued(),
+            created: self.chip.plumbing_counters().created(),
+            consumed: self.chip.consumed(),
+            held: self.chip.packets_inside() as u64,
             lockstep: self
                 .lockstep
                 .as_ref()

@@ -112,9 +112,10 @@ pub struct HostTotals {
     pub packets_sent: u64,
     /// Data packets addressed to it that arrived.
     pub packets_received: u64,
-    /// Of the data packets it sent, those dropped on the way: inside a chip, out of a chip
-    /// port with no link, or refused by the host they reached. (Absent from records written
-    /// before it was kept: read as 0.)
+    /// Of the data packets it sent, those dropped on the way: by a chip, out of a chip port
+    /// with no link, or refused by the host they reached (not those still inside a chip or
+    /// on a link when the run stopped). (Absent from records written before it was kept:
+    /// read as 0.)
     #[serde(default)]
     pub packets_dropped: u64,
 }
@@ -134,8 +135,21 @@ pub struct RunRecord {
     pub pauses: Vec<PauseEvent>,
     /// Drops and trims by node and reason.
     pub drops: Vec<DropCount>,
+    /// Per chip that has any: packets it made (mirror copies, generated packets) that its
+    /// program ended by design, apart from drops. (Absent from older records: empty.)
+    #[serde(default)]
+    pub consumed: Vec<NodeCount>,
     /// Per-host totals.
     pub hosts: Vec<HostTotals>,
+}
+
+/// A count of packets at one node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeCount {
+    /// Node name.
+    pub node: String,
+    /// Packets.
+    pub packets: u64,
 }
 
 #[cfg(test)]

@@ -556,12 +556,15 @@ pub struct Conservation {
     /// Of the data packets sent, those dropped: in a chip (or still inside one when the run
     /// stopped), out of a port with no link, or refused by the host they reached.
     pub dropped: u64,
-    /// `sent - received - dropped`: data packets on a link when the run stopped (0 on a
-    /// drained network).
+    /// `sent - received - dropped`: data packets on a link or inside a chip when the run
+    /// stopped (0 on a drained network).
     pub in_flight: i64,
     /// Drops (trims excluded: a trimmed packet is still delivered as a header) of packets
     /// that were not hosts' data packets: the drop list's total less `dropped`.
     pub other_drops: u64,
+    /// Packets chips made that their programs ended by design (records, not drops).
+    #[serde(default)]
+    pub consumed: u64,
 }
 
 /// Host totals against drops.
@@ -581,6 +584,7 @@ pub fn conservation(record: &RunRecord) -> Conservation {
         dropped,
         in_flight: sent as i64 - received as i64 - dropped as i64,
         other_drops: all_drops.saturating_sub(dropped),
+        consumed: record.consumed.iter().map(|c| c.packets).sum(),
     }
 }
 

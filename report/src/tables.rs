@@ -447,9 +447,10 @@ pub fn render_summary(s: &Summary) -> String {
     let c = &s.conservation;
     let _ = writeln!(
         out,
-        "data packets: {} sent = {} received + {} dropped + {} in flight; other drops: {} \
-         (acks, control frames, packets made inside chips)",
-        c.sent, c.received, c.dropped, c.in_flight, c.other_drops
+        "data packets: {} sent = {} received + {} dropped + {} in flight (on links or in \
+         chips); other drops: {} (acks, control frames, copies made in chips); consumed by \
+         chip programs: {}",
+        c.sent, c.received, c.dropped, c.in_flight, c.other_drops, c.consumed
     );
 
     if f.flows > 0 {

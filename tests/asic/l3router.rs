@@ -187,6 +187,7 @@ fn the_scenario_writes_pcaps_that_parse_back() {
     let sf = ScenarioFile::load(&repo("programs/l3router/scenario.ron")).unwrap();
     let dir = std::env::temp_dir().join(format!("asic-l3-{}", std::process::id()));
     let (report, _) = run_scenario(&sf, Some(&dir), false).unwrap();
+    assert_eq!(report.unaccounted(), 0, "{report:?}");
     assert_eq!(
         report.packets_in(),
         report.packets_out() + report.packets_dropped()

@@ -54,7 +54,7 @@ fn recirculation_is_capped_at_its_bandwidth_and_takes_issue_slots() {
         },
     );
     let r = b.run().unwrap();
-    conserved(&b, &r);
+    conserved(&r);
     let chip = b.chip();
     let rp = chip.recirc_port(0, 0).unwrap();
     assert_eq!(rp, chip.port_count());
@@ -99,7 +99,7 @@ fn deflected_packets_reach_the_recirculation_port_whole() {
         },
     );
     let r = b.run().unwrap();
-    conserved(&b, &r);
+    conserved(&r);
     let chip = b.chip();
     let deflected_n = chip.plumbing_counters().deflected;
     assert!(deflected_n > 0, "the buffer overflowed");
@@ -179,7 +179,7 @@ fn mirror_copies_have_exactly_the_truncation_length() {
     ];
     b.add_frames(0, frames).unwrap();
     let r = b.run().unwrap();
-    conserved(&b, &r);
+    conserved(&r);
     let on = |p: u16| -> Vec<usize> {
         b.departures()
             .iter()
@@ -237,7 +237,7 @@ fn multicast_to_every_pipes_recirculation_port_makes_one_copy_per_pipe() {
     )
     .unwrap();
     let r = b.run().unwrap();
-    conserved(&b, &r);
+    conserved(&r);
     let chip = b.chip();
     for (p, &(rp, _)) in members.iter().enumerate() {
         assert_eq!(chip.port_counters(rp).tx_packets, 1, "pipe {p}");
@@ -279,7 +279,7 @@ fn generated_packets_appear_at_exactly_the_period() {
     };
     let mut b = bench(&profile, config);
     let r = b.run().unwrap();
-    conserved(&b, &r);
+    conserved(&r);
     let chip = b.chip();
     let clock = chip.clock();
     let lat = chip.ingress_latency_cycles() + chip.egress_latency_cycles();
@@ -344,7 +344,7 @@ fn afc_pause_lets_exactly_the_packets_already_served_leave() {
     )
     .unwrap();
     let r = b.run().unwrap();
-    conserved(&b, &r);
+    conserved(&r);
     let chip = b.chip();
     let clock = chip.clock();
     let (li, le) = (chip.ingress_latency_cycles(), chip.egress_latency_cycles());

@@ -63,7 +63,7 @@ fn backlog_run(profile: &ChipProfile, extra: Vec<(Time, Vec<u8>)>) -> Bench {
         b.add_frames(0, extra).unwrap();
     }
     let r = b.run().unwrap();
-    conserved(&b, &r);
+    conserved(&r);
     b
 }
 
@@ -375,7 +375,7 @@ fn per_queue_pause_frames_are_obeyed_by_the_receiving_chips_program() {
     )
     .unwrap();
     let r = b.run().unwrap();
-    conserved(&b, &r);
+    conserved(&r);
     let chip = b.chip();
     assert_eq!(chip.plumbing_counters().afc_requests, 2);
     assert_eq!(
@@ -487,7 +487,7 @@ fn generated_and_port_packets_share_the_ingress_issue_slot() {
         .collect();
     b.add_frames(0, frames).unwrap();
     let r = b.run().unwrap();
-    conserved(&b, &r);
+    conserved(&r);
     let chip = b.chip();
     let clock = chip.clock();
     let lat = chip.ingress_latency_cycles() + chip.egress_latency_cycles();

@@ -120,6 +120,7 @@ fn sample_record() -> RunRecord {
                 packets: 1,
             },
         ],
+        consumed: Vec::new(),
         hosts: vec![
             HostTotals {
                 host: "h9".to_string(),

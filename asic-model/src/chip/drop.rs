@@ -91,16 +91,38 @@ impl DropReason {
 
 impl Chip {
     /// The end of packet `h`: counted under `reason` and against its ingress port, its buffer
-    /// back in the store.
+    /// back in the store. A packet the chip made that its program ends is consumed, not
+    /// dropped: a program's own records (BFC's dequeue records, a refresh walk's last step)
+    /// end this way by design.
     pub(super) fn drop_packet(&mut self, h: u32, reason: DropReason) {
-        self.drops[reason.index()] += 1;
-        let port = self.packets.slots[h as usize].ingress_port;
-        self.ports[port as usize].counters.drops += 1;
+        let p = &self.packets.slots[h as usize];
+        let by_program = matches!(
+            reason,
+            DropReason::IngressProgramDrop | DropReason::EgressProgramDrop
+        );
+        if p.made_here && by_program {
+            self.consumed += 1;
+        } else {
+            self.drops[reason.index()] += 1;
+            self.ports[p.ingress_port as usize].counters.drops += 1;
+        }
         self.packets.release(h);
     }
 
     /// Drops by reason.
     pub fn drops(&self, reason: DropReason) -> u64 {
         self.drops[reason.index()]
+    }
+
+    /// Packets the chip made (mirror copies, generated packets) that its program ended: the
+    /// program's own records, consumed as designed rather than dropped.
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// The bytes of every packet inside the chip now (queued in the TM, in a pipe, or waiting
+    /// for its port's wire): at the end of a run, what was neither sent nor dropped.
+    pub fn held_packets(&self) -> impl Iterator<Item = &[u8]> {
+        self.packets.held()
     }
 }

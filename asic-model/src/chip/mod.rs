@@ -107,6 +107,8 @@ pub struct Chip {
     packets: PacketStore,
     /// Drops by reason (`DropReason::index`).
     drops: [u64; REASONS],
+    /// Packets made here that the program ended ([`Chip::consumed`]).
+    consumed: u64,
     /// Parse failures the program chose to continue with (ingress, egress).
     parser_errors_continued: [u64; 2],
     plumbing: Plumbing,
@@ -172,6 +174,7 @@ impl Chip {
             tm,
             packets: PacketStore::default(),
             drops: [0; REASONS],
+            consumed: 0,
             parser_errors_continued: [0; 2],
             plumbing,
             pktgen,

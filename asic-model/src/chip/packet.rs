@@ -28,6 +28,11 @@ pub(super) struct Packet {
     pub(super) rid: u16,
     /// Deflected by deflect-on-drop.
     pub(super) deflected: bool,
+    /// Made inside the chip (a mirror copy or a generated packet, or a multicast copy of
+    /// one): its program may end it as the record it is ([`super::Chip::consumed`]).
+    pub(super) made_here: bool,
+    /// In use (not in the free list).
+    live: bool,
 }
 
 /// Packet storage that reuses its buffers, so the steady state allocates nothing.
@@ -46,10 +51,15 @@ impl PacketStore {
                 p.deq = None;
                 p.rid = 0;
                 p.deflected = false;
+                p.made_here = false;
+                p.live = true;
                 h
             }
             None => {
-                self.slots.push(Packet::default());
+                self.slots.push(Packet {
+                    live: true,
+                    ..Packet::default()
+                });
                 (self.slots.len() - 1) as u32
             }
         }
@@ -57,8 +67,18 @@ impl PacketStore {
 
     #[inline]
     pub(super) fn release(&mut self, h: u32) {
-        self.slots[h as usize].data.clear();
+        let p = &mut self.slots[h as usize];
+        p.data.clear();
+        p.live = false;
         self.free.push(h);
+    }
+
+    /// The bytes of every packet in the store.
+    pub(super) fn held(&self) -> impl Iterator<Item = &[u8]> {
+        self.slots
+            .iter()
+            .filter(|p| p.live)
+            .map(|p| p.data.as_slice())
     }
 
     pub(super) fn live(&self) -> usize {

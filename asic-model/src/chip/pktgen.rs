@@ -135,6 +135,7 @@ impl Chip {
         pkt.data.extend_from_slice(&a.template);
         pkt.ingress_port = port;
         pkt.rx_start = now;
+        pkt.made_here = true;
         self.plumbing.counters.generated += 1;
         let c = &mut self.ports[port as usize].counters;
         c.rx_packets += 1;

@@ -190,7 +190,7 @@ impl Chip {
         let c = self.packets.alloc();
         let data = std::mem::take(&mut self.packets.slots[src as usize].data);
         let s = &self.packets.slots[src as usize];
-        let (ingress_port, rx_start) = (s.ingress_port, s.rx_start);
+        let (ingress_port, rx_start, made_here) = (s.ingress_port, s.rx_start, s.made_here);
         let copy = &mut self.packets.slots[c as usize];
         let prefix = &prefix[..prefix.len().min(max_len)];
         copy.data.extend_from_slice(prefix);
@@ -198,6 +198,7 @@ impl Chip {
             .extend_from_slice(&data[..data.len().min(max_len - prefix.len())]);
         copy.ingress_port = ingress_port;
         copy.rx_start = rx_start;
+        copy.made_here = made_here;
         self.packets.slots[src as usize].data = data;
         c
     }
@@ -228,6 +229,7 @@ impl Chip {
             max = max.min(trunc as usize);
         }
         let c = self.copy_packet(h, r.mirror_header.as_bytes(), max);
+        self.packets.slots[c as usize].made_here = true;
         self.plumbing.counters.mirror_copies += 1;
         self.enqueue_to(now, c, s.port, s.queue, 0, 0, false, q);
     }

@@ -2,7 +2,7 @@
 //! left them.
 
 use super::Net;
-use crate::records::{DropCount, FlowRecord, HostTotals, RunRecord};
+use crate::records::{DropCount, FlowRecord, HostTotals, NodeCount, RunRecord};
 use asic_model::chip::{Chip, DropReason};
 use asic_model::kernel::Lockstep;
 use pipelines::time::Time;
@@ -16,9 +16,10 @@ pub struct HostBalance {
     pub offered: u64,
     /// Of those, packets that reached their destination host.
     pub delivered: u64,
-    /// Of those, packets that entered a chip and did not leave it: the chips' drops, and
-    /// any still inside a chip when the run stopped (the balance cannot tell them apart).
+    /// Of those, packets that entered a chip and did not leave it: the chips' drops.
     pub dropped_in_chips: u64,
+    /// Of those, packets still inside a chip (queued, in a pipe) when the run stopped.
+    pub in_chips: u64,
     /// Of those, packets sent out of a chip port with no link.
     pub dropped_unconnected: u64,
     /// Of those, packets that reached a host that refused them (misdelivered, or for a flow
@@ -28,12 +29,26 @@ pub struct HostBalance {
     pub in_flight: u64,
 }
 
+impl HostBalance {
+    /// `offered − delivered − dropped_in_chips − dropped_unconnected − refused_by_hosts −
+    /// in_chips − in_flight`: 0 when every packet is accounted for.
+    pub fn unaccounted(&self) -> i64 {
+        self.offered as i64
+            - (self.delivered
+                + self.dropped_in_chips
+                + self.dropped_unconnected
+                + self.refused_by_hosts
+                + self.in_chips
+                + self.in_flight) as i64
+    }
+}
+
 /// A run's record and the details that the record does not carry.
 pub struct NetRun {
     /// The record (flows, series, pauses, drops, host totals).
     pub record: RunRecord,
     /// Per-host packet balance: `offered = delivered + dropped_in_chips +
-    /// dropped_unconnected + refused_by_hosts + in_flight` for every host.
+    /// dropped_unconnected + refused_by_hosts + in_chips + in_flight` for every host.
     pub balance: Vec<HostBalance>,
     /// Events processed.
     pub events: u64,
@@ -74,6 +89,16 @@ impl Net<'_> {
                 retransmissions: f.retx,
             })
             .collect();
+        let consumed = self
+            .chips
+            .iter()
+            .enumerate()
+            .filter(|(_, chip)| chip.consumed() > 0)
+            .map(|(c, chip)| NodeCount {
+                node: self.topo.spec.chips[c].name.clone(),
+                packets: chip.consumed(),
+            })
+            .collect();
         let mut drops = Vec::new();
         let mut chip_drops = 0;
         for (c, chip) in self.chips.iter().enumerate() {
@@ -103,6 +128,15 @@ impl Net<'_> {
                 packets: *n,
             });
         }
+        // The hosts' data packets still inside a chip, by source.
+        let mut held = vec![0u64; self.hosts.len()];
+        for chip in &self.chips {
+            for data in chip.held_packets() {
+                if let Some(&h) = self.data_source(data) {
+                    held[h] += 1;
+                }
+            }
+        }
         let balance: Vec<HostBalance> = self
             .hosts
             .iter()
@@ -111,13 +145,14 @@ impl Net<'_> {
                 let s = self.src[i];
                 // A chip that copies a host's data packet (multicast, mirroring to a front
                 // port) sends out more of them than came in: those copies are not drops.
-                let dropped = s.chip_in.saturating_sub(s.chip_out);
-                let accounted = s.delivered + dropped + s.unconnected + s.refused;
+                let dropped = s.chip_in.saturating_sub(s.chip_out + held[i]);
+                let accounted = s.delivered + dropped + s.unconnected + s.refused + held[i];
                 HostBalance {
                     host: h.name.clone(),
                     offered: h.packets_sent,
                     delivered: s.delivered,
                     dropped_in_chips: dropped,
+                    in_chips: held[i],
                     dropped_unconnected: s.unconnected,
                     refused_by_hosts: s.refused,
                     in_flight: h.packets_sent.saturating_sub(accounted),
@@ -155,6 +190,7 @@ impl Net<'_> {
                 series,
                 pauses: self.pauses,
                 drops,
+                consumed,
                 hosts,
             },
             balance,

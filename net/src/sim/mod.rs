@@ -241,11 +241,8 @@ impl<'o> Net<'o> {
             Ev::ChipRx { chip, port, frame } => {
                 let c = chip as usize;
                 let data = &self.pool.bufs[frame as usize];
-                if packet::is_data_frame(data) {
-                    if let Some(h) = packet::ipv4_src(data).and_then(|ip| self.ip_to_host.get(&ip))
-                    {
-                        self.src[*h].chip_in += 1;
-                    }
+                if let Some(&h) = self.data_source(data) {
+                    self.src[h].chip_in += 1;
                 }
                 let mut q = ChipQ {
                     q: &mut self.queue,
@@ -325,15 +322,21 @@ impl<'o> Net<'o> {
         Ok(())
     }
 
+    /// The host that sent `frame`, if it is a host's data packet.
+    fn data_source(&self, frame: &[u8]) -> Option<&usize> {
+        if !packet::is_data_frame(frame) {
+            return None;
+        }
+        packet::ipv4_src(frame).and_then(|ip| self.ip_to_host.get(&ip))
+    }
+
     /// A chip's port sent `frame` starting at `start`.
     fn chip_tx(&mut self, c: usize, port: u16, start: Time, frame: u32) -> Result<(), String> {
         let data = &self.pool.bufs[frame as usize];
         if let Some(&i) = self.chip_captures[c].get(&port) {
             self.observer.capture(i, start, data)?;
         }
-        let src = packet::is_data_frame(data)
-            .then(|| packet::ipv4_src(data).and_then(|ip| self.ip_to_host.get(&ip).copied()))
-            .flatten();
+        let src = self.data_source(data).copied();
         if let Some(h) = src {
             self.src[h].chip_out += 1;
         }
