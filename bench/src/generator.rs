@@ -8,6 +8,9 @@ use asic_model::mac::slot_time;
 use pipelines::entries::{parse_value, Value};
 use pipelines::time::Time;
 
+/// The largest frame a UDP template makes: IPv4's total length is 16 bits.
+const MAX_FRAME_BYTES: usize = 14 + 65_535;
+
 /// A generator that is producing frames.
 pub struct GeneratorFeed {
     frame: Vec<u8>,
@@ -65,6 +68,13 @@ impl GeneratorFeed {
         )
         .udp(t.src_port, t.dst_port);
         let headers = builder.size(0);
+        if g.size > MAX_FRAME_BYTES {
+            return Err(format!(
+                "size: {} bytes is more than a UDP frame can hold ({MAX_FRAME_BYTES}: the \
+                 largest IPv4 packet, 65 535 bytes, and a 14-byte Ethernet header)",
+                g.size
+            ));
+        }
         if g.size < headers + 4 {
             return Err(format!("size: {} bytes cannot hold Ethernet, IPv4, UDP and a 4-byte sequence number ({} bytes)", g.size, headers + 4));
         }
@@ -87,6 +97,16 @@ impl GeneratorFeed {
             next_start: Time::from_input_ns(g.start_ns, "start_ns")?,
             interval: slot_time(g.size, rate),
         })
+    }
+
+    /// When the last frame should start, or `None` if there is none.
+    pub fn last_time(&self) -> Option<Time> {
+        let later = self.count.checked_sub(self.sent + 1)?;
+        Some(Time(
+            later
+                .saturating_mul(self.interval.ps())
+                .saturating_add(self.next_start.ps()),
+        ))
     }
 
     /// When the next frame should start, or `None` when all are sent.
@@ -190,6 +210,11 @@ mod tests {
             .err()
             .unwrap()
             .starts_with("size:"));
+        g.size = usize::MAX;
+        assert!(GeneratorFeed::new(&g, 10)
+            .err()
+            .unwrap()
+            .starts_with("size: 18446744073709551615 bytes is more than"));
         g.size = 64;
         g.rate_gbps = Some(40);
         assert!(GeneratorFeed::new(&g, 10)

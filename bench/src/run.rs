@@ -35,6 +35,27 @@ pub fn run_scenario(
     let mut bench = Bench::with_config(chip, &compiled.program, s.config.clone(), &ops)
         .map_err(|e| format!("{}: {e}", sf.path.display()))?;
     bench.set_lockstep(lockstep);
+    match s.stop_ns {
+        Some(ns) => {
+            let at = Time::from_input_ns(ns, "stop_ns")
+                .map_err(|e| sf.error_at("stop_ns", e).to_string())?;
+            bench.set_stop(at);
+        }
+        None => {
+            if let Some(i) = s
+                .config
+                .pktgen
+                .iter()
+                .position(|a| a.period_ns.is_some() && a.count.is_none())
+            {
+                let e = format!(
+                    "config.pktgen[{i}]: a periodic application without a `count` makes packets \
+                     for ever; give it a count or give the scenario a `stop_ns`"
+                );
+                return Err(sf.error_at("pktgen", e).to_string());
+            }
+        }
+    }
     for (i, c) in s.control.iter().enumerate() {
         let op = resolve_op(&compiled.program, &c.op).map_err(|e| {
             format!(

@@ -50,6 +50,11 @@ pub struct Scenario {
     /// Control-plane operations at scheduled times.
     #[serde(default)]
     pub control: Vec<ScheduledOp>,
+    /// Stop at this time (ns); else when nothing is left to happen, or 1 s of simulated time
+    /// after the last input for a run that would never end (a packet recirculating on every
+    /// pass). A packet generator without a `count` needs it.
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
 }
 
 fn default_output() -> String {

@@ -164,3 +164,49 @@ fn a_scenario_configures_the_chip_and_a_bad_config_is_located() {
         "{err}"
     );
 }
+
+/// A packet generator without a count would make packets for ever: refused unless the
+/// scenario stops, and with `stop_ns` the run stops there, saying so (issue #20: its pcap
+/// grew to 2.4 GB in 10 s).
+#[test]
+fn an_endless_packet_generator_needs_a_stop() {
+    let endless = GOOD.replace(
+        "inputs: [ (port: 1, source: Pcap(\"in1.pcap\")) ],",
+        "inputs: [],\n    config: (pktgen: [(pipe: 0, period_ns: Some(1000), \
+         template: [2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 0])]),",
+    );
+    let dir = scratch("endless", &endless);
+    let err = run(&dir);
+    assert!(
+        err.contains("scenario.ron:") && err.contains("config.pktgen[0]: a periodic application"),
+        "{err}"
+    );
+    let stopping = endless.replace("inputs: [],", "inputs: [],\n    stop_ns: Some(50000),");
+    let dir = scratch("stopping", &stopping);
+    let sf = ScenarioFile::load(&dir.join("scenario.ron")).unwrap();
+    let (report, _) = run_scenario(&sf, Some(&dir.join("out")), false).unwrap();
+    assert_eq!(report.stopped_at_ps, Some(50_000_000));
+    assert_eq!(
+        report.created, 51,
+        "one packet per µs, from 0 to 50 µs (the stop included)"
+    );
+    assert_eq!(report.unaccounted(), 0, "{report:?}");
+    assert!(report.render_text().contains("stopped at 50000.000 ns"));
+}
+
+#[test]
+fn an_oversized_generator_frame_is_refused_before_it_is_made() {
+    let dir = scratch(
+        "huge",
+        &GOOD.replace(
+            "(port: 1, source: Pcap(\"in1.pcap\"))",
+            "(port: 1, source: Generator((count: 1, size: 18446744073709551615, \
+             packet: Udp(()))))",
+        ),
+    );
+    let err = run(&dir);
+    assert!(
+        err.contains("inputs[0] (port 1): size: 18446744073709551615 bytes"),
+        "{err}"
+    );
+}
