@@ -28,12 +28,18 @@ pub fn run_scenario(
         return Err(sf.error_at(&s.program, msg).to_string());
     }
     let compiled = base.compile(&s.program, &chip)?;
-    let ops = match &s.entries {
-        Some(e) => base.control(e, &compiled.program)?,
-        None => Vec::new(),
-    };
-    let mut bench = Bench::with_config(chip, &compiled.program, s.config.clone(), &ops)
+    let mut bench = Bench::with_config(chip, &compiled.program, s.config.clone(), &[])
         .map_err(|e| format!("{}: {e}", sf.path.display()))?;
+    if let Some(file) = &s.entries {
+        // Entries the chip refuses (a key or argument that does not fit, a full table) are
+        // the entries file's errors.
+        for (i, op) in base.control(file, &compiled.program)?.iter().enumerate() {
+            bench
+                .chip_mut()
+                .apply(op)
+                .map_err(|e| format!("{}: operation {}: {e}", sf.resolve(file).display(), i + 1))?;
+        }
+    }
     bench.set_lockstep(lockstep);
     match s.stop_ns {
         Some(ns) => {

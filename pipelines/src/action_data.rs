@@ -77,12 +77,14 @@ impl DataSets {
     }
 }
 
-/// What installing an entry needs to know of an action: how many arguments it takes, and
-/// its [`DataSets`].
+/// What installing an entry needs to know of an action: the arguments it takes, and its
+/// [`DataSets`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ActionShape {
+    /// Its name and parameters (names and widths), to check an entry's arguments against.
+    pub name: String,
     /// Its parameters.
-    pub params: usize,
+    pub params: Vec<crate::program::ActionParam>,
     /// Its `Set`s from action data and constants.
     pub sets: DataSets,
 }

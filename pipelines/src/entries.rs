@@ -22,13 +22,51 @@ use std::fmt;
 
 /// A value: a number, or text holding a decimal, `0x` hex, `0b` binary, dotted IPv4 or
 /// colon-separated MAC address.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Value {
     /// A plain number.
     Int(u64),
     /// Text to parse.
     Text(String),
+}
+
+/// Read by hand rather than derived (an untagged enum's error would say only that no
+/// variant matched): a negative or fractional number is refused saying why.
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = Value;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number from 0, or text such as \"0x1f\", \"10.0.0.1\" or \"02:00:00:00:00:01\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+                Ok(Value::Int(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+                u64::try_from(v)
+                    .map(Value::Int)
+                    .map_err(|_| E::custom(format!("{v} is negative: table values are unsigned")))
+            }
+            fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Value, E> {
+                // Wider than 64 bits: kept as text, which parse_value reads as 128 bits.
+                Ok(Value::Text(v.to_string()))
+            }
+            fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Value, E> {
+                u128::try_from(v)
+                    .map(|v| Value::Text(v.to_string()))
+                    .map_err(|_| E::custom(format!("{v} is negative: table values are unsigned")))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+                Err(E::custom(format!("{v} is not a whole number")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+                Ok(Value::Text(v.to_string()))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
 }
 
 /// One key field's match, as written.
@@ -46,6 +84,7 @@ pub enum KeySpec {
 
 /// A register element to write, as written in files.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RegisterWrite {
     /// Register array name.
     pub register: String,
@@ -58,6 +97,7 @@ pub struct RegisterWrite {
 /// A meter's configuration, as written in files: rates per second and bursts in the
 /// meter's unit (bytes or packets).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MeterSetting {
     /// Meter array name.
     pub meter: String,
@@ -75,6 +115,7 @@ pub struct MeterSetting {
 
 /// One entry, as written.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EntrySpec {
     /// Table name.
     pub table: String,

@@ -103,6 +103,8 @@ pub struct TableState {
     name: String,
     widths: SmallVec<[u16; 4]>,
     kinds: SmallVec<[MatchKind; 4]>,
+    /// The key fields' names (for errors).
+    key_names: Vec<String>,
     /// The actions entries may call, with what installing one needs to know of them.
     actions: Vec<(u16, ActionShape)>,
     /// The default action (the program's: the control plane does not change it), and its
@@ -158,6 +160,7 @@ impl TableState {
             name: t.name.clone(),
             widths: widths.into(),
             kinds,
+            key_names: t.keys.iter().map(|k| k.name.clone()).collect(),
             actions: t
                 .actions
                 .iter()
@@ -214,12 +217,26 @@ impl TableState {
             None if !default => {
                 Err(self.invalid(format!("action #{} is not in its action list", call.action)))
             }
-            Some((_, shape)) if shape.params != call.args.len() => Err(self.invalid(format!(
-                "action takes {} parameters, the entry gives {}",
-                shape.params,
-                call.args.len()
-            ))),
-            _ => Ok(()),
+            Some((_, shape)) if shape.params.len() != call.args.len() => {
+                Err(self.invalid(format!(
+                    "action `{}` takes {} arguments, the entry gives {}",
+                    shape.name,
+                    shape.params.len(),
+                    call.args.len()
+                )))
+            }
+            Some((_, shape)) => {
+                for (p, &v) in shape.params.iter().zip(&call.args) {
+                    if v > mask(p.width as u32) {
+                        return Err(self.invalid(format!(
+                            "action `{}`: argument `{}` is bit<{}>, and {v} does not fit",
+                            shape.name, p.name, p.width
+                        )));
+                    }
+                }
+                Ok(())
+            }
+            None => Ok(()),
         }
     }
 
@@ -246,28 +263,38 @@ impl TableState {
                 e.key.len()
             )));
         }
-        for (i, (k, (&kind, &w))) in e
+        for ((k, (&kind, &w)), name) in e
             .key
             .iter()
             .zip(self.kinds.iter().zip(&self.widths))
-            .enumerate()
+            .zip(&self.key_names)
         {
+            let bad =
+                |why: String| self.invalid(format!("key `{name}` (bit<{w}>, {kind:?}): {why}"));
+            if k.kind() != kind {
+                return Err(bad(format!("the entry's match is {:?} ({k})", k.kind())));
+            }
             let m = mask(w as u32);
-            let ok = match (*k, kind) {
-                (KeyMatch::Exact(v), _) => v <= m,
-                (KeyMatch::Lpm { value, prefix_len }, MatchKind::Lpm | MatchKind::Ternary) => {
-                    value <= m && prefix_len <= w
+            let too_wide = match *k {
+                KeyMatch::Exact(v) => v > m,
+                KeyMatch::Lpm { value, prefix_len } => {
+                    if prefix_len > w {
+                        return Err(bad(format!(
+                            "prefix length {prefix_len} is longer than the key"
+                        )));
+                    }
+                    value > m
                 }
-                (KeyMatch::Ternary { value, mask }, MatchKind::Ternary) => value <= m && mask <= m,
-                (KeyMatch::Range { lo, hi }, MatchKind::Range) => lo <= hi && hi <= m,
-                _ => {
-                    return Err(self.invalid(format!(
-                        "key field {i} is matched {kind:?}; the entry gives {k:?}"
-                    )))
+                KeyMatch::Ternary { value, mask } => value > m || mask > m,
+                KeyMatch::Range { lo, hi } => {
+                    if lo > hi {
+                        return Err(bad(format!("range {k} runs backwards (lo above hi)")));
+                    }
+                    hi > m
                 }
             };
-            if !ok {
-                return Err(self.invalid(format!("key field {i}: {k:?} does not fit {w} bits")));
+            if too_wide {
+                return Err(bad(format!("{k} does not fit")));
             }
         }
         self.check_action(&e.action, false)
@@ -593,7 +620,12 @@ mod tests {
         params
             .iter()
             .map(|&params| ActionShape {
-                params,
+                params: (0..params)
+                    .map(|i| crate::program::ActionParam {
+                        name: format!("p{i}"),
+                        width: 32,
+                    })
+                    .collect(),
                 ..ActionShape::default()
             })
             .collect()

@@ -210,3 +210,39 @@ fn an_oversized_generator_frame_is_refused_before_it_is_made() {
         "{err}"
     );
 }
+
+/// What an entries file gets wrong is said in the entries file's terms: its place, the
+/// key or argument by name, values as P4 writes them (issue #20: unknown fields were
+/// ignored, widths and match kinds unchecked, errors named the scenario).
+#[test]
+fn entries_are_checked_against_the_program() {
+    let cases = [
+        (
+            r#"[ (table: "l2_fwd", key: [Exact("02:00:00:00:00:03")], action: "l2_forward", args: [3], priorty: 5) ]"#,
+            "entries.ron:1:89: Unexpected field named `priorty` in `EntrySpec`",
+        ),
+        (
+            r#"[ (table: "l2_fwd", key: [Exact("02:00:00:00:00:03")], action: "l2_forward", args: [512]) ]"#,
+            "entries.ron: operation 1: table Ingress.l2_fwd: action `Ingress.l2_forward`: argument `port` is bit<9>, and 512 does not fit",
+        ),
+        (
+            r#"[ (table: "ipv4_lpm", key: [Exact("10.0.1.7")], action: "drop") ]"#,
+            "entries.ron: operation 1: table Ingress.ipv4_lpm: key `hdr.ipv4.dst_addr` (bit<32>, Lpm): the entry's match is Exact (0xa000107)",
+        ),
+        (
+            r#"[ (table: "ipv4_lpm", key: [Lpm("10.0.1.0", 40)], action: "drop") ]"#,
+            "prefix length 40 is longer than the key",
+        ),
+        (
+            r#"[ (table: "l2_fwd", key: [Exact(-1)], action: "l2_forward", args: [3]) ]"#,
+            "entries.ron:1:34: -1 is negative: table values are unsigned",
+        ),
+    ];
+    for (i, (entries, want)) in cases.into_iter().enumerate() {
+        let dir = scratch(&format!("entries{i}"), GOOD);
+        std::fs::write(dir.join("entries.ron"), entries).unwrap();
+        let err = run(&dir);
+        assert!(err.contains(want), "case {i}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

@@ -238,7 +238,8 @@ impl ControlPlan {
             .iter()
             .zip(&self.actions)
             .map(|(a, plan)| ActionShape {
-                params: a.params.len(),
+                name: a.name.clone(),
+                params: a.params.clone(),
                 sets: plan.sets.clone(),
             })
             .collect()

@@ -203,6 +203,42 @@ pub enum KeyMatch {
     },
 }
 
+/// A value as a person reads it in a message: decimal when small, else hexadecimal.
+fn value(v: u128) -> String {
+    if v < 256 {
+        v.to_string()
+    } else {
+        format!("{v:#x}")
+    }
+}
+
+impl std::fmt::Display for KeyMatch {
+    /// As P4 writes it: `5`, `0xa000000/8`, `0x12 &&& 0xff`, `10..20`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            KeyMatch::Exact(v) => write!(f, "{}", value(v)),
+            KeyMatch::Ternary { value: v, mask } => write!(f, "{} &&& {}", value(v), value(mask)),
+            KeyMatch::Lpm {
+                value: v,
+                prefix_len,
+            } => write!(f, "{}/{prefix_len}", value(v)),
+            KeyMatch::Range { lo, hi } => write!(f, "{}..{}", value(lo), value(hi)),
+        }
+    }
+}
+
+impl KeyMatch {
+    /// The match kind this is written for.
+    pub fn kind(&self) -> MatchKind {
+        match self {
+            KeyMatch::Exact(_) => MatchKind::Exact,
+            KeyMatch::Ternary { .. } => MatchKind::Ternary,
+            KeyMatch::Lpm { .. } => MatchKind::Lpm,
+            KeyMatch::Range { .. } => MatchKind::Range,
+        }
+    }
+}
+
 /// An action: VLIW operations applied together (all read the PHV as it was before any of
 /// them writes, as the per-container ALUs of a stage do).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
