@@ -76,3 +76,25 @@ fn failures_name_the_file_and_line() {
         "{err}"
     );
 }
+
+/// Numbers an STF line cannot mean are refused, not cut to fit (issue #20: `packet 65536`
+/// went into port 0 and the test passed; two `chip` lines were accepted).
+#[test]
+fn out_of_range_numbers_and_a_second_chip_are_refused() {
+    let path = dir().join("inline.stf");
+    let cases = [
+        (
+            "chip teaching\nprogram parser.p4\npacket 65536 0200000000020200000000010800 00\n",
+            "inline.stf:3: port `65536` does not fit 16 bits",
+        ),
+        ("chip teaching\nchip teaching\n", "inline.stf:2: a second `chip` line"),
+        (
+            "chip teaching\nprogram acl.p4\nadd (table: \"acl\", key: [Ternary(0, 0), Range(0, 1)], action: \"permit\", args: [513, 1], priority: 1)\n",
+            "does not fit",
+        ),
+    ];
+    for (text, want) in cases {
+        let err = crate::stf_runner::run_text(text, &path).unwrap_err();
+        assert!(err.contains(want), "{err}");
+    }
+}

@@ -173,6 +173,11 @@ fn number_u64(s: &str, what: &str) -> Result<u64, String> {
     u64::try_from(number(s, what)?).map_err(|_| format!("{what} `{s}` does not fit 64 bits"))
 }
 
+/// A port or pipe number: 16 bits (a chip then refuses one it lacks, by name).
+fn number_u16(s: &str, what: &str) -> Result<u16, String> {
+    u16::try_from(number(s, what)?).map_err(|_| format!("{what} `{s}` does not fit 16 bits"))
+}
+
 /// Hex digits (whitespace between them allowed), `*` for a wildcard nibble if `wild`.
 fn nibbles(tokens: &[&str], wild: bool) -> Result<Vec<Option<u8>>, String> {
     let mut v = Vec::new();
@@ -277,6 +282,9 @@ impl Runner {
                 if self.bench.is_some() {
                     return Err("`chip` must come before packets and control-plane lines".into());
                 }
+                if self.chip.is_some() {
+                    return Err("a second `chip` line: a file runs one chip".into());
+                }
                 self.chip = Some(Base(&self.dir).profile(rest)?);
             }
             "requires" => match rest {
@@ -371,7 +379,7 @@ impl Runner {
                 let [port, ref bytes @ ..] = body[..] else {
                     return Err("usage: packet <port> <hex bytes> [at <ns>]".into());
                 };
-                let port = number_u64(port, "port")? as u16;
+                let port = number_u16(port, "port")?;
                 let data: Vec<u8> = nibbles(bytes, false)?
                     .chunks(2)
                     .map(|c| (c[0].unwrap_or(0) << 4) | c[1].unwrap_or(0))
@@ -411,7 +419,7 @@ impl Runner {
                 self.bench()?;
                 self.expects.push(Expect {
                     line,
-                    port: number_u64(port, "port")? as u16,
+                    port: number_u16(port, "port")?,
                     pattern: nibbles(bytes, true)?,
                     at_cycle,
                     at_ps,
@@ -451,7 +459,7 @@ impl Runner {
                 };
                 self.settle()?;
                 let opts = options(opts, &["packets", "bytes", "pipe"])?;
-                let pipe = opt_u64(&opts, "pipe")?.unwrap_or(0) as u16;
+                let pipe = opt_pipe(&opts)?;
                 let got = self
                     .bench()?
                     .chip()
@@ -477,7 +485,7 @@ impl Runner {
                 };
                 let toks: Vec<&str> = opts_text.split_whitespace().collect();
                 let opts = options(&toks, &["packets", "bytes", "pipe", "priority"])?;
-                let pipe = opt_u64(&opts, "pipe")?.unwrap_or(0) as u16;
+                let pipe = opt_pipe(&opts)?;
                 let priority = opt_u64(&opts, "priority")?.unwrap_or(0) as u32;
                 self.settle()?;
                 let got = self
@@ -638,8 +646,14 @@ impl Runner {
 }
 
 fn pipe_option(opts: &[&str]) -> Result<u16, String> {
-    let o = options(opts, &["pipe"])?;
-    Ok(opt_u64(&o, "pipe")?.unwrap_or(0) as u16)
+    opt_pipe(&options(opts, &["pipe"])?)
+}
+
+/// The `pipe=` option (pipe 0 if absent).
+fn opt_pipe(opts: &[(&str, &str)]) -> Result<u16, String> {
+    opts.iter()
+        .find(|(o, _)| *o == "pipe")
+        .map_or(Ok(0), |(_, v)| number_u16(v, "pipe"))
 }
 
 fn opt_u64(opts: &[(&str, &str)], k: &str) -> Result<Option<u64>, String> {
