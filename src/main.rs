@@ -11,8 +11,39 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 #[global_allocator]
 static ALLOC: asic::perf::CountingAlloc = asic::perf::CountingAlloc;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// Write to standard output. A closed pipe (`asic … | head`) ends the program quietly, as
+/// command-line tools do; any other failure (a full disk) is an error.
+fn emit(text: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(format!("cannot write to standard output: {e}")),
+    }
+}
+
+/// `print!` through [`emit`].
+macro_rules! out {
+    ($($arg:tt)*) => { emit(&format!($($arg)*)) };
+}
+
+/// `println!` through [`emit`].
+macro_rules! outln {
+    ($($arg:tt)*) => { emit(&format!("{}\n", format!($($arg)*))) };
+}
+
+/// A byte count as a person reads it: `5.1 KB`, `69.2 MB`.
+fn bytes(b: u64) -> String {
+    match b {
+        0..1_000 => format!("{b} B"),
+        1_000..1_000_000 => format!("{:.1} KB", b as f64 / 1e3),
+        _ => format!("{:.1} MB", b as f64 / 1e6),
+    }
+}
 
 #[derive(Parser)]
 #[command(
@@ -124,49 +155,53 @@ fn demo() -> Result<(), String> {
     let dir = Path::new("out/demo");
     asic::demo::extract(dir)?;
     let sf = ScenarioFile::load(&dir.join("scenario.ron")).map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "asic: no command given, so running the embedded demo: the L3 router of programs/l3router/\n\
          on the `{}` chip (files extracted to {}; `asic --help` lists the commands).\n",
         sf.scenario.chip,
         dir.display()
-    );
+    )?;
     let (report, out) = run_scenario(&sf, Some(&dir.join("results")), false)?;
-    print!("{}", report.render_text());
-    println!(
+    out!("{}", report.render_text())?;
+    outln!(
         "\nwrote one pcap per egress port and summary.{{txt,json}} to {}",
         out.display()
-    );
+    )?;
     Ok(())
 }
 
 fn chips(action: Option<ChipsAction>) -> Result<(), String> {
     match action {
         None => {
-            println!(
+            outln!(
                 "{:<14} {:>5} {:>7} {:>7} {:>10}  description",
-                "name", "pipes", "ports", "stages", "buffer"
-            );
+                "name",
+                "pipes",
+                "ports",
+                "stages",
+                "buffer"
+            )?;
             for name in profile::builtin_names() {
                 let p = profile::load(name).map_err(|e| e.to_string())?;
-                println!(
-                    "{:<14} {:>5} {:>7} {:>7} {:>8.1}MB  {}",
+                outln!(
+                    "{:<14} {:>5} {:>7} {:>7} {:>10}  {}",
                     name,
                     p.pipes,
                     p.ports_total(),
                     p.pipe.stages,
-                    p.tm.buffer_bytes() as f64 / 1e6,
+                    bytes(p.tm.buffer_bytes()),
                     p.description
-                );
+                )?;
             }
             Ok(())
         }
         Some(ChipsAction::Show { name }) => {
             match profile::builtin_source(&name) {
-                Some(src) => print!("{src}"),
-                None => print!(
+                Some(src) => out!("{src}")?,
+                None => out!(
                     "{}",
                     profile::load(&name).map_err(|e| e.to_string())?.to_ron()
-                ),
+                )?,
             }
             Ok(())
         }
@@ -184,12 +219,12 @@ fn compile(
     match emit {
         Some(Emit::Ir) => {
             let cfg = ron::ser::PrettyConfig::default();
-            println!(
+            outln!(
                 "{}",
                 ron::ser::to_string_pretty(&compiled.program, cfg).map_err(|e| e.to_string())?
-            );
+            )?;
         }
-        None => print!("{}", compiled.report.render_text()),
+        None => out!("{}", compiled.report.render_text())?,
     }
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(&compiled.report).map_err(|e| e.to_string())?;
@@ -211,29 +246,29 @@ fn net(scenario: &Path, out: &Path, lockstep: bool) -> Result<(), String> {
     let base = scenario.parent().unwrap_or(Path::new(""));
     let run = run_observed(s, base, opts, &mut progress)?;
     let report = asic_report::write_run(&run.record, out, &asic_report::ReportOptions::default())?;
-    print!("{}", report.text);
+    out!("{}", report.text)?;
     if lockstep {
-        println!(
+        outln!(
             "\nlockstep: {} chip cycles visited, all chips together",
             run.lockstep_cycles
-        );
+        )?;
     }
-    println!("\nwrote {} files to {}", report.files.len(), out.display());
+    outln!("\nwrote {} files to {}", report.files.len(), out.display())?;
     Ok(())
 }
 
 fn sweep(spec: &Path, out: &Path) -> Result<(), String> {
     let table = asic::sweep_run::run(spec, out)?;
-    print!("{}", table.to_text());
+    out!("{}", table.to_text())?;
     let csv = out.join("sweep.csv");
     table.write_csv_file(&csv)?;
-    println!("\nwrote {}", csv.display());
+    outln!("\nwrote {}", csv.display())?;
     Ok(())
 }
 
 fn tm_experiment(name: Option<&str>, csv: bool) -> Result<(), String> {
     let Some(name) = name else {
-        println!("experiments: {}", tm::experiments::NAMES.join(", "));
+        outln!("experiments: {}", tm::experiments::NAMES.join(", "))?;
         return Ok(());
     };
     let result = tm::experiments::run(name).ok_or_else(|| {
@@ -244,9 +279,9 @@ fn tm_experiment(name: Option<&str>, csv: bool) -> Result<(), String> {
     })?;
     let table = asic::tm_experiment::table(name, &result);
     if csv {
-        print!("{}", table.to_csv());
+        out!("{}", table.to_csv())?;
     } else {
-        print!("{table}");
+        out!("{table}")?;
     }
     Ok(())
 }
@@ -258,7 +293,7 @@ fn bench(workloads: &[String], quick: bool, scale: u64, lockstep: bool) -> Resul
         asic::perf::Sizes::FULL
     };
     let figs = asic::perf::run(sizes.times(scale.max(1)), workloads, lockstep)?;
-    print!("{}", asic::perf::render(&figs));
+    out!("{}", asic::perf::render(&figs))?;
     Ok(())
 }
 
@@ -274,9 +309,9 @@ fn main() -> ExitCode {
         }) => ScenarioFile::load(&scenario)
             .map_err(|e| e.to_string())
             .and_then(|sf| run_scenario(&sf, out.as_deref(), lockstep))
-            .map(|(report, dir)| {
-                print!("{}", report.render_text());
-                println!("\nresults in {}", dir.display());
+            .and_then(|(report, dir)| {
+                out!("{}", report.render_text())?;
+                outln!("\nresults in {}", dir.display())
             }),
         Some(Command::Chips { action }) => chips(action),
         Some(Command::Net {

@@ -161,3 +161,57 @@ fn tm_experiments_run_from_the_cli() {
     let (ok, _, err) = asic(&["tm-experiment", "nope"]);
     assert!(!ok && err.contains("known: dt-convergence"), "{err}");
 }
+
+/// Output into a pipe that closes early (`asic … | head -1`) ends quietly with success; a
+/// full device is an error that says so (issue #20: both panicked with exit 101).
+#[test]
+fn a_closed_pipe_ends_quietly_and_a_full_device_is_an_error() {
+    use std::io::Read;
+    // The IR of BFC's program is far larger than a pipe's buffer, so the writer meets the
+    // closed end.
+    let bfc = repo("programs/bfc/bfc.p4");
+    let chip = repo("programs/bfc/tofino2-100g.ron");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_asic"))
+        .args([
+            "compile",
+            bfc.to_str().unwrap(),
+            "--chip",
+            chip.to_str().unwrap(),
+        ])
+        .args(["--emit", "ir"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The read end is dropped: the rest of the output meets a closed pipe.
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if std::path::Path::new("/dev/full").exists() {
+        let out = Command::new(env!("CARGO_BIN_EXE_asic"))
+            .args(["chips"])
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with("error: cannot write to standard output"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn chips_shows_a_small_buffer_in_kilobytes() {
+    let (ok, out, _) = asic(&["chips"]);
+    assert!(ok);
+    let teaching = out.lines().find(|l| l.starts_with("teaching")).unwrap();
+    assert!(teaching.contains("5.1 KB"), "{teaching}");
+}
