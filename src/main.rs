@@ -263,7 +263,12 @@ fn sweep(spec: &Path, out: &Path) -> Result<(), String> {
     let csv = out.join("sweep.csv");
     table.write_csv_file(&csv)?;
     outln!("\nwrote {}", csv.display())?;
-    Ok(())
+    // A sweep some of whose points failed has not produced what was asked (the table says
+    // which and why): say so in the exit status too.
+    match table.failures() {
+        0 => Ok(()),
+        n => Err(format!("{n} of {} points failed", table.rows.len())),
+    }
 }
 
 fn tm_experiment(name: Option<&str>, csv: bool) -> Result<(), String> {

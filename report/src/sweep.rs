@@ -296,6 +296,16 @@ pub struct SweepTable {
     pub rows: Vec<Vec<String>>,
 }
 
+impl SweepTable {
+    /// How many points failed (their `status` is not `ok`).
+    pub fn failures(&self) -> usize {
+        let Some(status) = self.columns.iter().position(|c| c == "status") else {
+            return 0;
+        };
+        self.rows.iter().filter(|r| r[status] != "ok").count()
+    }
+}
+
 /// Merge per-point results into one table (see the module docs). `results[i]` belongs to
 /// `points[i]`.
 pub fn merge(points: &[Point], results: &[Result<Row, String>]) -> SweepTable {

@@ -215,3 +215,33 @@ fn chips_shows_a_small_buffer_in_kilobytes() {
     let teaching = out.lines().find(|l| l.starts_with("teaching")).unwrap();
     assert!(teaching.contains("5.1 KB"), "{teaching}");
 }
+
+/// A sweep whose points fail exits with an error after writing its table (issue #20: it
+/// exited 0 when every point failed).
+#[test]
+fn a_sweep_with_failed_points_fails() {
+    let dir = std::env::temp_dir().join(format!("asic-sweep-fail-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("base.ron"),
+        r#"(topology: Generate((shape: SingleSwitch(hosts: 2), chip: "teaching")),
+            traffic: [Flow((src: "h0", dst: "h1", size: $size))])"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sweep.ron"),
+        r#"(base: "base.ron", grid: { "size": [0, 0] })"#,
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let (ok, stdout, stderr) = asic(&[
+        "sweep",
+        dir.join("sweep.ron").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!ok, "{stdout}");
+    assert!(stderr.contains("2 of 2 points failed"), "{stderr}");
+    assert!(stdout.contains("size must be at least 1 byte"), "{stdout}");
+    assert!(out.join("sweep.csv").exists());
+}

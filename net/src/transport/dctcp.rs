@@ -42,6 +42,23 @@ impl Default for DctcpSpec {
     }
 }
 
+impl DctcpSpec {
+    /// Check parameters: NewReno's, and the EWMA gain and initial α as fractions.
+    pub fn validate(&self) -> Result<(), String> {
+        self.reno.validate()?;
+        if !(self.g > 0.0 && self.g <= 1.0) {
+            return Err(format!("g: {} must be above 0 and at most 1", self.g));
+        }
+        if !(0.0..=1.0).contains(&self.initial_alpha) {
+            return Err(format!(
+                "initial_alpha: {} must be from 0 to 1",
+                self.initial_alpha
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A DCTCP sender.
 pub fn new(s: &DctcpSpec, shape: Shape) -> NewReno {
     NewReno::new(&s.reno, shape, Some(EcnAlpha::new(s.g, s.initial_alpha)))

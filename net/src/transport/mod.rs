@@ -22,7 +22,7 @@ pub mod newreno;
 pub mod raw;
 
 use crate::packet::{Header, ACK, ECE, ECN_CE, NACK, TRIMMED};
-use pipelines::time::Time;
+use pipelines::time::{Time, MAX_INPUT_NS};
 use serde::{Deserialize, Serialize};
 
 /// A parameter check: a count must be greater than 0 (the error names the field).
@@ -33,10 +33,12 @@ pub(crate) fn check_count(name: &str, v: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// A parameter check: a duration in µs must be a positive number (the error names the field).
+/// A parameter check: a duration in µs must be positive and no longer than any time a
+/// scenario may name (the error names the field).
 pub(crate) fn check_us(name: &str, v: f64) -> Result<(), String> {
-    if v.is_nan() || v <= 0.0 {
-        return Err(format!("{name}: must be positive"));
+    let max = (MAX_INPUT_NS / 1000) as f64;
+    if !(v > 0.0 && v <= max) {
+        return Err(format!("{name}: {v} must be positive and at most {max} µs"));
     }
     Ok(())
 }
@@ -309,7 +311,7 @@ impl TransportSpec {
             TransportSpec::Raw(s) => s.validate(),
             TransportSpec::Gbn(s) => s.validate(),
             TransportSpec::NewReno(s) => s.validate(),
-            TransportSpec::Dctcp(s) => s.reno.validate(),
+            TransportSpec::Dctcp(s) => s.validate(),
             TransportSpec::Ndp(s) => s.validate(),
         }
     }
@@ -409,5 +411,33 @@ mod tests {
         assert!(o.pull);
         let o = n.on_data(&data(1));
         assert!(o.pull && o.reply.unwrap().flags == ACK && o.reply.unwrap().echo == 1);
+    }
+
+    /// Parameters no transport can run with are refused, the field named (issue #20:
+    /// DCTCP's g of NaN or 2.0 and a NewReno maximum RTO below its minimum were accepted).
+    #[test]
+    fn impossible_parameters_are_refused() {
+        let spec = |text: &str| -> TransportSpec { ron::from_str(text).unwrap() };
+        let cases = [
+            ("Dctcp((g: NaN))", "g: NaN must be above 0 and at most 1"),
+            ("Dctcp((g: 2.0))", "g: 2 must be above 0 and at most 1"),
+            (
+                "Dctcp((initial_alpha: -0.5))",
+                "initial_alpha: -0.5 must be from 0 to 1",
+            ),
+            (
+                "NewReno((min_rto_us: 500.0, max_rto_us: 100.0))",
+                "max_rto_us: 100 is below min_rto_us (500)",
+            ),
+            (
+                "NewReno((min_rto_us: inf))",
+                "min_rto_us: inf must be positive",
+            ),
+        ];
+        for (ron, want) in cases {
+            let e = spec(ron).validate().unwrap_err();
+            assert!(e.starts_with(want), "{ron}: {e}");
+        }
+        assert!(spec("Dctcp(())").validate().is_ok());
     }
 }

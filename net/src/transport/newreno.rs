@@ -53,7 +53,14 @@ impl RenoSpec {
         check_count("init_cwnd", self.init_cwnd)?;
         check_us("min_rto_us", self.min_rto_us)?;
         check_us("initial_rto_us", self.initial_rto_us)?;
-        check_us("max_rto_us", self.max_rto_us)
+        check_us("max_rto_us", self.max_rto_us)?;
+        if self.max_rto_us < self.min_rto_us {
+            return Err(format!(
+                "max_rto_us: {} is below min_rto_us ({})",
+                self.max_rto_us, self.min_rto_us
+            ));
+        }
+        Ok(())
     }
 }
 
