@@ -18,6 +18,7 @@
 
 use crate::metrics::{BucketStats, Summary};
 use asic_net::records::{RunRecord, Series};
+use plotters::chart::SeriesAnno;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -83,32 +84,86 @@ pub fn write_chart(path: &Path, chart: &Chart) -> Result<(), String> {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
     let r = match ext.as_deref() {
-        Some("svg") => draw(SVGBackend::new(path, SIZE).into_drawing_area(), chart),
-        Some("png") => draw(BitMapBackend::new(path, SIZE).into_drawing_area(), chart),
+        Some("svg") => draw(
+            SVGBackend::new(path, SIZE).into_drawing_area(),
+            chart,
+            Stroke::Polyline,
+        ),
+        Some("png") => draw(
+            BitMapBackend::new(path, SIZE).into_drawing_area(),
+            chart,
+            Stroke::Segments,
+        ),
         _ => return Err(format!("{}: plots are .svg or .png", path.display())),
     };
     r.map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
+/// How a curve reaches the backend.
+///
+/// `plotters`' bitmap backend fills a thick polyline as one polygon whose corners it computes
+/// itself, and where the line nearly reverses (a step up and back down one pixel to the
+/// right, everywhere in a dense queue or rate series) the inner corner lands hundreds of
+/// pixels away: the spikes through the tick labels and the stray dots of issue #20. A PNG's
+/// curves are therefore drawn one segment at a time, each its own short rectangle, which no
+/// corner can throw out of the plot area. An SVG keeps one polyline per curve: the viewer
+/// joins its segments within its miter limit, and one element per segment would make the file
+/// several times larger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stroke {
+    Polyline,
+    Segments,
+}
+
+/// Draw `pts` as one curve of `chart` in `style`, the way `stroke` says; its legend entry
+/// is the caller's to label.
+fn draw_curve<'c, 'a: 'c, DB, X, Y>(
+    chart: &'c mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    pts: Vec<(X::ValueType, Y::ValueType)>,
+    style: ShapeStyle,
+    stroke: Stroke,
+) -> Result<&'c mut SeriesAnno<'a, DB>, String>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: Ranged,
+    Y: Ranged,
+    X::ValueType: Clone + 'static,
+    Y::ValueType: Clone + 'static,
+{
+    match stroke {
+        Stroke::Polyline => chart.draw_series(LineSeries::new(pts, style)),
+        Stroke::Segments => chart.draw_series(
+            pts.windows(2)
+                .map(|w| PathElement::new(vec![w[0].clone(), w[1].clone()], style)),
+        ),
+    }
+    .map_err(err)
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    chart: &Chart,
+    stroke: Stroke,
+) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(err)?;
     match chart {
-        Chart::SlowdownBySize { buckets } => draw_slowdown(&root, buckets)?,
+        Chart::SlowdownBySize { buckets } => draw_slowdown(&root, buckets, stroke)?,
         Chart::Cdf {
             title,
             x_desc,
             curves,
             log_x,
-        } => draw_cdf(&root, title, x_desc, curves, *log_x)?,
+        } => draw_cdf(&root, title, x_desc, curves, *log_x, stroke)?,
         Chart::Series {
             title,
             y_desc,
             series,
             end_ps,
-        } => draw_series(&root, title, y_desc, series, *end_ps)?,
+        } => draw_series(&root, title, y_desc, series, *end_ps, stroke)?,
     }
     root.present().map_err(err)
 }
@@ -133,6 +188,7 @@ type Curve<'a> = (&'a str, RGBColor, Vec<(usize, f64)>);
 fn draw_slowdown<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     buckets: &[BucketStats],
+    stroke: Stroke,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -191,9 +247,7 @@ where
             .map(|&(i, v)| (SegmentValue::CenterOf(i), v))
             .collect();
         let c = *color;
-        chart
-            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-            .map_err(err)?
+        draw_curve(&mut chart, pts.clone(), c.stroke_width(2), stroke)?
             .label(*name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
         chart
@@ -224,6 +278,7 @@ fn draw_cdf<DB: DrawingBackend>(
     x_desc: &str,
     curves: &[(String, Vec<f64>)],
     log_x: bool,
+    stroke: Stroke,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -280,9 +335,7 @@ where
                     pts.push((x, k as f64 / n));
                     pts.push((x, (k + 1) as f64 / n));
                 }
-                chart
-                    .draw_series(LineSeries::new(decimate(pts), color.stroke_width(2)))
-                    .map_err(err)?
+                draw_curve(&mut chart, decimate(pts), color.stroke_width(2), stroke)?
                     .label(*name)
                     .legend(move |(x, y)| {
                         PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
@@ -394,6 +447,7 @@ fn draw_series<DB: DrawingBackend>(
     y_desc: &str,
     series: &[&Series],
     end_ps: u64,
+    stroke: Stroke,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -451,9 +505,7 @@ where
         if let Some(p) = prev {
             pts.push((end_us, p));
         }
-        chart
-            .draw_series(LineSeries::new(decimate(pts), color.stroke_width(2)))
-            .map_err(err)?
+        draw_curve(&mut chart, decimate(pts), color.stroke_width(2), stroke)?
             .label(s.name.as_str())
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))

@@ -655,6 +655,47 @@ fn plots_are_written_and_decode() {
     assert!(plots::plot_cdf(&dir.path().join("x.txt"), "t", "x", &[], false).is_err());
 }
 
+/// The PNG's pixels as RGB triples, row by row.
+fn png_pixels(path: &Path) -> Vec<[u8; 3]> {
+    let dec = png::Decoder::new(std::fs::File::open(path).unwrap());
+    let mut reader = dec.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf[..info.buffer_size()]
+        .chunks(3)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect()
+}
+
+/// Pixels of a series' colour (text, axes and grid are grey) in the margins of a PNG
+/// plot: under the x axis's tick labels, left of the y axis's, and above the plot area.
+fn coloured_pixels_in_margins(path: &Path) -> usize {
+    let (w, h) = (plots::SIZE.0 as usize, plots::SIZE.1 as usize);
+    png_pixels(path)
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            let (x, y) = (i % w, i / w);
+            y < 30 || y >= h - 40 || x < 50
+        })
+        .filter(|(_, p)| p.iter().max().unwrap() - p.iter().min().unwrap() > 80)
+        .count()
+}
+
+#[test]
+fn png_curves_stay_inside_the_plot_area() {
+    // A queue that fills and drains many times per pixel: the step line goes up and back
+    // down a pixel to the right, everywhere (issue #20's BFC testbed queue).
+    let points: Vec<(u64, f64)> = (0..200_000u64)
+        .map(|i| (i * 500, if i % 3 == 0 { 0.0 } else { (i % 250) as f64 }))
+        .collect();
+    let s = series("tb.port2.q0.depth_cells", "cells", &points);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("q.png");
+    plots::plot_series(&p, "q", "depth (cells)", &[&s], 100_000_000).unwrap();
+    assert_eq!(coloured_pixels_in_margins(&p), 0, "{}", p.display());
+}
+
 #[test]
 fn sweep_grid_from_ron_and_deterministic_merge() {
     let spec = SweepSpec::parse(
