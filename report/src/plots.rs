@@ -12,15 +12,19 @@
 //! - [`plot_cdf`]: empirical CDFs of one or more sets of values (e.g. slowdown, flow size),
 //!   optionally on a log x axis.
 //! - [`plot_series`]: series over time as step lines (a value holds until the next point),
-//!   x in microseconds of simulated time.
+//!   x in microseconds of simulated time: at most [`MAX_SERIES_PER_PLOT`], the most active
+//!   by [`most_active`]'s rule, with a note under the title saying how many were left out.
+//!
+//! Legends stand in a column right of the plot area, where they hide no data.
 //!
 //! [`write_run_plots`] draws the standard set for a run.
 
-use crate::metrics::{BucketStats, Summary};
+use crate::metrics::{time_weighted_mean, BucketStats, Summary};
 use asic_net::records::{RunRecord, Series};
 use plotters::chart::SeriesAnno;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
@@ -307,10 +311,12 @@ where
         .iter()
         .map(|c| c.1[c.1.len() - 1])
         .fold(f64::NEG_INFINITY, f64::max);
+    let area = frame(root, title, "")?;
+    let names: Vec<&str> = prepared.iter().map(|c| c.0).collect();
+    let (plot, legend) = with_legend_column(&area, &names)?;
     let builder = |x_label: u32| {
-        let mut b = ChartBuilder::on(root);
-        b.caption(title, ("sans-serif", 22))
-            .margin(12)
+        let mut b = ChartBuilder::on(&plot);
+        b.margin(12)
             .x_label_area_size(x_label)
             .y_label_area_size(60);
         b
@@ -327,27 +333,15 @@ where
                 .y_label_formatter(&|v| format!("{v:.1}"))
                 .draw()
                 .map_err(err)?;
-            for (i, (name, v)) in prepared.iter().enumerate() {
-                let color = Palette99::pick(i).to_rgba();
+            for (i, (_, v)) in prepared.iter().enumerate() {
                 let n = v.len() as f64;
                 let mut pts = Vec::with_capacity(2 * v.len());
                 for (k, &x) in v.iter().enumerate() {
                     pts.push((x, k as f64 / n));
                     pts.push((x, (k + 1) as f64 / n));
                 }
-                draw_curve(&mut chart, decimate(pts), color.stroke_width(2), stroke)?
-                    .label(*name)
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                    });
+                draw_curve(&mut chart, decimate(pts), color(i).stroke_width(2), stroke)?;
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::LowerRight)
-                .draw()
-                .map_err(err)?;
         }};
     }
     if log_x {
@@ -376,7 +370,7 @@ where
             x_desc.to_string()
         );
     }
-    Ok(())
+    draw_legend(&legend, &names)
 }
 
 /// Points kept per curve at most: a picture is ~900 pixels wide, so more only make files
@@ -441,6 +435,123 @@ fn short_num(x: f64) -> String {
     }
 }
 
+/// Colours of curves in order: the Tableau 10 palette without its yellow-green and cyan,
+/// which are hard to see on white.
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+fn color(i: usize) -> RGBColor {
+    COLORS[i % COLORS.len()]
+}
+
+/// The title at the top of `root` and, if `note` is not empty, the note under it in smaller
+/// grey type; returns the area left for the chart.
+fn frame<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    note: &str,
+) -> Result<DrawingArea<DB, Shift>, String>
+where
+    DB::ErrorType: 'static,
+{
+    let area = root.titled(title, ("sans-serif", 22)).map_err(err)?;
+    if note.is_empty() {
+        return Ok(area);
+    }
+    let style = ("sans-serif", 14).into_font().color(&RGBColor(80, 80, 80));
+    area.titled(note, style).map_err(err)
+}
+
+const LEGEND_FONT: (&str, u32) = ("sans-serif", 13);
+
+/// A part of the picture, in pixels from its own top left corner.
+type Area<DB> = DrawingArea<DB, Shift>;
+
+/// Split `area` into the chart's part on the left and a legend column on the right, as wide
+/// as the longest of `names` needs (at most a third of the picture): a legend inside the
+/// plot area hides the data under it.
+fn with_legend_column<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    names: &[&str],
+) -> Result<(Area<DB>, Area<DB>), String>
+where
+    DB::ErrorType: 'static,
+{
+    let mut widest = 0;
+    for n in names {
+        widest = widest.max(
+            area.estimate_text_size(n, &LEGEND_FONT.into())
+                .map_err(err)?
+                .0,
+        );
+    }
+    let width = (widest + 44).min(SIZE.0 / 3);
+    Ok(area.split_horizontally(area.dim_in_pixel().0 - width))
+}
+
+/// The legend: one row per curve, top down, the `i`-th in [`color`]`(i)`, in the column
+/// made by [`with_legend_column`].
+fn draw_legend<DB: DrawingBackend>(
+    column: &DrawingArea<DB, Shift>,
+    names: &[&str],
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    for (i, name) in names.iter().enumerate() {
+        let c = color(i);
+        let y = 24 + 20 * i as i32;
+        column
+            .draw(&PathElement::new(vec![(4, y), (24, y)], c.stroke_width(3)))
+            .map_err(err)?;
+        let style = TextStyle::from(LEGEND_FONT).pos(Pos::new(HPos::Left, VPos::Center));
+        column
+            .draw(&Text::new(name.to_string(), (32, y), style))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// How busy a series was: its time-weighted mean over the whole run, `[0, end_ps)`, counting
+/// 0 before its first point (a queue's series starts when the queue first holds cells), then
+/// its peak. Non-finite values count as 0.
+fn activity(s: &Series, end_ps: u64) -> (f64, f64) {
+    let first = s.points.first().map_or(end_ps, |p| p.0);
+    let covered = end_ps.saturating_sub(first) as f64;
+    let run_mean = time_weighted_mean(s, end_ps).unwrap_or(0.0) * covered / end_ps.max(1) as f64;
+    let peak = s.points.iter().map(|p| p.1).fold(0f64, f64::max);
+    let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+    (finite(run_mean), finite(peak))
+}
+
+/// The series a time plot draws, the most active first: the [`MAX_SERIES_PER_PLOT`] with the
+/// largest time-weighted mean over the run (`[0, end_ps)`, 0 before a series' first point),
+/// ties to the larger peak, then to the name. Returns them and how many were left out.
+///
+/// Why the mean over the run: it is what the series contributed (the area under its
+/// curve), so a queue that was full for a while beats one that blipped once; the peak only
+/// breaks ties, e.g. between series that are 0 throughout but for one instant.
+pub fn most_active<'a>(series: &[&'a Series], end_ps: u64) -> (Vec<&'a Series>, usize) {
+    let mut ranked: Vec<(&Series, (f64, f64))> =
+        series.iter().map(|&s| (s, activity(s, end_ps))).collect();
+    ranked.sort_by(|(a, ka), (b, kb)| {
+        kb.0.total_cmp(&ka.0)
+            .then(kb.1.total_cmp(&ka.1))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let left_out = ranked.len().saturating_sub(MAX_SERIES_PER_PLOT);
+    ranked.truncate(MAX_SERIES_PER_PLOT);
+    (ranked.into_iter().map(|(s, _)| s).collect(), left_out)
+}
+
 fn draw_series<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -457,13 +568,26 @@ where
     if series.is_empty() {
         return no_data(root, title);
     }
-    let end_us = series
+    let end_ps = series
         .iter()
         .filter_map(|s| s.points.last().map(|p| p.0))
         .max()
         .unwrap_or(0)
-        .max(end_ps) as f64
-        / 1e6;
+        .max(end_ps);
+    let end_us = end_ps as f64 / 1e6;
+    let (series, left_out) = most_active(&series, end_ps);
+    let note = if left_out == 0 {
+        String::new()
+    } else {
+        format!(
+            "{} of {} series: the largest time-weighted means over the run (the CSV files have all)",
+            series.len(),
+            series.len() + left_out
+        )
+    };
+    let area = frame(root, title, &note)?;
+    let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    let (plot, legend) = with_legend_column(&area, &names)?;
     let ymax = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
@@ -475,8 +599,7 @@ where
         .filter(|v| v.is_finite())
         .fold(0f64, f64::min);
     let ytop = if ymax > ymin { ymax * 1.08 } else { ymin + 1.0 };
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 22))
+    let mut chart = ChartBuilder::on(&plot)
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(70)
@@ -490,8 +613,8 @@ where
         .y_label_formatter(&|v| short_num(*v))
         .draw()
         .map_err(err)?;
-    for (i, s) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+    // The least active first, so the most active is drawn on top.
+    for (i, s) in series.iter().enumerate().rev() {
         let mut pts: Vec<(f64, f64)> = Vec::with_capacity(2 * s.points.len() + 1);
         let mut prev: Option<f64> = None;
         for &(t, v) in s.points.iter().filter(|p| p.1.is_finite()) {
@@ -505,20 +628,9 @@ where
         if let Some(p) = prev {
             pts.push((end_us, p));
         }
-        draw_curve(&mut chart, decimate(pts), color.stroke_width(2), stroke)?
-            .label(s.name.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+        draw_curve(&mut chart, decimate(pts), color(i).stroke_width(2), stroke)?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(err)?;
-    Ok(())
+    draw_legend(&legend, &names)
 }
 
 /// Slowdown by size bucket into `path` (.svg or .png).
@@ -582,9 +694,9 @@ impl Default for PlotFormats {
     }
 }
 
-/// At most this many series are drawn in one time plot (the first by name); more make an
-/// unreadable picture: the CSV has them all.
-pub const MAX_SERIES_PER_PLOT: usize = 12;
+/// At most this many series are drawn in one time plot, chosen by [`most_active`]; more make
+/// an unreadable picture (the CSV files have them all).
+pub const MAX_SERIES_PER_PLOT: usize = 8;
 
 /// Draw the standard plots of a run into `dir`: `slowdown_by_size`, `slowdown_cdf`,
 /// `flow_size_cdf`, and, when the record has such series, `queue_depth` (names containing
@@ -658,17 +770,14 @@ pub fn write_run_plots(
         },
     )?;
 
-    let mut by_name: Vec<&Series> = record.series.iter().collect();
-    by_name.sort_by(|a, b| a.name.cmp(&b.name));
     for (stem, key, title) in [
         ("queue_depth", "depth", "Queue depth over time"),
         ("buffer_occupancy", "buffer", "Buffer occupancy over time"),
     ] {
-        let sel: Vec<&Series> = by_name
+        let sel: Vec<&Series> = record
+            .series
             .iter()
-            .copied()
             .filter(|s| s.name.contains(key))
-            .take(MAX_SERIES_PER_PLOT)
             .collect();
         if let Some(first) = sel.first() {
             let y_desc = format!("{key} ({})", first.unit);
@@ -683,12 +792,11 @@ pub fn write_run_plots(
             )?;
         }
     }
-    let tp: Vec<&Series> = by_name
+    let tp: Vec<&Series> = record
+        .series
         .iter()
-        .copied()
         .filter(|s| s.unit == "Gb/s")
         .chain(throughput)
-        .take(MAX_SERIES_PER_PLOT)
         .collect();
     if !tp.is_empty() {
         each(

@@ -697,6 +697,67 @@ fn png_curves_stay_inside_the_plot_area() {
 }
 
 #[test]
+fn time_plots_draw_the_most_active_series() {
+    // Twenty queues whose depth grows with their name (alphabetical order would pick the
+    // idlest), one that is idle but for a huge instant, and one that is deep for the last
+    // tenth of the run only: deep-ish over the run, not deepest while it lasts.
+    let end = 1_000_000u64;
+    let mut all: Vec<Series> = (0..20)
+        .map(|k| series(&format!("n{k:02}.depth_cells"), "cells", &[(0, k as f64 + 1.0)]))
+        .collect();
+    all.push(series(
+        "blip.depth_cells",
+        "cells",
+        &[(0, 0.0), (500_000, 1000.0), (500_001, 0.0)],
+    ));
+    all.push(series("late.depth_cells", "cells", &[(900_000, 150.0)]));
+    let refs: Vec<&Series> = all.iter().collect();
+    let (chosen, left_out) = plots::most_active(&refs, end);
+    let names: Vec<&str> = chosen.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "n19.depth_cells",
+            "n18.depth_cells",
+            "n17.depth_cells",
+            "n16.depth_cells",
+            "n15.depth_cells",
+            // 150 for a tenth of the run: a mean of 15 as n14's, and the higher peak.
+            "late.depth_cells",
+            "n14.depth_cells",
+            "n13.depth_cells",
+        ]
+    );
+    assert_eq!(left_out, 22 - plots::MAX_SERIES_PER_PLOT);
+
+    // The plot names them in its legend and says how many it left out and why.
+    let rec = RunRecord {
+        name: "busy".into(),
+        duration_ps: end,
+        series: all.clone(),
+        ..RunRecord::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let formats = plots::PlotFormats {
+        svg: true,
+        png: false,
+    };
+    let summary = metrics::summarize(&rec, &MetricsConfig::default());
+    plots::write_run_plots(&rec, &summary, &[], dir.path(), formats).unwrap();
+    let svg = std::fs::read_to_string(dir.path().join("queue_depth.svg")).unwrap();
+    for n in &names {
+        assert!(svg.contains(n), "{n} drawn");
+    }
+    for n in ["n00.depth_cells", "n12.depth_cells", "blip.depth_cells"] {
+        assert!(!svg.contains(n), "{n} left out");
+    }
+    assert!(
+        svg.contains("8 of 22 series: the largest time-weighted means over the run"),
+        "the note says what was left out"
+    );
+}
+
+#[test]
 fn sweep_grid_from_ron_and_deterministic_merge() {
     let spec = SweepSpec::parse(
         r#"(base: "scenarios/incast.ron", grid: { "seed": [1, 2], "load": [0.3, 0.6], "cc": ["dcqcn"] })"#,
