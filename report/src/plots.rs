@@ -11,6 +11,9 @@
 //! - [`plot_slowdown_by_size`]: mean, p50 and p99 FCT slowdown per flow size bucket (log y).
 //! - [`plot_cdf`]: empirical CDFs of one or more sets of values (e.g. slowdown, flow size),
 //!   optionally on a log x axis.
+//!
+//! A log axis is labelled at decades, 1-2-5 steps or round numbers, whichever gives at least
+//! three labels over its range (see `log_ticks`).
 //! - [`plot_series`]: series over time as step lines (a value holds until the next point),
 //!   x in microseconds of simulated time: at most [`MAX_SERIES_PER_PLOT`], the most active
 //!   by [`most_active`]'s rule, with a note under the title saying how many were left out.
@@ -221,15 +224,17 @@ where
         .iter()
         .map(|b| format!("{} ({})", b.label, b.completed))
         .collect();
+    let (labelled, grid) = log_ticks(lo, hi);
+    let y = (lo..hi)
+        .log_scale()
+        .with_key_points(labelled)
+        .with_light_points(grid);
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(70)
-        .build_cartesian_2d(
-            (0..buckets.len() - 1).into_segmented(),
-            (lo..hi).log_scale(),
-        )
+        .build_cartesian_2d((0..buckets.len() - 1).into_segmented(), y)
         .map_err(err)?;
     chart
         .configure_mesh()
@@ -350,9 +355,14 @@ where
         } else {
             (lo / 1.05, hi * 1.05)
         };
+        let (labelled, grid) = log_ticks(lo, hi);
+        let x = (lo..hi)
+            .log_scale()
+            .with_key_points(labelled)
+            .with_light_points(grid);
         body!(
             builder(50)
-                .build_cartesian_2d((lo..hi).log_scale(), 0f64..1.02f64)
+                .build_cartesian_2d(x, 0f64..1.02f64)
                 .map_err(err)?,
             format!("{x_desc} (log scale)")
         );
@@ -417,13 +427,11 @@ pub fn decimate(pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     out
 }
 
-/// A number for an axis label: no more digits than it needs.
+/// A number for an axis label: no more digits than it needs (no trailing zeros).
 fn short_num(x: f64) -> String {
     let a = x.abs();
-    if a == 0.0 {
-        "0".to_string()
-    } else if (1.0..1e6).contains(&a) && x.fract() == 0.0 {
-        format!("{x:.0}")
+    let s = if a == 0.0 {
+        return "0".to_string();
     } else if !(1e-3..1e6).contains(&a) {
         format!("{x:.1e}")
     } else if a >= 100.0 {
@@ -432,7 +440,66 @@ fn short_num(x: f64) -> String {
         format!("{x:.2}")
     } else {
         format!("{x:.3}")
+    };
+    let (mantissa, exp) = s.split_at(s.find('e').unwrap_or(s.len()));
+    let mantissa = if mantissa.contains('.') {
+        mantissa.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        mantissa
+    };
+    format!("{mantissa}{exp}")
+}
+
+/// Labelled ticks wanted on a log axis at least; fewer cannot show the scale.
+const MIN_LOG_TICKS: usize = 3;
+
+/// `m` × 10^`k`, as the nearest double to the decimal (3 / 10, not 3 × 0.1).
+fn decimal(m: f64, k: i32) -> f64 {
+    if k >= 0 {
+        m * 10f64.powi(k)
+    } else {
+        m / 10f64.powi(-k)
     }
+}
+
+/// Ticks of a log axis over `[lo, hi]` (`0 < lo < hi`): (labelled, grid lines only).
+///
+/// `plotters` labels only the decades of a log axis, so a range within one decade (one
+/// BFC run's slowdowns, 2.3 to 2.4) had no label at all. Labelled here: the decades in the
+/// range if there are [`MIN_LOG_TICKS`]; else the 1-2-5 steps of each decade; else 1 to 9 of
+/// each; else (a range within one such step) round numbers evenly spaced, as on a linear
+/// axis. Grid lines also at the 1 to 9 of each decade that have no label, to show the scale.
+fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
+    let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let multiples = |ms: &[f64]| -> Vec<f64> {
+        (k0..=k1)
+            .flat_map(|k| ms.iter().map(move |&m| decimal(m, k)))
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    };
+    let ones_to_nines = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0];
+    for ms in [&[1.0][..], &[1.0, 2.0, 5.0], &ones_to_nines] {
+        let labelled = multiples(ms);
+        if labelled.len() >= MIN_LOG_TICKS {
+            let mut grid = multiples(&ones_to_nines);
+            grid.retain(|v| !labelled.contains(v));
+            return (labelled, grid);
+        }
+    }
+    // The smallest 1-2-5 step that puts at most 6 ticks in the range.
+    let span = hi - lo;
+    let e = (span / 6.0).log10().floor() as i32;
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|&m| decimal(m, e))
+        .find(|&st| span / st <= 6.0)
+        .unwrap_or(decimal(1.0, e + 1));
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (
+        (first..=last).map(|i| i as f64 * step).collect(),
+        Vec::new(),
+    )
 }
 
 /// Colours of curves in order: the Tableau 10 palette without its yellow-green and cyan,

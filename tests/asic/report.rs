@@ -757,6 +757,43 @@ fn time_plots_draw_the_most_active_series() {
     );
 }
 
+/// The texts of an SVG's `<text>` elements.
+fn svg_texts(svg: &str) -> Vec<&str> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| Some(t[t.find('>')? + 1..t.find("</text>")?].trim()))
+        .collect()
+}
+
+#[test]
+fn log_axes_label_their_ticks() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdf = |name: &str, values: Vec<f64>| {
+        let p = dir.path().join(name);
+        plots::plot_cdf(&p, "t", "v", &[("c".to_string(), values)], true).unwrap();
+        std::fs::read_to_string(p).unwrap()
+    };
+    // Within one decade and one 1-2-5 step: round numbers, evenly spaced.
+    let narrow = cdf("narrow.svg", vec![120.0, 150.0, 180.0]);
+    let texts = svg_texts(&narrow);
+    for label in ["120", "140", "160", "180"] {
+        assert!(texts.contains(&label), "{label} in {texts:?}");
+    }
+    // Over two decades: 1-2-5.
+    let two = cdf("two.svg", vec![1.5, 30.0, 90.0]);
+    let texts = svg_texts(&two);
+    for label in ["2", "5", "10", "20", "50"] {
+        assert!(texts.contains(&label), "{label} in {texts:?}");
+    }
+    // Over six: the decades.
+    let wide = cdf("wide.svg", vec![1.0, 1e3, 1e6]);
+    let texts = svg_texts(&wide);
+    for label in ["1", "10", "100", "1000", "10000", "100000", "1e6"] {
+        assert!(texts.contains(&label), "{label} in {texts:?}");
+    }
+    assert!(!texts.contains(&"20"), "not 1-2-5 when there are decades");
+}
+
 #[test]
 fn sweep_grid_from_ron_and_deterministic_merge() {
     let spec = SweepSpec::parse(
