@@ -8,7 +8,8 @@
 //! on first use ([`ensure_fonts`]), so text renders the same on every machine, offline.
 //!
 //! Charts:
-//! - [`plot_slowdown_by_size`]: mean, p50 and p99 FCT slowdown per flow size bucket (log y).
+//! - [`plot_slowdown_by_size`]: p50, mean and p99 FCT slowdown per flow size bucket (log y),
+//!   as labelled dots per bucket (buckets are categories), all flows' numbers in a note.
 //! - [`plot_cdf`]: empirical CDFs of one or more sets of values (e.g. slowdown, flow size),
 //!   optionally on a log x axis.
 //!
@@ -24,7 +25,6 @@
 
 use crate::metrics::{time_weighted_mean, BucketStats, Summary};
 use asic_net::records::{RunRecord, Series};
-use plotters::chart::SeriesAnno;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -54,6 +54,8 @@ pub enum Chart<'a> {
     SlowdownBySize {
         /// Buckets in order.
         buckets: &'a [BucketStats],
+        /// All flows together, noted under the title.
+        all: Option<&'a BucketStats>,
     },
     /// Empirical CDFs.
     Cdf {
@@ -122,14 +124,13 @@ enum Stroke {
     Segments,
 }
 
-/// Draw `pts` as one curve of `chart` in `style`, the way `stroke` says; its legend entry
-/// is the caller's to label.
-fn draw_curve<'c, 'a: 'c, DB, X, Y>(
-    chart: &'c mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+/// Draw `pts` as one curve of `chart` in `style`, the way `stroke` says.
+fn draw_curve<DB, X, Y>(
+    chart: &mut ChartContext<DB, Cartesian2d<X, Y>>,
     pts: Vec<(X::ValueType, Y::ValueType)>,
     style: ShapeStyle,
     stroke: Stroke,
-) -> Result<&'c mut SeriesAnno<'a, DB>, String>
+) -> Result<(), String>
 where
     DB: DrawingBackend,
     DB::ErrorType: 'static,
@@ -139,11 +140,13 @@ where
     Y::ValueType: Clone + 'static,
 {
     match stroke {
-        Stroke::Polyline => chart.draw_series(LineSeries::new(pts, style)),
-        Stroke::Segments => chart.draw_series(
-            pts.windows(2)
-                .map(|w| PathElement::new(vec![w[0].clone(), w[1].clone()], style)),
-        ),
+        Stroke::Polyline => chart.draw_series(LineSeries::new(pts, style)).map(drop),
+        Stroke::Segments => chart
+            .draw_series(
+                pts.windows(2)
+                    .map(|w| PathElement::new(vec![w[0].clone(), w[1].clone()], style)),
+            )
+            .map(drop),
     }
     .map_err(err)
 }
@@ -158,7 +161,7 @@ where
 {
     root.fill(&WHITE).map_err(err)?;
     match chart {
-        Chart::SlowdownBySize { buckets } => draw_slowdown(&root, buckets, stroke)?,
+        Chart::SlowdownBySize { buckets, all } => draw_slowdown(&root, buckets, *all)?,
         Chart::Cdf {
             title,
             x_desc,
@@ -189,96 +192,108 @@ where
     Ok(())
 }
 
-/// (legend, colour, (bucket index, value) points).
-type Curve<'a> = (&'a str, RGBColor, Vec<(usize, f64)>);
+/// A statistic drawn per bucket: legend name, offset from the bucket's centre in hundredths
+/// of a bucket, and where the value is.
+type BucketStat = (&'static str, i32, fn(&BucketStats) -> Option<f64>);
 
+/// The statistics drawn per bucket.
+const BUCKET_STATS: [BucketStat; 3] = [
+    ("p50", -22, |b| b.slowdown.p50),
+    ("mean", 0, |b| b.slowdown.mean),
+    ("p99", 22, |b| b.slowdown.p99),
+];
+
+/// A slowdown that a log axis can show.
+fn positive(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// Size buckets are categories: each gets its p50, mean and p99 as labelled dots side by
+/// side, with no line from one bucket to the next (a line would suggest values between
+/// buckets). `all` is not a bucket: its numbers are the note under the title.
 fn draw_slowdown<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     buckets: &[BucketStats],
-    stroke: Stroke,
+    all: Option<&BucketStats>,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
     let title = "FCT slowdown by flow size";
-    let stats: [Curve; 3] = [
-        ("p99", RED, pick(buckets, |b| b.slowdown.p99)),
-        (
-            "mean",
-            RGBColor(30, 90, 200),
-            pick(buckets, |b| b.slowdown.mean),
-        ),
-        (
-            "p50",
-            RGBColor(20, 140, 60),
-            pick(buckets, |b| b.slowdown.p50),
-        ),
-    ];
-    let values: Vec<f64> = stats.iter().flat_map(|s| s.2.iter().map(|p| p.1)).collect();
-    if buckets.is_empty() || values.is_empty() {
+    let values: Vec<f64> = buckets
+        .iter()
+        .flat_map(|b| BUCKET_STATS.iter().filter_map(|s| positive(s.2(b))))
+        .collect();
+    if values.is_empty() {
         return no_data(root, title);
     }
-    let lo = values.iter().cloned().fold(1.0f64, f64::min).max(1e-3) * 0.9;
+    let note = all.map_or(String::new(), |a| {
+        let num = |v: Option<f64>| v.map_or("-".to_string(), short_num);
+        format!(
+            "all {} completed flows: p50 {}, mean {}, p99 {}",
+            a.completed,
+            num(a.slowdown.p50),
+            num(a.slowdown.mean),
+            num(a.slowdown.p99)
+        )
+    });
+    let area = frame(root, title, &note)?;
+    let names = BUCKET_STATS.map(|s| s.0);
+    let (plot, legend) = with_legend_column(&area, &names)?;
+    // 1 (the ideal FCT) always in range; room above the highest dot for its label.
+    let lo = values.iter().cloned().fold(1.0f64, f64::min) * 0.9;
     let hi = values.iter().cloned().fold(1.0f64, f64::max) * 1.5;
     let labels: Vec<String> = buckets
         .iter()
         .map(|b| format!("{} ({})", b.label, b.completed))
         .collect();
+    // x in hundredths of a bucket, bucket i centred on 100 i: an integer axis, which takes
+    // chosen tick positions and a label formatter (plotters' f64 axis does not take both).
+    let n = buckets.len() as i32;
     let (labelled, grid) = log_ticks(lo, hi);
     let y = (lo..hi)
         .log_scale()
         .with_key_points(labelled)
         .with_light_points(grid);
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 22))
+    let x = (-50..100 * n - 50).with_key_points((0..n).map(|i| 100 * i).collect());
+    let mut chart = ChartBuilder::on(&plot)
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(70)
-        .build_cartesian_2d((0..buckets.len() - 1).into_segmented(), y)
+        .build_cartesian_2d(x, y)
         .map_err(err)?;
     chart
         .configure_mesh()
+        .disable_x_mesh()
         .x_desc("flow size bucket (completed flows)")
         .y_desc("FCT slowdown (FCT / ideal FCT)")
-        .x_labels(buckets.len())
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
-                labels.get(*i).cloned().unwrap_or_default()
-            }
-            SegmentValue::Last => String::new(),
+        .x_label_formatter(&|v| {
+            let i = usize::try_from(v / 100).unwrap_or(usize::MAX);
+            labels.get(i).cloned().unwrap_or_default()
         })
         .y_label_formatter(&|v| short_num(*v))
         .draw()
         .map_err(err)?;
-    for (name, color, pts) in &stats {
-        let pts: Vec<(SegmentValue<usize>, f64)> = pts
-            .iter()
-            .map(|&(i, v)| (SegmentValue::CenterOf(i), v))
-            .collect();
-        let c = *color;
-        draw_curve(&mut chart, pts.clone(), c.stroke_width(2), stroke)?
-            .label(*name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-        chart
-            .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
-            .map_err(err)?;
-    }
+    let separator = RGBColor(200, 200, 200);
     chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
+        .draw_series((1..n).map(|i| {
+            let x = 100 * i - 50;
+            PathElement::new(vec![(x, lo), (x, hi)], separator)
+        }))
         .map_err(err)?;
-    Ok(())
-}
-
-fn pick(buckets: &[BucketStats], f: impl Fn(&BucketStats) -> Option<f64>) -> Vec<(usize, f64)> {
-    buckets
-        .iter()
-        .enumerate()
-        .filter_map(|(i, b)| f(b).filter(|v| v.is_finite() && *v > 0.0).map(|v| (i, v)))
-        .collect()
+    let label_style = TextStyle::from(("sans-serif", 12)).pos(Pos::new(HPos::Center, VPos::Bottom));
+    for (k, (_, offset, stat)) in BUCKET_STATS.iter().enumerate() {
+        let c = color(k);
+        let dots = buckets.iter().enumerate().filter_map(|(i, b)| {
+            positive(stat(b)).map(|v| {
+                EmptyElement::at((100 * i as i32 + offset, v))
+                    + Circle::new((0, 0), 5, c.filled())
+                    + Text::new(short_num(v), (0, -8), label_style.clone())
+            })
+        });
+        chart.draw_series(dots).map_err(err)?;
+    }
+    draw_legend(&legend, &names, Swatch::Dot)
 }
 
 fn draw_cdf<DB: DrawingBackend>(
@@ -380,7 +395,7 @@ where
             x_desc.to_string()
         );
     }
-    draw_legend(&legend, &names)
+    draw_legend(&legend, &names, Swatch::Line)
 }
 
 /// Points kept per curve at most: a picture is ~900 pixels wide, so more only make files
@@ -564,11 +579,19 @@ where
     Ok(area.split_horizontally(area.dim_in_pixel().0 - width))
 }
 
-/// The legend: one row per curve, top down, the `i`-th in [`color`]`(i)`, in the column
-/// made by [`with_legend_column`].
+/// How a legend entry shows what it names.
+#[derive(Clone, Copy)]
+enum Swatch {
+    Line,
+    Dot,
+}
+
+/// The legend: one row per curve or kind of dot, top down, the `i`-th in [`color`]`(i)`, in
+/// the column made by [`with_legend_column`].
 fn draw_legend<DB: DrawingBackend>(
     column: &DrawingArea<DB, Shift>,
     names: &[&str],
+    swatch: Swatch,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -576,9 +599,13 @@ where
     for (i, name) in names.iter().enumerate() {
         let c = color(i);
         let y = 24 + 20 * i as i32;
-        column
-            .draw(&PathElement::new(vec![(4, y), (24, y)], c.stroke_width(3)))
-            .map_err(err)?;
+        match swatch {
+            Swatch::Line => {
+                column.draw(&PathElement::new(vec![(4, y), (24, y)], c.stroke_width(3)))
+            }
+            Swatch::Dot => column.draw(&Circle::new((14, y), 5, c.filled())),
+        }
+        .map_err(err)?;
         let style = TextStyle::from(LEGEND_FONT).pos(Pos::new(HPos::Left, VPos::Center));
         column
             .draw(&Text::new(name.to_string(), (32, y), style))
@@ -697,12 +724,16 @@ where
         }
         draw_curve(&mut chart, decimate(pts), color(i).stroke_width(2), stroke)?;
     }
-    draw_legend(&legend, &names)
+    draw_legend(&legend, &names, Swatch::Line)
 }
 
-/// Slowdown by size bucket into `path` (.svg or .png).
-pub fn plot_slowdown_by_size(buckets: &[BucketStats], path: &Path) -> Result<(), String> {
-    write_chart(path, &Chart::SlowdownBySize { buckets })
+/// Slowdown by size bucket into `path` (.svg or .png), with `all` flows' numbers noted.
+pub fn plot_slowdown_by_size(
+    buckets: &[BucketStats],
+    all: Option<&BucketStats>,
+    path: &Path,
+) -> Result<(), String> {
+    write_chart(path, &Chart::SlowdownBySize { buckets, all })
 }
 
 /// Empirical CDFs into `path` (.svg or .png).
@@ -795,11 +826,12 @@ pub fn write_run_plots(
         Ok(())
     };
 
-    let mut buckets = summary.fct_by_size.clone();
-    buckets.push(summary.flows.all.clone());
     each(
         "slowdown_by_size",
-        &Chart::SlowdownBySize { buckets: &buckets },
+        &Chart::SlowdownBySize {
+            buckets: &summary.fct_by_size,
+            all: Some(&summary.flows.all),
+        },
     )?;
 
     let mut flows: Vec<_> = record.flows.iter().collect();

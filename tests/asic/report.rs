@@ -326,17 +326,19 @@ fn csv_rows(path: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Default options, with plots in the formats given.
+fn with_plots(svg: bool, png: bool) -> ReportOptions {
+    ReportOptions {
+        plots: plots::PlotFormats { svg, png },
+        ..ReportOptions::default()
+    }
+}
+
 #[test]
 fn write_run_writes_every_table_with_its_columns() {
     let dir = tempfile::tempdir().unwrap();
     let rec = sample_record();
-    let opts = ReportOptions {
-        plots: plots::PlotFormats {
-            svg: false,
-            png: false,
-        },
-        ..ReportOptions::default()
-    };
+    let opts = with_plots(false, false);
     let rep = report::write_run(&rec, dir.path(), &opts).unwrap();
     let d = dir.path();
     assert_eq!(
@@ -457,13 +459,7 @@ fn write_run_writes_every_table_with_its_columns() {
 #[test]
 fn outputs_are_byte_identical_across_runs() {
     let rec = sample_record();
-    let opts = ReportOptions {
-        plots: plots::PlotFormats {
-            svg: true,
-            png: false,
-        },
-        ..ReportOptions::default()
-    };
+    let opts = with_plots(true, false);
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
     let ra = report::write_run(&rec, a.path(), &opts).unwrap();
@@ -650,7 +646,7 @@ fn plots_are_written_and_decode() {
     // Nothing to draw still gives a picture.
     let empty = RunRecord::default();
     let p = dir.path().join("empty.png");
-    plots::plot_slowdown_by_size(&metrics::fct_by_size(&empty.flows, &[10_000]), &p).unwrap();
+    plots::plot_slowdown_by_size(&metrics::fct_by_size(&empty.flows, &[10_000]), None, &p).unwrap();
     assert!(std::fs::metadata(&p).unwrap().len() > 0);
     assert!(plots::plot_cdf(&dir.path().join("x.txt"), "t", "x", &[], false).is_err());
 }
@@ -792,6 +788,31 @@ fn log_axes_label_their_ticks() {
         assert!(texts.contains(&label), "{label} in {texts:?}");
     }
     assert!(!texts.contains(&"20"), "not 1-2-5 when there are decades");
+}
+
+#[test]
+fn slowdown_by_size_draws_buckets_as_categories_and_all_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = sample_record();
+    let opts = with_plots(true, false);
+    report::write_run(&rec, dir.path(), &opts).unwrap();
+    let svg = std::fs::read_to_string(dir.path().join("plots/slowdown_by_size.svg")).unwrap();
+    // A dot per statistic (p50, mean, p99) per bucket, and one per legend entry.
+    let buckets = MetricsConfig::default().size_edges.len() + 1;
+    assert_eq!(svg.matches("<circle").count(), 3 * buckets + 3);
+    // No line joins them: the only lines are black axes and grey grid and separators.
+    for line in svg.split('<').filter(|e| e.starts_with("polyline")) {
+        let stroke = &line[line.find("stroke=\"#").unwrap() + 9..][..6];
+        let grey = stroke[0..2] == stroke[2..4] && stroke[2..4] == stroke[4..6];
+        assert!(grey, "a coloured line: {line}");
+    }
+    // "all" is no bucket on the x axis, but its numbers are in the note.
+    let texts = svg_texts(&svg);
+    assert!(!texts.iter().any(|t| t.starts_with("all (")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.starts_with("all 30 completed flows: p50 ")),
+        "{texts:?}"
+    );
 }
 
 #[test]
