@@ -699,7 +699,13 @@ fn time_plots_draw_the_most_active_series() {
     // tenth of the run only: deep-ish over the run, not deepest while it lasts.
     let end = 1_000_000u64;
     let mut all: Vec<Series> = (0..20)
-        .map(|k| series(&format!("n{k:02}.depth_cells"), "cells", &[(0, k as f64 + 1.0)]))
+        .map(|k| {
+            series(
+                &format!("n{k:02}.depth_cells"),
+                "cells",
+                &[(0, k as f64 + 1.0)],
+            )
+        })
         .collect();
     all.push(series(
         "blip.depth_cells",
@@ -810,7 +816,9 @@ fn slowdown_by_size_draws_buckets_as_categories_and_all_apart() {
     let texts = svg_texts(&svg);
     assert!(!texts.iter().any(|t| t.starts_with("all (")), "{texts:?}");
     assert!(
-        texts.iter().any(|t| t.starts_with("all 30 completed flows: p50 ")),
+        texts
+            .iter()
+            .any(|t| t.starts_with("all 30 completed flows: p50 ")),
         "{texts:?}"
     );
 }
