@@ -10,9 +10,10 @@
 //! Each point's directory under the output holds what `asic net` writes for a run: its pcaps,
 //! CSV and JSON tables, waveform and plots, so any point can be looked at on its own.
 
-use asic_deploy::run::run_detailed;
+use asic_deploy::run::{run_observed, RunOptions};
 use asic_net::records::RunRecord;
 use asic_report::metrics::Summary;
+use asic_report::progress::SweepProgress;
 use asic_report::sweep::{
     default_threads, merge, run_sweep, ParamValue, Point, Row, SweepSpec, SweepTable,
 };
@@ -86,15 +87,27 @@ pub fn run(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
     for p in &points {
         substitute(&base, p, &base_name)?;
     }
-    let results = run_sweep(&points, default_threads(), |p| {
+    let progress = SweepProgress::new(points.len());
+    let run_point = |p: &Point| -> Result<Row, String> {
         let text = substitute(&base, p, &base_name)?;
         let scenario = located::parse_ron(&text, &base_name)
             .map_err(|e| format!("{e} (at sweep point {})", p.label()))?;
         let dir = out.join(p.dir_name());
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let run = run_detailed(scenario, &base_dir, Some(&dir))?;
+        let label = format!("point {}/{} {}", p.index + 1, points.len(), p.label());
+        let opts = RunOptions {
+            pcap_dir: Some(&dir),
+            lockstep: false,
+        };
+        let run = run_observed(scenario, &base_dir, opts, &mut progress.point(&label))?;
         let report = write_run(&run.record, &dir, &ReportOptions::default())?;
         Ok(row_of(&run.record, &report.summary))
+    };
+    let results = run_sweep(&points, default_threads(), |p| {
+        let row = run_point(p);
+        progress.point_done();
+        row
     });
+    progress.finish();
     Ok(merge(&points, &results))
 }
