@@ -102,7 +102,8 @@ enum Command {
     Sweep {
         /// The sweep spec: `(base: "scenario.ron", grid: { "load": [0.3, 0.6] })`.
         spec: PathBuf,
-        /// Output directory (one subdirectory per point, and sweep.csv).
+        /// Output directory: sweep.csv, and a subdirectory per point holding what `asic net`
+        /// writes for it (pcaps, CSV and JSON tables, waveform, plots).
         #[arg(long, default_value = "out/sweep")]
         out: PathBuf,
     },

@@ -6,13 +6,18 @@
 //! what varies with placeholders (`load: $load`, `seed: $seed`); each point substitutes its
 //! values as text and parses the result, so any field can vary (numbers, strings, enum
 //! variants) and a key the base does not use is an error rather than a silent no-op.
+//!
+//! Each point's directory under the output holds what `asic net` writes for a run: its pcaps,
+//! CSV and JSON tables, waveform and plots, so any point can be looked at on its own.
 
-use asic_deploy::run::run_detailed;
+use asic_deploy::run::{run_observed, RunOptions};
 use asic_net::records::RunRecord;
-use asic_report::metrics::{summarize, MetricsConfig};
+use asic_report::metrics::Summary;
+use asic_report::progress::SweepProgress;
 use asic_report::sweep::{
     default_threads, merge, run_sweep, ParamValue, Point, Row, SweepSpec, SweepTable,
 };
+use asic_report::{write_run, ReportOptions};
 use std::path::Path;
 
 /// The base text with a point's placeholders replaced; errors name an unused key.
@@ -45,8 +50,7 @@ pub fn substitute(base: &str, point: &Point, base_name: &str) -> Result<String, 
 }
 
 /// The headline numbers of one run, as a table row.
-fn row_of(record: &RunRecord) -> Row {
-    let s = summarize(record, &MetricsConfig::default());
+fn row_of(record: &RunRecord, s: &Summary) -> Row {
     let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.3}"));
     let drops: u64 = record.drops.iter().map(|d| d.packets).sum();
     vec![
@@ -69,7 +73,8 @@ fn row_of(record: &RunRecord) -> Row {
     ]
 }
 
-/// Run every point of the sweep at `spec_path`; per-point outputs go under `out/<point>/`.
+/// Run every point of the sweep at `spec_path`; each point's outputs (as `asic net` writes
+/// them) go under `out/<point>/`.
 pub fn run(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
     let spec = SweepSpec::load(spec_path)?;
     let base_path = spec.base_path(spec_path);
@@ -82,14 +87,27 @@ pub fn run(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
     for p in &points {
         substitute(&base, p, &base_name)?;
     }
-    let results = run_sweep(&points, default_threads(), |p| {
+    let progress = SweepProgress::new(points.len());
+    let run_point = |p: &Point| -> Result<Row, String> {
         let text = substitute(&base, p, &base_name)?;
         let scenario = located::parse_ron(&text, &base_name)
             .map_err(|e| format!("{e} (at sweep point {})", p.label()))?;
         let dir = out.join(p.dir_name());
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let run = run_detailed(scenario, &base_dir, Some(&dir))?;
-        Ok(row_of(&run.record))
+        let label = format!("point {}/{} {}", p.index + 1, points.len(), p.label());
+        let opts = RunOptions {
+            pcap_dir: Some(&dir),
+            lockstep: false,
+        };
+        let run = run_observed(scenario, &base_dir, opts, &mut progress.point(&label))?;
+        let report = write_run(&run.record, &dir, &ReportOptions::default())?;
+        Ok(row_of(&run.record, &report.summary))
+    };
+    let results = run_sweep(&points, default_threads(), |p| {
+        let row = run_point(p);
+        progress.point_done();
+        row
     });
+    progress.finish();
     Ok(merge(&points, &results))
 }

@@ -16,9 +16,12 @@
 //!   one scope per node, for GTKWave.
 //! - [`plots`]: SVG and PNG plots (`plotters`, text drawn with an embedded DejaVu font
 //!   through `ab_glyph`, so no system font libraries are needed): slowdown by size, CDFs of
-//!   slowdown and flow size, queue depth, buffer occupancy and throughput over time.
+//!   slowdown and flow size, queue depth, buffer occupancy and throughput over time (the
+//!   most active series of each).
 //! - [`progress`]: a simulated-time progress bar (`indicatif`), an `asic_net::Observer` of
-//!   the run, shown only on a terminal and only for runs that take more than two seconds.
+//!   the run, shown only on a terminal and only for runs that take more than two seconds;
+//!   it says when the run is draining past the traffic's end. A sweep's bars: points done,
+//!   and one per running point, named after it.
 //! - [`sweep`]: expansion of a RON parameter grid, a parallel runner with deterministic
 //!   result order, and the merged table.
 //!

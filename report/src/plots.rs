@@ -8,18 +8,26 @@
 //! on first use ([`ensure_fonts`]), so text renders the same on every machine, offline.
 //!
 //! Charts:
-//! - [`plot_slowdown_by_size`]: mean, p50 and p99 FCT slowdown per flow size bucket (log y).
+//! - [`plot_slowdown_by_size`]: p50, mean and p99 FCT slowdown per flow size bucket (log y),
+//!   as labelled dots per bucket (buckets are categories), all flows' numbers in a note.
 //! - [`plot_cdf`]: empirical CDFs of one or more sets of values (e.g. slowdown, flow size),
 //!   optionally on a log x axis.
+//!
+//! A log axis is labelled at decades, 1-2-5 steps or round numbers, whichever gives at least
+//! three labels over its range (see `log_ticks`).
 //! - [`plot_series`]: series over time as step lines (a value holds until the next point),
-//!   x in microseconds of simulated time.
+//!   x in microseconds of simulated time: at most [`MAX_SERIES_PER_PLOT`], the most active
+//!   by [`most_active`]'s rule, with a note under the title saying how many were left out.
+//!
+//! Legends stand in a column right of the plot area, where they hide no data.
 //!
 //! [`write_run_plots`] draws the standard set for a run.
 
-use crate::metrics::{BucketStats, Summary};
+use crate::metrics::{time_weighted_mean, BucketStats, Summary};
 use asic_net::records::{RunRecord, Series};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
@@ -46,6 +54,8 @@ pub enum Chart<'a> {
     SlowdownBySize {
         /// Buckets in order.
         buckets: &'a [BucketStats],
+        /// All flows together, noted under the title.
+        all: Option<&'a BucketStats>,
     },
     /// Empirical CDFs.
     Cdf {
@@ -83,32 +93,87 @@ pub fn write_chart(path: &Path, chart: &Chart) -> Result<(), String> {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
     let r = match ext.as_deref() {
-        Some("svg") => draw(SVGBackend::new(path, SIZE).into_drawing_area(), chart),
-        Some("png") => draw(BitMapBackend::new(path, SIZE).into_drawing_area(), chart),
+        Some("svg") => draw(
+            SVGBackend::new(path, SIZE).into_drawing_area(),
+            chart,
+            Stroke::Polyline,
+        ),
+        Some("png") => draw(
+            BitMapBackend::new(path, SIZE).into_drawing_area(),
+            chart,
+            Stroke::Segments,
+        ),
         _ => return Err(format!("{}: plots are .svg or .png", path.display())),
     };
     r.map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
+/// How a curve reaches the backend.
+///
+/// `plotters`' bitmap backend fills a thick polyline as one polygon whose corners it computes
+/// itself, and where the line nearly reverses (a step up and back down one pixel to the
+/// right, everywhere in a dense queue or rate series) the inner corner lands hundreds of
+/// pixels away: the spikes through the tick labels and the stray dots of issue #20. A PNG's
+/// curves are therefore drawn one segment at a time, each its own short rectangle, which no
+/// corner can throw out of the plot area. An SVG keeps one polyline per curve: the viewer
+/// joins its segments within its miter limit, and one element per segment would make the file
+/// several times larger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stroke {
+    Polyline,
+    Segments,
+}
+
+/// Draw `pts` as one curve of `chart` in `style`, the way `stroke` says.
+fn draw_curve<DB, X, Y>(
+    chart: &mut ChartContext<DB, Cartesian2d<X, Y>>,
+    pts: Vec<(X::ValueType, Y::ValueType)>,
+    style: ShapeStyle,
+    stroke: Stroke,
+) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    X: Ranged,
+    Y: Ranged,
+    X::ValueType: Clone + 'static,
+    Y::ValueType: Clone + 'static,
+{
+    match stroke {
+        Stroke::Polyline => chart.draw_series(LineSeries::new(pts, style)).map(drop),
+        Stroke::Segments => chart
+            .draw_series(
+                pts.windows(2)
+                    .map(|w| PathElement::new(vec![w[0].clone(), w[1].clone()], style)),
+            )
+            .map(drop),
+    }
+    .map_err(err)
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    chart: &Chart,
+    stroke: Stroke,
+) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(err)?;
     match chart {
-        Chart::SlowdownBySize { buckets } => draw_slowdown(&root, buckets)?,
+        Chart::SlowdownBySize { buckets, all } => draw_slowdown(&root, buckets, *all)?,
         Chart::Cdf {
             title,
             x_desc,
             curves,
             log_x,
-        } => draw_cdf(&root, title, x_desc, curves, *log_x)?,
+        } => draw_cdf(&root, title, x_desc, curves, *log_x, stroke)?,
         Chart::Series {
             title,
             y_desc,
             series,
             end_ps,
-        } => draw_series(&root, title, y_desc, series, *end_ps)?,
+        } => draw_series(&root, title, y_desc, series, *end_ps, stroke)?,
     }
     root.present().map_err(err)
 }
@@ -127,95 +192,108 @@ where
     Ok(())
 }
 
-/// (legend, colour, (bucket index, value) points).
-type Curve<'a> = (&'a str, RGBColor, Vec<(usize, f64)>);
+/// A statistic drawn per bucket: legend name, offset from the bucket's centre in hundredths
+/// of a bucket, and where the value is.
+type BucketStat = (&'static str, i32, fn(&BucketStats) -> Option<f64>);
 
+/// The statistics drawn per bucket.
+const BUCKET_STATS: [BucketStat; 3] = [
+    ("p50", -22, |b| b.slowdown.p50),
+    ("mean", 0, |b| b.slowdown.mean),
+    ("p99", 22, |b| b.slowdown.p99),
+];
+
+/// A slowdown that a log axis can show.
+fn positive(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// Size buckets are categories: each gets its p50, mean and p99 as labelled dots side by
+/// side, with no line from one bucket to the next (a line would suggest values between
+/// buckets). `all` is not a bucket: its numbers are the note under the title.
 fn draw_slowdown<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     buckets: &[BucketStats],
+    all: Option<&BucketStats>,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
     let title = "FCT slowdown by flow size";
-    let stats: [Curve; 3] = [
-        ("p99", RED, pick(buckets, |b| b.slowdown.p99)),
-        (
-            "mean",
-            RGBColor(30, 90, 200),
-            pick(buckets, |b| b.slowdown.mean),
-        ),
-        (
-            "p50",
-            RGBColor(20, 140, 60),
-            pick(buckets, |b| b.slowdown.p50),
-        ),
-    ];
-    let values: Vec<f64> = stats.iter().flat_map(|s| s.2.iter().map(|p| p.1)).collect();
-    if buckets.is_empty() || values.is_empty() {
+    let values: Vec<f64> = buckets
+        .iter()
+        .flat_map(|b| BUCKET_STATS.iter().filter_map(|s| positive(s.2(b))))
+        .collect();
+    if values.is_empty() {
         return no_data(root, title);
     }
-    let lo = values.iter().cloned().fold(1.0f64, f64::min).max(1e-3) * 0.9;
+    let note = all.map_or(String::new(), |a| {
+        let num = |v: Option<f64>| v.map_or("-".to_string(), short_num);
+        format!(
+            "all {} completed flows: p50 {}, mean {}, p99 {}",
+            a.completed,
+            num(a.slowdown.p50),
+            num(a.slowdown.mean),
+            num(a.slowdown.p99)
+        )
+    });
+    let area = frame(root, title, &note)?;
+    let names = BUCKET_STATS.map(|s| s.0);
+    let (plot, legend) = with_legend_column(&area, &names)?;
+    // 1 (the ideal FCT) always in range; room above the highest dot for its label.
+    let lo = values.iter().cloned().fold(1.0f64, f64::min) * 0.9;
     let hi = values.iter().cloned().fold(1.0f64, f64::max) * 1.5;
     let labels: Vec<String> = buckets
         .iter()
         .map(|b| format!("{} ({})", b.label, b.completed))
         .collect();
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 22))
+    // x in hundredths of a bucket, bucket i centred on 100 i: an integer axis, which takes
+    // chosen tick positions and a label formatter (plotters' f64 axis does not take both).
+    let n = buckets.len() as i32;
+    let (labelled, grid) = log_ticks(lo, hi);
+    let y = (lo..hi)
+        .log_scale()
+        .with_key_points(labelled)
+        .with_light_points(grid);
+    let x = (-50..100 * n - 50).with_key_points((0..n).map(|i| 100 * i).collect());
+    let mut chart = ChartBuilder::on(&plot)
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(70)
-        .build_cartesian_2d(
-            (0..buckets.len() - 1).into_segmented(),
-            (lo..hi).log_scale(),
-        )
+        .build_cartesian_2d(x, y)
         .map_err(err)?;
     chart
         .configure_mesh()
+        .disable_x_mesh()
         .x_desc("flow size bucket (completed flows)")
         .y_desc("FCT slowdown (FCT / ideal FCT)")
-        .x_labels(buckets.len())
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
-                labels.get(*i).cloned().unwrap_or_default()
-            }
-            SegmentValue::Last => String::new(),
+        .x_label_formatter(&|v| {
+            let i = usize::try_from(v / 100).unwrap_or(usize::MAX);
+            labels.get(i).cloned().unwrap_or_default()
         })
         .y_label_formatter(&|v| short_num(*v))
         .draw()
         .map_err(err)?;
-    for (name, color, pts) in &stats {
-        let pts: Vec<(SegmentValue<usize>, f64)> = pts
-            .iter()
-            .map(|&(i, v)| (SegmentValue::CenterOf(i), v))
-            .collect();
-        let c = *color;
-        chart
-            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-            .map_err(err)?
-            .label(*name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-        chart
-            .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
-            .map_err(err)?;
-    }
+    let separator = RGBColor(200, 200, 200);
     chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
+        .draw_series((1..n).map(|i| {
+            let x = 100 * i - 50;
+            PathElement::new(vec![(x, lo), (x, hi)], separator)
+        }))
         .map_err(err)?;
-    Ok(())
-}
-
-fn pick(buckets: &[BucketStats], f: impl Fn(&BucketStats) -> Option<f64>) -> Vec<(usize, f64)> {
-    buckets
-        .iter()
-        .enumerate()
-        .filter_map(|(i, b)| f(b).filter(|v| v.is_finite() && *v > 0.0).map(|v| (i, v)))
-        .collect()
+    let label_style = TextStyle::from(("sans-serif", 12)).pos(Pos::new(HPos::Center, VPos::Bottom));
+    for (k, (_, offset, stat)) in BUCKET_STATS.iter().enumerate() {
+        let c = color(k);
+        let dots = buckets.iter().enumerate().filter_map(|(i, b)| {
+            positive(stat(b)).map(|v| {
+                EmptyElement::at((100 * i as i32 + offset, v))
+                    + Circle::new((0, 0), 5, c.filled())
+                    + Text::new(short_num(v), (0, -8), label_style.clone())
+            })
+        });
+        chart.draw_series(dots).map_err(err)?;
+    }
+    draw_legend(&legend, &names, Swatch::Dot)
 }
 
 fn draw_cdf<DB: DrawingBackend>(
@@ -224,6 +302,7 @@ fn draw_cdf<DB: DrawingBackend>(
     x_desc: &str,
     curves: &[(String, Vec<f64>)],
     log_x: bool,
+    stroke: Stroke,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -252,10 +331,12 @@ where
         .iter()
         .map(|c| c.1[c.1.len() - 1])
         .fold(f64::NEG_INFINITY, f64::max);
+    let area = frame(root, title, "")?;
+    let names: Vec<&str> = prepared.iter().map(|c| c.0).collect();
+    let (plot, legend) = with_legend_column(&area, &names)?;
     let builder = |x_label: u32| {
-        let mut b = ChartBuilder::on(root);
-        b.caption(title, ("sans-serif", 22))
-            .margin(12)
+        let mut b = ChartBuilder::on(&plot);
+        b.margin(12)
             .x_label_area_size(x_label)
             .y_label_area_size(60);
         b
@@ -272,29 +353,15 @@ where
                 .y_label_formatter(&|v| format!("{v:.1}"))
                 .draw()
                 .map_err(err)?;
-            for (i, (name, v)) in prepared.iter().enumerate() {
-                let color = Palette99::pick(i).to_rgba();
+            for (i, (_, v)) in prepared.iter().enumerate() {
                 let n = v.len() as f64;
                 let mut pts = Vec::with_capacity(2 * v.len());
                 for (k, &x) in v.iter().enumerate() {
                     pts.push((x, k as f64 / n));
                     pts.push((x, (k + 1) as f64 / n));
                 }
-                chart
-                    .draw_series(LineSeries::new(decimate(pts), color.stroke_width(2)))
-                    .map_err(err)?
-                    .label(*name)
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                    });
+                draw_curve(&mut chart, decimate(pts), color(i).stroke_width(2), stroke)?;
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::LowerRight)
-                .draw()
-                .map_err(err)?;
         }};
     }
     if log_x {
@@ -303,9 +370,14 @@ where
         } else {
             (lo / 1.05, hi * 1.05)
         };
+        let (labelled, grid) = log_ticks(lo, hi);
+        let x = (lo..hi)
+            .log_scale()
+            .with_key_points(labelled)
+            .with_light_points(grid);
         body!(
             builder(50)
-                .build_cartesian_2d((lo..hi).log_scale(), 0f64..1.02f64)
+                .build_cartesian_2d(x, 0f64..1.02f64)
                 .map_err(err)?,
             format!("{x_desc} (log scale)")
         );
@@ -323,7 +395,7 @@ where
             x_desc.to_string()
         );
     }
-    Ok(())
+    draw_legend(&legend, &names, Swatch::Line)
 }
 
 /// Points kept per curve at most: a picture is ~900 pixels wide, so more only make files
@@ -370,13 +442,11 @@ pub fn decimate(pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     out
 }
 
-/// A number for an axis label: no more digits than it needs.
+/// A number for an axis label: no more digits than it needs (no trailing zeros).
 fn short_num(x: f64) -> String {
     let a = x.abs();
-    if a == 0.0 {
-        "0".to_string()
-    } else if (1.0..1e6).contains(&a) && x.fract() == 0.0 {
-        format!("{x:.0}")
+    let s = if a == 0.0 {
+        return "0".to_string();
     } else if !(1e-3..1e6).contains(&a) {
         format!("{x:.1e}")
     } else if a >= 100.0 {
@@ -385,7 +455,195 @@ fn short_num(x: f64) -> String {
         format!("{x:.2}")
     } else {
         format!("{x:.3}")
+    };
+    let (mantissa, exp) = s.split_at(s.find('e').unwrap_or(s.len()));
+    let mantissa = if mantissa.contains('.') {
+        mantissa.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        mantissa
+    };
+    format!("{mantissa}{exp}")
+}
+
+/// Labelled ticks wanted on a log axis at least; fewer cannot show the scale.
+const MIN_LOG_TICKS: usize = 3;
+
+/// `m` × 10^`k`, as the nearest double to the decimal (3 / 10, not 3 × 0.1).
+fn decimal(m: f64, k: i32) -> f64 {
+    if k >= 0 {
+        m * 10f64.powi(k)
+    } else {
+        m / 10f64.powi(-k)
     }
+}
+
+/// Ticks of a log axis over `[lo, hi]` (`0 < lo < hi`): (labelled, grid lines only).
+///
+/// `plotters` labels only the decades of a log axis, so a range within one decade (one
+/// BFC run's slowdowns, 2.3 to 2.4) had no label at all. Labelled here: the decades in the
+/// range if there are [`MIN_LOG_TICKS`]; else the 1-2-5 steps of each decade; else 1 to 9 of
+/// each; else (a range within one such step) round numbers evenly spaced, as on a linear
+/// axis. Grid lines also at the 1 to 9 of each decade that have no label, to show the scale.
+fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
+    let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let multiples = |ms: &[f64]| -> Vec<f64> {
+        (k0..=k1)
+            .flat_map(|k| ms.iter().map(move |&m| decimal(m, k)))
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    };
+    let ones_to_nines = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0];
+    for ms in [&[1.0][..], &[1.0, 2.0, 5.0], &ones_to_nines] {
+        let labelled = multiples(ms);
+        if labelled.len() >= MIN_LOG_TICKS {
+            let mut grid = multiples(&ones_to_nines);
+            grid.retain(|v| !labelled.contains(v));
+            return (labelled, grid);
+        }
+    }
+    // The smallest 1-2-5 step that puts at most 6 ticks in the range.
+    let span = hi - lo;
+    let e = (span / 6.0).log10().floor() as i32;
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|&m| decimal(m, e))
+        .find(|&st| span / st <= 6.0)
+        .unwrap_or(decimal(1.0, e + 1));
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (
+        (first..=last).map(|i| i as f64 * step).collect(),
+        Vec::new(),
+    )
+}
+
+/// Colours of curves in order: the Tableau 10 palette without its yellow-green and cyan,
+/// which are hard to see on white.
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+fn color(i: usize) -> RGBColor {
+    COLORS[i % COLORS.len()]
+}
+
+/// The title at the top of `root` and, if `note` is not empty, the note under it in smaller
+/// grey type; returns the area left for the chart.
+fn frame<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    note: &str,
+) -> Result<DrawingArea<DB, Shift>, String>
+where
+    DB::ErrorType: 'static,
+{
+    let area = root.titled(title, ("sans-serif", 22)).map_err(err)?;
+    if note.is_empty() {
+        return Ok(area);
+    }
+    let style = ("sans-serif", 14).into_font().color(&RGBColor(80, 80, 80));
+    area.titled(note, style).map_err(err)
+}
+
+const LEGEND_FONT: (&str, u32) = ("sans-serif", 13);
+
+/// A part of the picture, in pixels from its own top left corner.
+type Area<DB> = DrawingArea<DB, Shift>;
+
+/// Split `area` into the chart's part on the left and a legend column on the right, as wide
+/// as the longest of `names` needs (at most a third of the picture): a legend inside the
+/// plot area hides the data under it.
+fn with_legend_column<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    names: &[&str],
+) -> Result<(Area<DB>, Area<DB>), String>
+where
+    DB::ErrorType: 'static,
+{
+    let mut widest = 0;
+    for n in names {
+        widest = widest.max(
+            area.estimate_text_size(n, &LEGEND_FONT.into())
+                .map_err(err)?
+                .0,
+        );
+    }
+    let width = (widest + 44).min(SIZE.0 / 3);
+    Ok(area.split_horizontally(area.dim_in_pixel().0 - width))
+}
+
+/// How a legend entry shows what it names.
+#[derive(Clone, Copy)]
+enum Swatch {
+    Line,
+    Dot,
+}
+
+/// The legend: one row per curve or kind of dot, top down, the `i`-th in [`color`]`(i)`, in
+/// the column made by [`with_legend_column`].
+fn draw_legend<DB: DrawingBackend>(
+    column: &DrawingArea<DB, Shift>,
+    names: &[&str],
+    swatch: Swatch,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    for (i, name) in names.iter().enumerate() {
+        let c = color(i);
+        let y = 24 + 20 * i as i32;
+        match swatch {
+            Swatch::Line => {
+                column.draw(&PathElement::new(vec![(4, y), (24, y)], c.stroke_width(3)))
+            }
+            Swatch::Dot => column.draw(&Circle::new((14, y), 5, c.filled())),
+        }
+        .map_err(err)?;
+        let style = TextStyle::from(LEGEND_FONT).pos(Pos::new(HPos::Left, VPos::Center));
+        column
+            .draw(&Text::new(name.to_string(), (32, y), style))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// How busy a series was: its time-weighted mean over the whole run, `[0, end_ps)`, counting
+/// 0 before its first point (a queue's series starts when the queue first holds cells), then
+/// its peak. Non-finite values count as 0.
+fn activity(s: &Series, end_ps: u64) -> (f64, f64) {
+    let first = s.points.first().map_or(end_ps, |p| p.0);
+    let covered = end_ps.saturating_sub(first) as f64;
+    let run_mean = time_weighted_mean(s, end_ps).unwrap_or(0.0) * covered / end_ps.max(1) as f64;
+    let peak = s.points.iter().map(|p| p.1).fold(0f64, f64::max);
+    let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+    (finite(run_mean), finite(peak))
+}
+
+/// The series a time plot draws, the most active first: the [`MAX_SERIES_PER_PLOT`] with the
+/// largest time-weighted mean over the run (`[0, end_ps)`, 0 before a series' first point),
+/// ties to the larger peak, then to the name. Returns them and how many were left out.
+///
+/// Why the mean over the run: it is what the series contributed (the area under its
+/// curve), so a queue that was full for a while beats one that blipped once; the peak only
+/// breaks ties, e.g. between series that are 0 throughout but for one instant.
+pub fn most_active<'a>(series: &[&'a Series], end_ps: u64) -> (Vec<&'a Series>, usize) {
+    let mut ranked: Vec<(&Series, (f64, f64))> =
+        series.iter().map(|&s| (s, activity(s, end_ps))).collect();
+    ranked.sort_by(|(a, ka), (b, kb)| {
+        kb.0.total_cmp(&ka.0)
+            .then(kb.1.total_cmp(&ka.1))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let left_out = ranked.len().saturating_sub(MAX_SERIES_PER_PLOT);
+    ranked.truncate(MAX_SERIES_PER_PLOT);
+    (ranked.into_iter().map(|(s, _)| s).collect(), left_out)
 }
 
 fn draw_series<DB: DrawingBackend>(
@@ -394,6 +652,7 @@ fn draw_series<DB: DrawingBackend>(
     y_desc: &str,
     series: &[&Series],
     end_ps: u64,
+    stroke: Stroke,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -403,13 +662,26 @@ where
     if series.is_empty() {
         return no_data(root, title);
     }
-    let end_us = series
+    let end_ps = series
         .iter()
         .filter_map(|s| s.points.last().map(|p| p.0))
         .max()
         .unwrap_or(0)
-        .max(end_ps) as f64
-        / 1e6;
+        .max(end_ps);
+    let end_us = end_ps as f64 / 1e6;
+    let (series, left_out) = most_active(&series, end_ps);
+    let note = if left_out == 0 {
+        String::new()
+    } else {
+        format!(
+            "{} of {} series: the largest time-weighted means over the run (the CSV files have all)",
+            series.len(),
+            series.len() + left_out
+        )
+    };
+    let area = frame(root, title, &note)?;
+    let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    let (plot, legend) = with_legend_column(&area, &names)?;
     let ymax = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
@@ -421,8 +693,7 @@ where
         .filter(|v| v.is_finite())
         .fold(0f64, f64::min);
     let ytop = if ymax > ymin { ymax * 1.08 } else { ymin + 1.0 };
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 22))
+    let mut chart = ChartBuilder::on(&plot)
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(70)
@@ -436,8 +707,8 @@ where
         .y_label_formatter(&|v| short_num(*v))
         .draw()
         .map_err(err)?;
-    for (i, s) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+    // The least active first, so the most active is drawn on top.
+    for (i, s) in series.iter().enumerate().rev() {
         let mut pts: Vec<(f64, f64)> = Vec::with_capacity(2 * s.points.len() + 1);
         let mut prev: Option<f64> = None;
         for &(t, v) in s.points.iter().filter(|p| p.1.is_finite()) {
@@ -451,27 +722,18 @@ where
         if let Some(p) = prev {
             pts.push((end_us, p));
         }
-        chart
-            .draw_series(LineSeries::new(decimate(pts), color.stroke_width(2)))
-            .map_err(err)?
-            .label(s.name.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+        draw_curve(&mut chart, decimate(pts), color(i).stroke_width(2), stroke)?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(err)?;
-    Ok(())
+    draw_legend(&legend, &names, Swatch::Line)
 }
 
-/// Slowdown by size bucket into `path` (.svg or .png).
-pub fn plot_slowdown_by_size(buckets: &[BucketStats], path: &Path) -> Result<(), String> {
-    write_chart(path, &Chart::SlowdownBySize { buckets })
+/// Slowdown by size bucket into `path` (.svg or .png), with `all` flows' numbers noted.
+pub fn plot_slowdown_by_size(
+    buckets: &[BucketStats],
+    all: Option<&BucketStats>,
+    path: &Path,
+) -> Result<(), String> {
+    write_chart(path, &Chart::SlowdownBySize { buckets, all })
 }
 
 /// Empirical CDFs into `path` (.svg or .png).
@@ -530,9 +792,9 @@ impl Default for PlotFormats {
     }
 }
 
-/// At most this many series are drawn in one time plot (the first by name); more make an
-/// unreadable picture: the CSV has them all.
-pub const MAX_SERIES_PER_PLOT: usize = 12;
+/// At most this many series are drawn in one time plot, chosen by [`most_active`]; more make
+/// an unreadable picture (the CSV files have them all).
+pub const MAX_SERIES_PER_PLOT: usize = 8;
 
 /// Draw the standard plots of a run into `dir`: `slowdown_by_size`, `slowdown_cdf`,
 /// `flow_size_cdf`, and, when the record has such series, `queue_depth` (names containing
@@ -564,11 +826,12 @@ pub fn write_run_plots(
         Ok(())
     };
 
-    let mut buckets = summary.fct_by_size.clone();
-    buckets.push(summary.flows.all.clone());
     each(
         "slowdown_by_size",
-        &Chart::SlowdownBySize { buckets: &buckets },
+        &Chart::SlowdownBySize {
+            buckets: &summary.fct_by_size,
+            all: Some(&summary.flows.all),
+        },
     )?;
 
     let mut flows: Vec<_> = record.flows.iter().collect();
@@ -606,17 +869,14 @@ pub fn write_run_plots(
         },
     )?;
 
-    let mut by_name: Vec<&Series> = record.series.iter().collect();
-    by_name.sort_by(|a, b| a.name.cmp(&b.name));
     for (stem, key, title) in [
         ("queue_depth", "depth", "Queue depth over time"),
         ("buffer_occupancy", "buffer", "Buffer occupancy over time"),
     ] {
-        let sel: Vec<&Series> = by_name
+        let sel: Vec<&Series> = record
+            .series
             .iter()
-            .copied()
             .filter(|s| s.name.contains(key))
-            .take(MAX_SERIES_PER_PLOT)
             .collect();
         if let Some(first) = sel.first() {
             let y_desc = format!("{key} ({})", first.unit);
@@ -631,12 +891,11 @@ pub fn write_run_plots(
             )?;
         }
     }
-    let tp: Vec<&Series> = by_name
+    let tp: Vec<&Series> = record
+        .series
         .iter()
-        .copied()
         .filter(|s| s.unit == "Gb/s")
         .chain(throughput)
-        .take(MAX_SERIES_PER_PLOT)
         .collect();
     if !tp.is_empty() {
         each(

@@ -145,6 +145,27 @@ fn sweep_merges_every_point_into_one_table() {
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5, "header and four points: {csv}");
     assert!(text.contains("0.5") && text.contains("ok"), "{text}");
+    // Each point's directory holds that point's outputs, as `asic net` writes them.
+    let mut dirs: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs.len(), 4, "{dirs:?}");
+    for d in &dirs {
+        for f in [
+            "summary.json",
+            "flows.csv",
+            "series.csv",
+            "waveform.vcd",
+            "plots/throughput.png",
+            "plots/slowdown_by_size.svg",
+        ] {
+            let len = std::fs::metadata(d.join(f)).map(|m| m.len()).unwrap_or(0);
+            assert!(len > 0, "{} written and non-empty", d.join(f).display());
+        }
+    }
     std::fs::remove_dir_all(&out).ok();
 }
 

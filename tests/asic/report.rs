@@ -327,17 +327,19 @@ fn csv_rows(path: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Default options, with plots in the formats given.
+fn with_plots(svg: bool, png: bool) -> ReportOptions {
+    ReportOptions {
+        plots: plots::PlotFormats { svg, png },
+        ..ReportOptions::default()
+    }
+}
+
 #[test]
 fn write_run_writes_every_table_with_its_columns() {
     let dir = tempfile::tempdir().unwrap();
     let rec = sample_record();
-    let opts = ReportOptions {
-        plots: plots::PlotFormats {
-            svg: false,
-            png: false,
-        },
-        ..ReportOptions::default()
-    };
+    let opts = with_plots(false, false);
     let rep = report::write_run(&rec, dir.path(), &opts).unwrap();
     let d = dir.path();
     assert_eq!(
@@ -458,13 +460,7 @@ fn write_run_writes_every_table_with_its_columns() {
 #[test]
 fn outputs_are_byte_identical_across_runs() {
     let rec = sample_record();
-    let opts = ReportOptions {
-        plots: plots::PlotFormats {
-            svg: true,
-            png: false,
-        },
-        ..ReportOptions::default()
-    };
+    let opts = with_plots(true, false);
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
     let ra = report::write_run(&rec, a.path(), &opts).unwrap();
@@ -651,9 +647,181 @@ fn plots_are_written_and_decode() {
     // Nothing to draw still gives a picture.
     let empty = RunRecord::default();
     let p = dir.path().join("empty.png");
-    plots::plot_slowdown_by_size(&metrics::fct_by_size(&empty.flows, &[10_000]), &p).unwrap();
+    plots::plot_slowdown_by_size(&metrics::fct_by_size(&empty.flows, &[10_000]), None, &p).unwrap();
     assert!(std::fs::metadata(&p).unwrap().len() > 0);
     assert!(plots::plot_cdf(&dir.path().join("x.txt"), "t", "x", &[], false).is_err());
+}
+
+/// The PNG's pixels as RGB triples, row by row.
+fn png_pixels(path: &Path) -> Vec<[u8; 3]> {
+    let dec = png::Decoder::new(std::fs::File::open(path).unwrap());
+    let mut reader = dec.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf[..info.buffer_size()]
+        .chunks(3)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect()
+}
+
+/// Pixels of a series' colour (text, axes and grid are grey) in the margins of a PNG
+/// plot: under the x axis's tick labels, left of the y axis's, and above the plot area.
+fn coloured_pixels_in_margins(path: &Path) -> usize {
+    let (w, h) = (plots::SIZE.0 as usize, plots::SIZE.1 as usize);
+    png_pixels(path)
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            let (x, y) = (i % w, i / w);
+            y < 30 || y >= h - 40 || x < 50
+        })
+        .filter(|(_, p)| p.iter().max().unwrap() - p.iter().min().unwrap() > 80)
+        .count()
+}
+
+#[test]
+fn png_curves_stay_inside_the_plot_area() {
+    // A queue that fills and drains many times per pixel: the step line goes up and back
+    // down a pixel to the right, everywhere (issue #20's BFC testbed queue).
+    let points: Vec<(u64, f64)> = (0..200_000u64)
+        .map(|i| (i * 500, if i % 3 == 0 { 0.0 } else { (i % 250) as f64 }))
+        .collect();
+    let s = series("tb.port2.q0.depth_cells", "cells", &points);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("q.png");
+    plots::plot_series(&p, "q", "depth (cells)", &[&s], 100_000_000).unwrap();
+    assert_eq!(coloured_pixels_in_margins(&p), 0, "{}", p.display());
+}
+
+#[test]
+fn time_plots_draw_the_most_active_series() {
+    // Twenty queues whose depth grows with their name (alphabetical order would pick the
+    // idlest), one that is idle but for a huge instant, and one that is deep for the last
+    // tenth of the run only: deep-ish over the run, not deepest while it lasts.
+    let end = 1_000_000u64;
+    let mut all: Vec<Series> = (0..20)
+        .map(|k| {
+            series(
+                &format!("n{k:02}.depth_cells"),
+                "cells",
+                &[(0, k as f64 + 1.0)],
+            )
+        })
+        .collect();
+    all.push(series(
+        "blip.depth_cells",
+        "cells",
+        &[(0, 0.0), (500_000, 1000.0), (500_001, 0.0)],
+    ));
+    all.push(series("late.depth_cells", "cells", &[(900_000, 150.0)]));
+    let refs: Vec<&Series> = all.iter().collect();
+    let (chosen, left_out) = plots::most_active(&refs, end);
+    let names: Vec<&str> = chosen.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "n19.depth_cells",
+            "n18.depth_cells",
+            "n17.depth_cells",
+            "n16.depth_cells",
+            "n15.depth_cells",
+            // 150 for a tenth of the run: a mean of 15 as n14's, and the higher peak.
+            "late.depth_cells",
+            "n14.depth_cells",
+            "n13.depth_cells",
+        ]
+    );
+    assert_eq!(left_out, 22 - plots::MAX_SERIES_PER_PLOT);
+
+    // The plot names them in its legend and says how many it left out and why.
+    let rec = RunRecord {
+        name: "busy".into(),
+        duration_ps: end,
+        series: all.clone(),
+        ..RunRecord::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let formats = plots::PlotFormats {
+        svg: true,
+        png: false,
+    };
+    let summary = metrics::summarize(&rec, &MetricsConfig::default());
+    plots::write_run_plots(&rec, &summary, &[], dir.path(), formats).unwrap();
+    let svg = std::fs::read_to_string(dir.path().join("queue_depth.svg")).unwrap();
+    for n in &names {
+        assert!(svg.contains(n), "{n} drawn");
+    }
+    for n in ["n00.depth_cells", "n12.depth_cells", "blip.depth_cells"] {
+        assert!(!svg.contains(n), "{n} left out");
+    }
+    assert!(
+        svg.contains("8 of 22 series: the largest time-weighted means over the run"),
+        "the note says what was left out"
+    );
+}
+
+/// The texts of an SVG's `<text>` elements.
+fn svg_texts(svg: &str) -> Vec<&str> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| Some(t[t.find('>')? + 1..t.find("</text>")?].trim()))
+        .collect()
+}
+
+#[test]
+fn log_axes_label_their_ticks() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdf = |name: &str, values: Vec<f64>| {
+        let p = dir.path().join(name);
+        plots::plot_cdf(&p, "t", "v", &[("c".to_string(), values)], true).unwrap();
+        std::fs::read_to_string(p).unwrap()
+    };
+    // Within one decade and one 1-2-5 step: round numbers, evenly spaced.
+    let narrow = cdf("narrow.svg", vec![120.0, 150.0, 180.0]);
+    let texts = svg_texts(&narrow);
+    for label in ["120", "140", "160", "180"] {
+        assert!(texts.contains(&label), "{label} in {texts:?}");
+    }
+    // Over two decades: 1-2-5.
+    let two = cdf("two.svg", vec![1.5, 30.0, 90.0]);
+    let texts = svg_texts(&two);
+    for label in ["2", "5", "10", "20", "50"] {
+        assert!(texts.contains(&label), "{label} in {texts:?}");
+    }
+    // Over six: the decades.
+    let wide = cdf("wide.svg", vec![1.0, 1e3, 1e6]);
+    let texts = svg_texts(&wide);
+    for label in ["1", "10", "100", "1000", "10000", "100000", "1e6"] {
+        assert!(texts.contains(&label), "{label} in {texts:?}");
+    }
+    assert!(!texts.contains(&"20"), "not 1-2-5 when there are decades");
+}
+
+#[test]
+fn slowdown_by_size_draws_buckets_as_categories_and_all_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = sample_record();
+    let opts = with_plots(true, false);
+    report::write_run(&rec, dir.path(), &opts).unwrap();
+    let svg = std::fs::read_to_string(dir.path().join("plots/slowdown_by_size.svg")).unwrap();
+    // A dot per statistic (p50, mean, p99) per bucket, and one per legend entry.
+    let buckets = MetricsConfig::default().size_edges.len() + 1;
+    assert_eq!(svg.matches("<circle").count(), 3 * buckets + 3);
+    // No line joins them: the only lines are black axes and grey grid and separators.
+    for line in svg.split('<').filter(|e| e.starts_with("polyline")) {
+        let stroke = &line[line.find("stroke=\"#").unwrap() + 9..][..6];
+        let grey = stroke[0..2] == stroke[2..4] && stroke[2..4] == stroke[4..6];
+        assert!(grey, "a coloured line: {line}");
+    }
+    // "all" is no bucket on the x axis, but its numbers are in the note.
+    let texts = svg_texts(&svg);
+    assert!(!texts.iter().any(|t| t.starts_with("all (")), "{texts:?}");
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("all 30 completed flows: p50 ")),
+        "{texts:?}"
+    );
 }
 
 #[test]
