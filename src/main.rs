@@ -3,7 +3,7 @@
 
 use asic_bench::run::run_scenario;
 use asic_bench::scenario::ScenarioFile;
-use asic_deploy::run::{load, run_observed, RunOptions};
+use asic_deploy::run::{load_with_text, place_in, run_observed, RunOptions};
 use asic_io::load::compile_file;
 use asic_model::profile;
 use asic_report::progress::SimProgress;
@@ -238,14 +238,15 @@ fn compile(
 fn net(scenario: &Path, out: &Path, lockstep: bool) -> Result<(), String> {
     std::fs::create_dir_all(out)
         .map_err(|e| format!("{}: cannot create directory: {e}", out.display()))?;
-    let s = load(scenario)?;
+    let (s, text) = load_with_text(scenario)?;
     let mut progress = SimProgress::new(&s.name);
     let opts = RunOptions {
         pcap_dir: Some(out),
         lockstep,
     };
     let base = scenario.parent().unwrap_or(Path::new(""));
-    let run = run_observed(s, base, opts, &mut progress)?;
+    let run = run_observed(s, base, opts, &mut progress)
+        .map_err(|e| place_in(&scenario.display().to_string(), &text, e))?;
     let report = asic_report::write_run(&run.record, out, &asic_report::ReportOptions::default())?;
     out!("{}", report.text)?;
     if lockstep {

@@ -16,7 +16,7 @@ use asic_net::shapes::{generate, RolePorts};
 use asic_net::topology::{End, Topology, TopologySpec};
 use asic_net::traffic::{Size, Source};
 use asic_net::Network;
-use located::read_ron;
+use located::{locate, parse_ron, read_text};
 use pipelines::control::resolve_op;
 use pipelines::entries::EntrySpec;
 use pipelines::program::Program;
@@ -186,7 +186,14 @@ fn bring_up_ports(
 pub fn topology(source: &TopologySource, base: Base) -> Result<Topology, String> {
     let spec: TopologySpec = match source {
         TopologySource::Explicit(t) => (**t).clone(),
-        TopologySource::File(f) => read_ron(&base.path(f), "topology")?,
+        TopologySource::File(f) => {
+            // A topology file's errors are placed in it, not in the scenario.
+            let path = base.path(f);
+            let file = path.display().to_string();
+            let text = read_text(&path, "topology")?;
+            let spec = parse_ron(&text, &file)?;
+            return Topology::resolve(spec).map_err(|e| locate(&file, &text, &e).to_string());
+        }
         TopologySource::Generate(g) => {
             let mut ports = RolePorts::new();
             for &role in g.shape.roles() {

@@ -22,7 +22,7 @@ pub struct RunOptions<'a> {
 
 /// Read a scenario file.
 pub fn load(path: &Path) -> Result<NetScenario, String> {
-    Ok(read_ron(path, "scenario")?)
+    load_with_text(path).map(|(s, _)| s)
 }
 
 /// Run a scenario: relative paths resolve against `base`; `observer` sees the progress.
@@ -62,14 +62,34 @@ pub fn run(scenario: NetScenario) -> Result<RunRecord, String> {
     run_detailed(scenario, Path::new(""), None).map(|r| r.record)
 }
 
-/// Run a scenario file (relative paths against its directory).
+/// Run a scenario file (relative paths against its directory). An error found after the
+/// file was parsed is placed in it at the name it quotes ([`located::locate`]).
 pub fn run_file(
     path: &Path,
     opts: RunOptions,
     observer: &mut dyn Observer,
 ) -> Result<NetRun, String> {
-    let s = load(path)?;
+    let (s, text) = load_with_text(path)?;
     run_observed(s, path.parent().unwrap_or(Path::new("")), opts, observer)
+        .map_err(|e| place_in(&path.display().to_string(), &text, e))
+}
+
+/// Read a scenario file, keeping its text to place later errors in it ([`place_in`]).
+pub fn load_with_text(path: &Path) -> Result<(NetScenario, String), String> {
+    let text = located::read_text(path, "scenario")?;
+    let s = located::parse_ron(&text, &path.display().to_string())?;
+    Ok((s, text))
+}
+
+/// `message` placed in the file it is about: as it is if it already names a place in a file
+/// (an entries file, a profile, a topology file, a program), else in `file` at the name it
+/// quotes.
+pub fn place_in(file: &str, text: &str, message: String) -> String {
+    let placed = [".ron:", ".p4:", ".pcap:"];
+    if placed.iter().any(|p| message.contains(p)) {
+        return message;
+    }
+    located::locate(file, text, &message).to_string()
 }
 
 /// Captured frames into one pcap per captured port; the rest to the caller's observer.

@@ -25,6 +25,13 @@ pub struct PcapFrame {
 pub fn read_pcap(path: &Path) -> Result<Vec<PcapFrame>, String> {
     let name = path.display();
     let bytes = std::fs::read(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+    // A pcapng file starts with a section header block (block type 0x0A0D0D0A).
+    if bytes.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]) {
+        return Err(format!(
+            "{name}: a pcapng file; the model reads classic pcap (convert it with \
+             `editcap -F pcap {name} out.pcap`)"
+        ));
+    }
     let (mut rest, parser) = PcapParser::new(&bytes)
         .map_err(|e| format!("{name}: not a pcap file (bad global header: {e})"))?;
     if parser.header().datalink != DataLink::ETHERNET {
@@ -97,5 +104,29 @@ impl PcapOut {
             .into_writer()
             .flush()
             .map_err(|e| format!("cannot write pcap: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pcapng_file_is_named_as_such() {
+        let path = std::env::temp_dir().join(format!("asic-io-{}.pcapng", std::process::id()));
+        // A pcapng section header block's first bytes.
+        std::fs::write(
+            &path,
+            [
+                0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a,
+            ],
+        )
+        .unwrap();
+        let e = read_pcap(&path).err().unwrap();
+        assert!(
+            e.contains("a pcapng file") && e.contains("editcap -F pcap"),
+            "{e}"
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 }

@@ -101,6 +101,29 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, Located> {
         .map_err(|e| Located::file(path, format!("cannot read {what}: {e}")))
 }
 
+/// An error found after `text` (from `file`) was parsed, placed where the file writes the
+/// first name its message quotes (in backticks, or in parentheses after an index:
+/// `hosts[1] (b)`), or at the file alone when it writes none of them.
+pub fn locate(file: &str, text: &str, message: &str) -> Located {
+    let quoted = message.split('`').skip(1).step_by(2).chain(
+        message
+            .split("] (")
+            .skip(1)
+            .filter_map(|r| r.split(')').next()),
+    );
+    for name in quoted {
+        if !name.is_empty() && text.contains(&format!("\"{name}\"")) {
+            return Located::at_value(file, text, name, message);
+        }
+    }
+    Located {
+        file: file.to_string(),
+        line: 0,
+        col: 0,
+        message: message.to_string(),
+    }
+}
+
 /// 1-based line and column of the first occurrence of `needle` written as a quoted string
 /// (else anywhere) in `text`; (0, 0) if absent.
 pub fn position_of(text: &str, needle: &str) -> (usize, usize) {
@@ -123,6 +146,21 @@ mod tests {
         let t = "(\n  chip: \"nope\",\n)";
         assert_eq!(position_of(t, "nope"), (2, 9));
         assert_eq!(position_of(t, "absent"), (0, 0));
+    }
+
+    #[test]
+    fn errors_are_placed_at_the_name_they_quote() {
+        let t = "(\n  hosts: [(name: \"a\"), (name: \"b\")],\n)";
+        let e = locate(
+            "s.ron",
+            t,
+            "hosts[1] (b): nic_queues: 7 must be a multiple of 8",
+        );
+        assert_eq!((e.line, e.col), (2, 31));
+        let e = locate("s.ron", t, "no host named `b`");
+        assert_eq!((e.line, e.col), (2, 31));
+        let e = locate("s.ron", t, "nothing quoted");
+        assert_eq!(e.to_string(), "s.ron: nothing quoted");
     }
 
     #[derive(serde::Deserialize, Debug)]

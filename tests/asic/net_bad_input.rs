@@ -104,3 +104,31 @@ fn a_sampling_period_of_zero_is_refused() {
         "sample_period_ns: must be greater than 0"
     );
 }
+
+/// An error found after the scenario was parsed names the file and the place it is about
+/// (issue #20: "topology: hosts[1] (b): nic_queues …" named no file or line).
+#[test]
+fn errors_after_parsing_are_placed_in_the_file() {
+    let dir = std::env::temp_dir().join(format!("asic-net-placed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.ron");
+    std::fs::write(
+        &path,
+        r#"(
+    topology: Explicit((
+        chips: [(name: "sw", profile: "teaching")],
+        hosts: [(name: "a", ip: "10.0.0.1"), (name: "b", ip: "10.0.0.2", nic_queues: 7)],
+        links: [(a: "a", b: "sw:0", gbps: 10, delay_ns: 10), (a: "b", b: "sw:1", gbps: 10, delay_ns: 10)],
+    )),
+)"#,
+    )
+    .unwrap();
+    let e = net::run_file(&path, net::RunOptions::default(), &mut ())
+        .err()
+        .unwrap();
+    let want = format!(
+        "{}:4:53: topology: hosts[1] (b): nic_queues: 7",
+        path.display()
+    );
+    assert!(e.starts_with(&want), "{e}");
+}
