@@ -7,7 +7,6 @@ use crate::scenario::NetScenario;
 use asic_io::pcap::PcapOut;
 use asic_net::records::RunRecord;
 use asic_net::{Capture, Net, NetRun, Observer};
-use located::read_ron;
 use pipelines::time::Time;
 use std::path::Path;
 
