@@ -196,7 +196,7 @@ fn fb_gamma_table(name: &str, r: &FbGammaResult) -> Table {
         r.cells, r.alpha
     ));
     t.notes.push("expected (Eq. 4 steady state): sum(omega) = 5 * alpha * gamma / 5; free = B/(1+sum); each = alpha*gamma/5*free".into());
-    t.notes.push("the FB paper's Fig. 5b shows 6 per queue for the one-port case, which Eq. 4 gives only with gamma = 1 (digest 2.1.5 [INCONSISTENT]); the model follows Eq. 4".into());
+    t.notes.push("the FB paper's Fig. 5b shows 6 per queue for the one-port case, which Eq. 4 gives only with gamma = 1 (the figure and the equation disagree); the model follows Eq. 4".into());
     t.rows = r
         .rows
         .iter()

@@ -266,3 +266,27 @@ fn a_sweep_with_failed_points_fails() {
     assert!(stdout.contains("size must be at least 1 byte"), "{stdout}");
     assert!(out.join("sweep.csv").exists());
 }
+
+/// What the command prints cites public sources, not notes outside the repository (issue
+/// #20: profiles cited "anchors.md 4.2" and "reference digest 3.1.3").
+#[test]
+fn printed_sources_are_public() {
+    let mut text = String::new();
+    for name in ["tofino2-like", "tofino1-like", "rmt2013", "teaching"] {
+        let (ok, out, _) = asic(&["chips", "show", name]);
+        assert!(ok);
+        text += &out;
+    }
+    for name in [
+        "dt-convergence",
+        "fb-isolation",
+        "fb-gamma",
+        "pfc-hysteresis",
+        "pfc-quanta-expiry",
+    ] {
+        text += &asic(&["tm-experiment", name]).1;
+    }
+    for private in ["anchors.md", "digest", "seeds/"] {
+        assert!(!text.contains(private), "`{private}` is cited");
+    }
+}
