@@ -251,8 +251,14 @@ fn net(scenario: &Path, out: &Path, lockstep: bool) -> Result<(), String> {
     out!("{}", report.text)?;
     if lockstep {
         outln!(
-            "\nlockstep: {} chip cycles visited, all chips together",
-            run.lockstep_cycles
+            "\nlockstep: {} chip cycles visited, all chips together; the per-cycle reference \
+             disagreed with the event engine at {} of them{}",
+            run.lockstep_cycles,
+            run.lockstep_violations.0,
+            run.lockstep_violations
+                .1
+                .as_ref()
+                .map_or(String::new(), |v| format!(" (first: {v})"))
         )?;
     }
     outln!("\nwrote {} files to {}", report.files.len(), out.display())?;

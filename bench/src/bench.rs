@@ -194,6 +194,10 @@ pub struct RunReport {
     /// Lockstep mode: what the per-cycle visits saw (`None` when event-driven).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lockstep: Option<LockstepCounters>,
+    /// Lockstep mode: the first disagreement between the event engine and the per-cycle
+    /// reference.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lockstep_violation: Option<String>,
 }
 
 impl RunReport {
@@ -313,6 +317,14 @@ impl RunReport {
                 l.peak_ingress,
                 l.egress_packet_cycles as f64 / l.cycles.max(1) as f64,
                 l.peak_egress
+            );
+            s += &format!(
+                "lockstep reference: the event engine disagreed with the per-cycle recount at {} \
+                 cycles{}\n",
+                l.violations,
+                self.lockstep_violation
+                    .as_ref()
+                    .map_or(String::new(), |v| format!(" (first: {v})"))
             );
         }
         s
@@ -590,6 +602,7 @@ impl Bench {
                 .lockstep
                 .as_ref()
                 .map(|_| self.chip.lockstep_counters()),
+            lockstep_violation: self.chip.lockstep_violation().map(str::to_string),
         }
     }
 }

@@ -82,6 +82,8 @@ proptest! {
         prop_assert_eq!(l.cycles, last + 1);
         prop_assert_eq!(l.last_cycle, last);
         prop_assert_eq!(slow.chip().lockstep_counters(), l);
+        // The per-cycle reference agreed with the event engine at every edge.
+        prop_assert_eq!(l.violations, 0, "{:?}", slow.chip().lockstep_violation());
         if a.packets_out() > 0 {
             prop_assert!(l.ingress_packet_cycles > 0 && l.egress_packet_cycles > 0);
         }
@@ -116,6 +118,7 @@ fn a_network_in_lockstep_gives_the_same_record() {
     assert_eq!(a.switch_hops, b.switch_hops);
     assert!(a.switch_hops > 100, "{} hops", a.switch_hops);
     assert_eq!(a.lockstep_cycles, 0);
+    assert_eq!(b.lockstep_violations, (0, None));
     // Two leaves and two spines, 40 µs each at the teaching chip's clock, cycle 0 included.
     let hz = asic_model::profile::load("teaching").unwrap().clock_hz;
     let end = pipelines::time::Time::from_ns(40000);

@@ -5,6 +5,7 @@
 //! ingress through the port, `recirculation.latency_cycles` after it started, and arrives
 //! whole one frame time (at the recirculation speed) later.
 
+use super::packet::InPipe;
 use super::port::PortKind;
 use super::{Chip, ChipEvent, DropReason, Wire};
 use crate::kernel::Schedule;
@@ -27,6 +28,7 @@ impl Chip {
         let slot = &mut self.packets.slots[h as usize];
         let port = slot.egress_port;
         let d = slot.deq.take().expect("a packet in egress has left the TM");
+        slot.in_pipe = InPipe::No;
         let pipe = &mut self.pipes[self.ports[port as usize].pipe as usize];
         pipe.in_egress -= 1;
         let egress = &mut pipe.egress;

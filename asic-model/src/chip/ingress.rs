@@ -5,6 +5,7 @@
 //! drop with its reason. Every destination is offered to the TM (`queueing.rs`).
 
 use super::depth::PublishedDepths;
+use super::packet::InPipe;
 use super::port::PortKind;
 use super::{Chip, ChipEvent, DropReason};
 use crate::kernel::Schedule;
@@ -37,6 +38,7 @@ impl Chip {
         // The packet has left the ingress pipe (its program runs at the exit).
         let p = &mut self.pipes[pipe];
         p.in_ingress -= 1;
+        slot.in_pipe = InPipe::No;
         let ingress = &mut p.ingress;
         // The outputs are read where the gress returned them (moving them out copied the
         // whole record).

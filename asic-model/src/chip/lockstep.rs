@@ -2,10 +2,21 @@
 //!
 //! In lockstep the driver ([`crate::kernel::Lockstep`]) calls [`Chip::tick`] at every cycle
 //! edge of the chip's clock, before the events of that instant, whether or not anything
-//! happens. A tick only looks: it adds up how many packets each pipe holds at each edge
-//! (the occupancy a teacher plots cycle by cycle), and changes nothing the events read, so
-//! a lockstep run and an event-driven run give the same event trace and outputs.
+//! happens. A tick adds up how many packets each pipe holds at each edge (the occupancy a
+//! teacher plots cycle by cycle), and checks the event engine against a per-cycle reference
+//! recomputed from the packets and the TM's descriptors:
+//! - each pipe's packet counts, as the events keep them, equal the packets whose state says
+//!   they are in that pipe;
+//! - no packet is still in a gress after the cycle it leaves it (issue cycle + the gress's
+//!   latency): the event engine delivered every exit on time;
+//! - whenever the TM changed since the last edge, every count it keeps (per queue, port,
+//!   priority group, pool, headroom) equals its recount from the queued descriptors.
+//!
+//! A disagreement is a [`LockstepCounters::violations`], the first described in
+//! [`Chip::lockstep_violation`]. A tick changes nothing the events read, so a lockstep run
+//! and an event-driven run give the same event trace and outputs.
 
+use super::packet::InPipe;
 use super::Chip;
 use serde::Serialize;
 
@@ -25,11 +36,25 @@ pub struct LockstepCounters {
     pub peak_ingress: u32,
     /// Most packets one pipe's egress held at an edge.
     pub peak_egress: u32,
+    /// Cycle edges at which the event engine disagreed with the per-cycle reference (see
+    /// the module comment): 0 in a correct model.
+    pub violations: u64,
+}
+
+/// What lockstep mode keeps between edges besides its counters.
+#[derive(Clone, Debug, Default)]
+pub(super) struct LockstepCheck {
+    /// Per pipe: packets in ingress and in egress, recounted at the last edge.
+    recount: Vec<(u32, u32)>,
+    /// The TM's activity (cells allocated and freed, refusals) at the last recount.
+    tm_version: u64,
+    /// The first disagreement.
+    first: Option<String>,
 }
 
 impl Chip {
-    /// Lockstep: cycle `cycle` of the pipe clock begins (see the module comment). Looks at
-    /// the pipes and counts; changes nothing the events read.
+    /// Lockstep: cycle `cycle` of the pipe clock begins (see the module comment). Counts, and
+    /// checks the event engine against the reference; changes nothing the events read.
     pub fn tick(&mut self, cycle: u64) {
         let l = &mut self.lockstep;
         l.cycles += 1;
@@ -40,10 +65,184 @@ impl Chip {
             l.peak_ingress = l.peak_ingress.max(p.in_ingress);
             l.peak_egress = l.peak_egress.max(p.in_egress);
         }
+        if let Err(e) = self.reference_check(cycle) {
+            self.lockstep.violations += 1;
+            self.lockstep_check.first.get_or_insert(e);
+        }
+    }
+
+    /// The per-cycle reference: the pipes' counts and exits from the packets' state, the
+    /// TM's counts from its descriptors.
+    fn reference_check(&mut self, cycle: u64) -> Result<(), String> {
+        let check = &mut self.lockstep_check;
+        check.recount.clear();
+        check.recount.resize(self.pipes.len(), (0, 0));
+        let (li, le) = (self.ingress_latency, self.egress_latency);
+        for p in self.packets.live_packets() {
+            let (pipe, latency, gress) = match p.in_pipe {
+                InPipe::No => continue,
+                InPipe::Ingress(pipe) => {
+                    check.recount[pipe as usize].0 += 1;
+                    (pipe, li, "ingress")
+                }
+                InPipe::Egress(pipe) => {
+                    check.recount[pipe as usize].1 += 1;
+                    (pipe, le, "egress")
+                }
+            };
+            if cycle > p.issue + latency {
+                return Err(format!(
+                    "cycle {cycle}: a packet issued into pipe {pipe}'s {gress} at cycle {} is \
+                     still there, {latency} cycles having passed",
+                    p.issue
+                ));
+            }
+        }
+        for (pipe, (p, &(ig, eg))) in self.pipes.iter().zip(&check.recount).enumerate() {
+            if (p.in_ingress, p.in_egress) != (ig, eg) {
+                return Err(format!(
+                    "cycle {cycle}: pipe {pipe} counts {} packets in ingress and {} in egress; \
+                     its packets say {ig} and {eg}",
+                    p.in_ingress, p.in_egress
+                ));
+            }
+        }
+        let c = self.tm.counters();
+        let version = c.cells_allocated + c.cells_freed + c.drops.iter().sum::<u64>();
+        if version != check.tm_version {
+            check.tm_version = version;
+            self.tm
+                .check_invariants()
+                .map_err(|e| format!("cycle {cycle}: the TM's counts: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The first disagreement lockstep mode found between the event engine and its
+    /// per-cycle reference, if any.
+    pub fn lockstep_violation(&self) -> Option<&str> {
+        self.lockstep_check.first.as_deref()
     }
 
     /// What lockstep mode saw (all zero when the chip ran event-driven).
     pub fn lockstep_counters(&self) -> LockstepCounters {
         self.lockstep
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chip::{ChipEvent, Wire};
+    use crate::kernel::{EventQueue, Schedule};
+    use pipelines::time::Time;
+
+    /// Every packet to port 1, untouched.
+    const TO_PORT_1: &str = r#"
+struct headers_t {}
+struct metadata_t {}
+parser IngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
+                     out ingress_intrinsic_metadata_t ig_intr_md) {
+    state start { transition accept; }
+}
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    apply { ig_tm_md.ucast_egress_port = 1; }
+}
+control IngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
+                        in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    apply { }
+}
+parser EgressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
+                    out egress_intrinsic_metadata_t eg_intr_md) {
+    state start { transition accept; }
+}
+control Egress(inout headers_t hdr, inout metadata_t meta,
+               in egress_intrinsic_metadata_t eg_intr_md,
+               in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+               inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    apply { }
+}
+control EgressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
+                       in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    apply { }
+}
+Pipeline(IngressParser(), Ingress(), IngressDeparser(),
+         EgressParser(), Egress(), EgressDeparser()) pipe;
+Switch(pipe) main;
+"#;
+
+    struct Sink;
+    impl Wire for Sink {
+        fn transmit(&mut self, _: u16, _: Time, _: &[u8]) {}
+    }
+
+    /// A packet received on port 0, and the chip with its events.
+    fn chip_with_a_packet() -> (Chip, EventQueue<ChipEvent>) {
+        let profile = crate::profile::load("teaching").unwrap();
+        let program = dsl::compile(TO_PORT_1, "to_port_1.p4", &profile.pipe)
+            .unwrap()
+            .program;
+        let mut chip = Chip::new(profile, &program).unwrap();
+        let mut q = EventQueue::new();
+        chip.receive(0, Time::ZERO, &[0xa5; 64], &mut q).unwrap();
+        (chip, q)
+    }
+
+    /// Ticks every cycle up to `last`, running the events as the lockstep driver does.
+    fn run_to(chip: &mut Chip, q: &mut EventQueue<ChipEvent>, last: u64) {
+        for cycle in 0..=last {
+            let t = chip.clock().time_of(cycle);
+            chip.tick(cycle);
+            while q.peek_time().is_some_and(|e| e <= t) {
+                let (now, ev) = q.pop().unwrap();
+                chip.handle(now, ev, q, &mut Sink);
+            }
+        }
+    }
+
+    #[test]
+    fn a_correct_run_has_no_violation() {
+        let (mut chip, mut q) = chip_with_a_packet();
+        run_to(&mut chip, &mut q, 500);
+        assert_eq!(
+            chip.lockstep_counters().violations,
+            0,
+            "{:?}",
+            chip.lockstep_violation()
+        );
+        assert!(chip.lockstep_counters().ingress_packet_cycles > 0);
+    }
+
+    /// The reference catches an engine that loses count of a pipe's packets, and one that
+    /// delivers a pipe exit late.
+    #[test]
+    fn the_reference_catches_a_miscount_and_a_late_exit() {
+        let (mut chip, mut q) = chip_with_a_packet();
+        // Let the packet be issued into ingress, then corrupt the pipe's count.
+        while chip.pipes[0].in_ingress == 0 {
+            let (now, ev) = q.pop().unwrap();
+            chip.handle(now, ev, &mut q, &mut Sink);
+        }
+        chip.pipes[0].in_ingress += 1;
+        chip.tick(0);
+        let v = chip.lockstep_violation().unwrap();
+        assert!(
+            v.contains("pipe 0 counts 2 packets in ingress") && v.contains("say 1"),
+            "{v}"
+        );
+
+        let (mut chip, mut q) = chip_with_a_packet();
+        while chip.pipes[0].in_ingress == 0 {
+            let (now, ev) = q.pop().unwrap();
+            chip.handle(now, ev, &mut q, &mut Sink);
+        }
+        // The exit event is not run: the packet overstays its ingress.
+        chip.tick(10_000);
+        let v = chip.lockstep_violation().unwrap();
+        assert!(v.contains("still there"), "{v}");
     }
 }

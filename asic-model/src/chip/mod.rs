@@ -119,6 +119,7 @@ pub struct Chip {
     depths: Option<DepthExport>,
     /// What lockstep mode saw.
     lockstep: LockstepCounters,
+    lockstep_check: lockstep::LockstepCheck,
 }
 
 impl Chip {
@@ -182,6 +183,7 @@ impl Chip {
             control: ScheduledControl::default(),
             depths,
             lockstep: LockstepCounters::default(),
+            lockstep_check: lockstep::LockstepCheck::default(),
         })
     }
 

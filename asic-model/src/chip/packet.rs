@@ -33,6 +33,22 @@ pub(super) struct Packet {
     pub(super) made_here: bool,
     /// In use (not in the free list).
     live: bool,
+    /// The pipe stage it is in, by the events' account: what lockstep mode checks cycle by
+    /// cycle against the pipes' counts and latencies.
+    pub(super) in_pipe: InPipe,
+}
+
+/// Which gress a packet is in (issued, or waiting for its issue slot, and not yet out of
+/// the deparser), if any.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum InPipe {
+    /// In the TM, on the MAC, or outside the chip.
+    #[default]
+    No,
+    /// In the ingress of pipe `.0`.
+    Ingress(u16),
+    /// In the egress of pipe `.0`.
+    Egress(u16),
 }
 
 /// Packet storage that reuses its buffers, so the steady state allocates nothing.
@@ -53,6 +69,7 @@ impl PacketStore {
                 p.deflected = false;
                 p.made_here = false;
                 p.live = true;
+                p.in_pipe = InPipe::No;
                 h
             }
             None => {
@@ -71,6 +88,11 @@ impl PacketStore {
         p.data.clear();
         p.live = false;
         self.free.push(h);
+    }
+
+    /// Every packet in the store.
+    pub(super) fn live_packets(&self) -> impl Iterator<Item = &Packet> {
+        self.slots.iter().filter(|p| p.live)
     }
 
     /// The bytes of every packet in the store.

@@ -4,6 +4,7 @@
 //! at cycle `i` leaves at `i + latency`, and exits come in issue order. That is why the chip
 //! runs a gress's whole program at the exit cycle, in one go (see `pipelines::pipe`).
 
+use super::packet::InPipe;
 use super::{Chip, ChipEvent};
 use crate::kernel::Schedule;
 use pipelines::pipe::{GressOutputs, LoadedGress};
@@ -66,7 +67,9 @@ impl Chip {
         pipe.ingress_issued += 1;
         pipe.in_ingress += 1;
         let done = self.clock.time_of(issue + self.ingress_latency);
-        self.packets.slots[pkt as usize].issue = issue;
+        let slot = &mut self.packets.slots[pkt as usize];
+        slot.issue = issue;
+        slot.in_pipe = InPipe::Ingress(pipe_id as u16);
         // Issue slots only move forward and the latency is fixed: exits come in time order.
         q.at_in_lane(2 * pipe_id, done, ChipEvent::IngressDone { pkt });
     }

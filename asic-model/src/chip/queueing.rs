@@ -4,6 +4,7 @@
 //! packet to the egress pipe. The TM itself (`tm`) keeps descriptors only; the bytes stay in
 //! the chip's packet store.
 
+use super::packet::InPipe;
 use super::pipe::take_issue_slot;
 use super::{Chip, ChipEvent, DropReason};
 use crate::kernel::Schedule;
@@ -90,6 +91,7 @@ impl Chip {
         pipe.in_egress += 1;
         let done = self.clock.time_of(issue + self.egress_latency);
         let slot = &mut self.packets.slots[d.handle as usize];
+        slot.in_pipe = InPipe::Egress(pipe_id as u16);
         slot.deq = Some(d);
         slot.deq_time = now;
         slot.issue = issue;

@@ -57,6 +57,9 @@ pub struct NetRun {
     pub switch_hops: u64,
     /// Lockstep mode: chip cycles visited, all chips together (0 when event-driven).
     pub lockstep_cycles: u64,
+    /// Lockstep mode: cycle edges at which a chip's event engine disagreed with the
+    /// per-cycle reference, all chips together, and the first disagreement with its chip.
+    pub lockstep_violations: (u64, Option<String>),
     /// Drops counted by the chips themselves (all reasons, all packets including control).
     pub chip_drops: u64,
     /// Per chip (name): the most buffer cells in use at once during the run.
@@ -201,6 +204,16 @@ impl Net<'_> {
                 .flat_map(|c| (0..c.port_count()).map(|p| c.port_counters(p).tx_packets))
                 .sum(),
             lockstep_cycles: self.lockstep.as_ref().map_or(0, Lockstep::visited),
+            lockstep_violations: (
+                self.chips
+                    .iter()
+                    .map(|c| c.lockstep_counters().violations)
+                    .sum(),
+                self.chips.iter().enumerate().find_map(|(c, chip)| {
+                    let v = chip.lockstep_violation()?;
+                    Some(format!("chip `{}`: {v}", self.topo.spec.chips[c].name))
+                }),
+            ),
             chip_drops,
             peak_buffer_cells,
             frames_on_links: self.pool.live(),
