@@ -1,0 +1,103 @@
+//! The seed inputs: the repository's own programs, profiles, scenarios, entries, pcaps and STF
+//! files, embedded at build time so a worker needs no checkout to run (and a finding's input
+//! is a pure function of the binary, the seed and the index).
+//!
+//! Every file is kept under its repository path: the fixture writes them into a temporary
+//! directory with the same layout, so the names a scenario or an STF file gives resolve as they
+//! do in the repository.
+
+/// Embeds each file under its repository path.
+macro_rules! repository_files {
+    ($($path:literal,)*) => {
+        /// Every embedded file: `(repository path, bytes)`.
+        pub const FILES: &[(&str, &[u8])] = &[
+            $(($path, include_bytes!(concat!("../../", $path))),)*
+        ];
+    };
+}
+
+repository_files!(
+    "asic-model/profiles/rmt2013.ron",
+    "asic-model/profiles/teaching.ron",
+    "asic-model/profiles/tofino1-like.ron",
+    "asic-model/profiles/tofino2-like.ron",
+    "benches/l3_12stage.p4",
+    "dsl/tests/errors/action_reads_what_it_wrote.p4",
+    "dsl/tests/errors/dependency_chain_too_long.p4",
+    "dsl/tests/errors/does_not_fit.p4",
+    "dsl/tests/errors/enum_without_values.p4",
+    "dsl/tests/errors/ghost_thread_not_yet.p4",
+    "dsl/tests/errors/hash_width_mismatch.p4",
+    "dsl/tests/errors/parser_states_over_limit.p4",
+    "dsl/tests/errors/phv_exhausted.p4",
+    "dsl/tests/errors/queue_depth_in_egress.p4",
+    "dsl/tests/errors/read_only_metadata.p4",
+    "dsl/tests/errors/register_accessed_twice.p4",
+    "dsl/tests/errors/salu_conditions_over_limit.p4",
+    "dsl/tests/errors/salu_updates_twice.p4",
+    "dsl/tests/errors/stage_resources_exhausted.p4",
+    "dsl/tests/errors/switch_case_not_an_action.p4",
+    "dsl/tests/errors/table_applied_twice.p4",
+    "dsl/tests/errors/undeclared_name.p4",
+    "dsl/tests/errors/unreachable_parser_state.p4",
+    "dsl/tests/errors/unsupported_construct.p4",
+    "dsl/tests/errors/width_mismatch.p4",
+    "programs/bfc/bfc.p4",
+    "programs/bfc/clos.ron",
+    "programs/bfc/testbed-entries.ron",
+    "programs/bfc/testbed-topology.ron",
+    "programs/bfc/testbed-two-flows.ron",
+    "programs/bfc/tofino2-100g.ron",
+    "programs/bfc/two-flows.ron",
+    "programs/ecmp_router/ecmp_router.p4",
+    "programs/examples/dc_router.p4",
+    "programs/examples/flow_counter.p4",
+    "programs/examples/policer.p4",
+    "programs/l3router/entries.ron",
+    "programs/l3router/in1.pcap",
+    "programs/l3router/l3router.p4",
+    "programs/l3router/scenario.ron",
+    "programs/net/incast.ron",
+    "programs/net/leafspine.ron",
+    "programs/net/sweep-load.ron",
+    "tests/programs/bridged_router.p4",
+    "tests/programs/ghost.p4",
+    "tests/programs/net_plumbing.p4",
+    "tests/programs/plumbing.p4",
+    "tests/programs/qpause.p4",
+    "tests/stf/acl.p4",
+    "tests/stf/acl.stf",
+    "tests/stf/counter.p4",
+    "tests/stf/counter.stf",
+    "tests/stf/hash.p4",
+    "tests/stf/hash.stf",
+    "tests/stf/l3router.stf",
+    "tests/stf/meter.p4",
+    "tests/stf/meter.stf",
+    "tests/stf/parser.p4",
+    "tests/stf/parser.stf",
+    "tests/stf/parser_continue.p4",
+    "tests/stf/parser_continue.stf",
+    "tests/stf/random.p4",
+    "tests/stf/random.stf",
+    "tests/stf/register.p4",
+    "tests/stf/register.stf",
+);
+
+/// The embedded file at `path`.
+pub fn file(path: &str) -> &'static [u8] {
+    FILES
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, b)| *b)
+        .unwrap_or_else(|| panic!("{path} is not embedded"))
+}
+
+/// The embedded files whose path starts with one of `dirs` and ends with `ext`.
+pub fn matching(dirs: &[&str], ext: &str) -> Vec<(&'static str, &'static [u8])> {
+    FILES
+        .iter()
+        .filter(|(p, _)| dirs.iter().any(|d| p.starts_with(d)) && p.ends_with(ext))
+        .copied()
+        .collect()
+}
