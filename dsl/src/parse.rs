@@ -10,6 +10,9 @@ use pest::Parser;
 use crate::ast::*;
 use crate::error::{CompileError, ErrorKind, Result};
 
+mod limits;
+pub use limits::{MAX_BRACKETS, MAX_DEPTH};
+
 #[derive(pest_derive::Parser)]
 #[grammar = "grammar.pest"]
 struct P4Parser;
@@ -49,7 +52,9 @@ static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
 
 /// Parse a whole source file.
 pub fn parse(source: &str) -> Result<Program> {
+    limits::brackets(source)?;
     let mut pairs = P4Parser::parse(Rule::program, source).map_err(syntax_error)?;
+    limits::nesting(pairs.clone())?;
     let program = pairs.next().map(|p| p.into_inner());
     let mut decls = Vec::new();
     for pair in program.into_iter().flatten() {
@@ -66,6 +71,10 @@ fn syntax_error(e: pest::error::Error<Rule>) -> CompileError {
         pest::error::InputLocation::Pos(p) => Span { start: p, end: p },
         pest::error::InputLocation::Span((s, t)) => Span { start: s, end: t },
     };
+    // The only error pest makes of its own is its stack guard's (no call limit is set).
+    if let pest::error::ErrorVariant::CustomError { .. } = e.variant {
+        return limits::too_deep_to_parse(span);
+    }
     let e = e.renamed_rules(|r| rule_name(*r).to_string());
     CompileError::new(
         ErrorKind::Syntax,
