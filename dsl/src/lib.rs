@@ -53,8 +53,7 @@
 //! Anything else is rejected with an error naming the construct and its position.
 //!
 //! Crates used, and why: `pest` (a readable PEG grammar with precise error positions),
-//! `ariadne` (caret excerpts for errors), `thiserror` (the error type), `serde` (the report
-//! is data, dumped as JSON by the CLI).
+//! `thiserror` (the error type), `serde` (the report is data, dumped as JSON by the CLI).
 
 pub mod alloc;
 pub mod ast;
