@@ -21,7 +21,7 @@
 
 use pest::iterators::{Pair, Pairs};
 
-use super::{span_of, Rule};
+use super::{code_bytes, span_of, Rule};
 use crate::ast::Span;
 use crate::error::{err, CompileError, ErrorKind, Result};
 
@@ -40,20 +40,10 @@ pub const MAX_BRACKETS: usize = 4 * MAX_DEPTH;
 /// in an annotation's or a directive's text where the grammar does not nest it (such text only
 /// shifts where this check fires; pest's guard still stands behind it).
 pub(super) fn brackets(source: &str) -> Result<()> {
-    let bytes = source.as_bytes();
     let mut depth = 0usize;
-    let mut i = 0;
-    while i < bytes.len() {
-        match (bytes[i], bytes.get(i + 1)) {
-            (b'/', Some(b'/')) => {
-                i += source[i..].find('\n').unwrap_or(source.len() - i);
-            }
-            (b'/', Some(b'*')) => {
-                i += source[i + 2..]
-                    .find("*/")
-                    .map_or(source.len() - i, |j| j + 4);
-            }
-            (b'(' | b'[' | b'{', _) => {
+    for (i, b) in code_bytes(source) {
+        match b {
+            b'(' | b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_BRACKETS {
                     return Err(err(
@@ -67,13 +57,9 @@ pub(super) fn brackets(source: &str) -> Result<()> {
                         ),
                     ));
                 }
-                i += 1;
             }
-            (b')' | b']' | b'}', _) => {
-                depth = depth.saturating_sub(1);
-                i += 1;
-            }
-            _ => i += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
         }
     }
     Ok(())
