@@ -68,35 +68,40 @@ impl CompileError {
 
     /// Resolve the span to a line and column of `source`, named `file`.
     pub fn locate(mut self, file: &str, source: &str) -> Self {
-        let start = floor_char_boundary(source, self.span.start);
-        let before = &source[..start];
-        self.line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        self.col = before[line_start..].chars().count() + 1;
+        (self.line, self.col) = line_col(source, self.span.start);
         self.file = file.to_string();
         self
     }
 
-    /// The error with a caret excerpt of `source` (no colour), for terminals and logs.
+    /// The caret excerpt that goes under the error's line (`{error}\n{excerpt}`, as `asic
+    /// compile` prints it): the source line where the span starts, numbered, with carets under
+    /// the span (up to the end of that line). It does not repeat the message.
     pub fn render(&self, source: &str) -> String {
-        use ariadne::{Config, Label, Report, ReportKind, Source};
-        // ariadne counts characters, not bytes.
-        let to_char = |b: usize| source[..floor_char_boundary(source, b)].chars().count();
-        let start = to_char(self.span.start);
-        let end = to_char(self.span.end).max(start);
-        let file = self.file.as_str();
-        let mut out = Vec::new();
-        let written = Report::build(ReportKind::Error, (file, start..end))
-            .with_config(Config::default().with_color(false))
-            .with_message(&self.message)
-            .with_label(Label::new((file, start..end)).with_message(&self.message))
-            .finish()
-            .write((file, Source::from(source)), &mut out);
-        match written {
-            Ok(()) => String::from_utf8_lossy(&out).into_owned(),
-            Err(_) => self.to_string(),
-        }
+        let start = floor_char_boundary(source, self.span.start);
+        let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+        let text = source[line_start..].lines().next().unwrap_or("");
+        let end = floor_char_boundary(source, self.span.end).clamp(start, line_start + text.len());
+        // Blanks under the text before the span, tabs kept, so that the carets line up however
+        // wide a terminal shows a tab.
+        let pad: String = source[line_start..start]
+            .chars()
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        let carets = "^".repeat(source[start..end].chars().count().max(1));
+        let number = line_col(source, start).0.to_string();
+        let gutter = " ".repeat(number.len());
+        format!("{gutter} |\n{number} | {text}\n{gutter} | {pad}{carets}")
     }
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `source`.
+fn line_col(source: &str, offset: usize) -> (usize, usize) {
+    let before = &source[..floor_char_boundary(source, offset)];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
 }
 
 /// The largest char boundary of `s` not after `i` (spans from pest are always on boundaries,

@@ -46,12 +46,14 @@
 //!   `ghost_intrinsic_metadata_t` block is rejected), and `Checksum()` in deparsers.
 //! - Intrinsic metadata: see [`tna::INTRINSIC_TYPES`] (TNA names, plus model-specific fields
 //!   documented there).
+//! - Nesting: statements and expressions nest at most [`parse::MAX_DEPTH`] levels and
+//!   brackets [`parse::MAX_BRACKETS`] deep, far beyond real programs, so that no stage of the
+//!   compiler runs out of stack (the module `parse::limits` says how each level counts).
 //!
 //! Anything else is rejected with an error naming the construct and its position.
 //!
 //! Crates used, and why: `pest` (a readable PEG grammar with precise error positions),
-//! `ariadne` (caret excerpts for errors), `thiserror` (the error type), `serde` (the report
-//! is data, dumped as JSON by the CLI).
+//! `thiserror` (the error type), `serde` (the report is data, dumped as JSON by the CLI).
 
 pub mod alloc;
 pub mod ast;

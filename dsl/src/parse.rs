@@ -10,6 +10,10 @@ use pest::Parser;
 use crate::ast::*;
 use crate::error::{CompileError, ErrorKind, Result};
 
+mod expected;
+mod limits;
+pub use limits::{MAX_BRACKETS, MAX_DEPTH};
+
 #[derive(pest_derive::Parser)]
 #[grammar = "grammar.pest"]
 struct P4Parser;
@@ -49,7 +53,11 @@ static PRATT: LazyLock<PrattParser<Rule>> = LazyLock::new(|| {
 
 /// Parse a whole source file.
 pub fn parse(source: &str) -> Result<Program> {
-    let mut pairs = P4Parser::parse(Rule::program, source).map_err(syntax_error)?;
+    limits::brackets(source)?;
+    expected::enable_detail();
+    let mut pairs =
+        P4Parser::parse(Rule::program, source).map_err(|e| expected::syntax_error(e, source))?;
+    limits::nesting(pairs.clone())?;
     let program = pairs.next().map(|p| p.into_inner());
     let mut decls = Vec::new();
     for pair in program.into_iter().flatten() {
@@ -61,54 +69,26 @@ pub fn parse(source: &str) -> Result<Program> {
     Ok(Program { decls })
 }
 
-fn syntax_error(e: pest::error::Error<Rule>) -> CompileError {
-    let span = match e.location {
-        pest::error::InputLocation::Pos(p) => Span { start: p, end: p },
-        pest::error::InputLocation::Span((s, t)) => Span { start: s, end: t },
-    };
-    let e = e.renamed_rules(|r| rule_name(*r).to_string());
-    CompileError::new(
-        ErrorKind::Syntax,
-        span,
-        format!("syntax: {}", e.variant.message()),
-    )
-}
-
-/// Human names for the rules pest mentions in "expected ..." messages.
-fn rule_name(r: Rule) -> &'static str {
-    match r {
-        Rule::ident | Rule::name => "a name",
-        Rule::int_lit => "a number",
-        Rule::expr => "an expression",
-        Rule::type_ref | Rule::bit_type | Rule::bool_type => "a type",
-        Rule::EOI => "end of file",
-        Rule::infix
-        | Rule::concat
-        | Rule::sat_add
-        | Rule::sat_sub
-        | Rule::lor
-        | Rule::bor
-        | Rule::land
-        | Rule::band
-        | Rule::bxor
-        | Rule::shl
-        | Rule::le
-        | Rule::lt
-        | Rule::shr
-        | Rule::ge
-        | Rule::gt
-        | Rule::eq
-        | Rule::ne
-        | Rule::add
-        | Rule::sub
-        | Rule::mul
-        | Rule::div
-        | Rule::modulo => "an operator",
-        Rule::member | Rule::call | Rule::slice | Rule::generic_call => "`.`, `(` or `[`",
-        Rule::transition => "`transition`",
-        Rule::apply_block => "`apply`",
-        _ => "a declaration or statement",
-    }
+/// The bytes of `source` outside comments, as the grammar's `COMMENT` skips them, with their
+/// offsets: for the checks that read the text without pest (the depth of brackets, the end of
+/// the token before a syntax error).
+fn code_bytes(source: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
+    let bytes = source.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || loop {
+        let rest = bytes.get(i..).filter(|r| !r.is_empty())?;
+        if rest.starts_with(b"//") {
+            i += rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+        } else if rest.starts_with(b"/*") {
+            i += rest[2..]
+                .windows(2)
+                .position(|w| w == b"*/")
+                .map_or(rest.len(), |j| j + 4);
+        } else {
+            i += 1;
+            return Some((i - 1, rest[0]));
+        }
+    })
 }
 
 fn span_of(p: &Pair<Rule>) -> Span {

@@ -67,8 +67,34 @@ fn write_to_read_only_metadata() {
         "t.p4:{}:",
         pos(&src, "ig_intr_md.ingress_port =").0
     )));
+    // The excerpt under the message: the line, numbered, and carets under the span, without
+    // the message again.
+    let (line, col) = pos(&src, "ig_intr_md.ingress_port =");
+    let text = src.lines().nth(line - 1).unwrap();
+    let gutter = " ".repeat(line.to_string().len());
+    assert_eq!(
+        e.render(&src),
+        format!(
+            "{gutter} |\n{line} | {text}\n{gutter} | {}{}",
+            " ".repeat(col - 1),
+            "^".repeat("ig_intr_md.ingress_port".len())
+        )
+    );
+}
+
+#[test]
+fn the_excerpt_keeps_tabs_so_the_carets_line_up() {
+    let src = program(STATES, &apply("\tmeta.a =\tmeta.nothing;"), "");
+    let e = fails(&src);
     let rendered = e.render(&src);
-    assert!(rendered.contains("read-only"), "{rendered}");
+    let caret_line = rendered.lines().last().unwrap();
+    let text = src.lines().nth(e.line - 1).unwrap();
+    // Under the text before `nothing`: blanks, its tabs kept.
+    let under = text[..text.find("nothing").unwrap()].replace(|c: char| c != '\t', " ");
+    assert!(
+        caret_line.ends_with(&format!(" | {under}^^^^^^^")),
+        "{rendered}"
+    );
 }
 
 #[test]

@@ -7,5 +7,6 @@ mod errors;
 mod externs;
 mod features;
 mod fuzz;
+mod nesting;
 mod router;
 mod snapshots;

@@ -17,7 +17,7 @@ fn router_source() -> String {
 fn router_compiles_to_the_expected_ir() {
     let c = match compile(&router_source(), "l3router.p4", &spec()) {
         Ok(c) => c,
-        Err(e) => panic!("{}", e.render(&router_source())),
+        Err(e) => panic!("{e}\n{}", e.render(&router_source())),
     };
     assert_eq!(c.program.name, "l3router");
     pipelines::verify::verify(&c.program, &spec()).expect("the pipe accepts the program");

@@ -1,0 +1,10 @@
+// error: 7:2: expected `}`
+control Ing(inout headers_t hdr, inout meta_t meta) {
+    apply {
+        if (meta.a == 1) {
+            meta.b = 2;
+    }
+}
+control Eg(inout headers_t hdr, inout meta_t meta) {
+    apply { }
+}

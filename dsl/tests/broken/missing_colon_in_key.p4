@@ -1,0 +1,9 @@
+// error: 5:34: expected `:`
+control Ing(inout headers_t hdr, inout meta_t meta) {
+    action drop() { }
+    table t {
+        key = { hdr.ipv4.dst_addr exact; }
+        actions = { drop; }
+    }
+    apply { t.apply(); }
+}

@@ -1,0 +1,7 @@
+// error: 4:30: expected `;`
+parser IP(packet_in pkt, out headers_t hdr) {
+    state start {
+        pkt.extract(hdr.ipv4)
+        transition accept;
+    }
+}
