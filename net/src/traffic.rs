@@ -297,6 +297,12 @@ impl HostInfo<'_> {
 /// The most flows the traffic of one run may make (they are all made before it starts).
 pub const MAX_FLOWS: usize = 10_000_000;
 
+/// The largest σ of log-normal inter-arrivals. The gaps' variance is mean² · (e^σ² − 1): at
+/// σ = 4 a run's thousands of gaps already average far from the mean the load sets, and past
+/// it most gaps round to 0 ns (σ = 2³¹ made every flow start at once, up to [`MAX_FLOWS`]).
+/// The papers use 2.
+const MAX_LOGNORMAL_SIGMA: f64 = 4.0;
+
 /// The largest aggregate a `load_of: Aggregate(gbps)` may name: 1 Pb/s, far above any
 /// network the model runs.
 const MAX_AGGREGATE_GBPS: f64 = 1e6;
@@ -435,6 +441,14 @@ pub fn expand(
                         "{place}: load {} must be above 0 and at most 1",
                         f.load
                     ));
+                }
+                if let Arrivals::LogNormal { sigma } = f.arrivals {
+                    if !(sigma > 0.0 && sigma <= MAX_LOGNORMAL_SIGMA) {
+                        return Err(format!(
+                            "{place}: arrivals: LogNormal(sigma: {sigma}) must be above 0 and \
+                             at most {MAX_LOGNORMAL_SIGMA}"
+                        ));
+                    }
                 }
                 if let LoadOf::Aggregate(g) = f.load_of {
                     if !(g > 0.0 && g <= MAX_AGGREGATE_GBPS) {

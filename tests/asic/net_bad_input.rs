@@ -83,6 +83,14 @@ fn traffic_that_makes_flows_without_bound_is_refused() {
             "traffic[0]: load_of: Aggregate(9200000000000000000) must be above 0",
         ),
         (
+            r#"Flows((size: Fixed(1000), arrivals: LogNormal(sigma: 2147483648), load: 0.4, stop_ns: 3000000))"#,
+            "traffic[0]: arrivals: LogNormal(sigma: 2147483648) must be above 0 and at most 4",
+        ),
+        (
+            r#"Flows((size: Fixed(1000), arrivals: LogNormal(sigma: NaN), load: 0.4, stop_ns: 1000))"#,
+            "traffic[0]: arrivals: LogNormal(sigma: NaN) must be above 0",
+        ),
+        (
             r#"Flows((size: Fixed(64), load: 1.0, stop_ns: 1000000000000000))"#,
             "traffic[0]: the traffic makes more than 10000000 flows",
         ),

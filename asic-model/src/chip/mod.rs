@@ -241,6 +241,7 @@ impl Chip {
         q: &mut impl Schedule<ChipEvent>,
         wire: &mut impl Wire,
     ) {
+        self.lockstep_check.touched = true;
         match ev {
             ChipEvent::Arrive { pkt } => self.issue_ingress(now, pkt, q),
             ChipEvent::IngressDone { pkt } => {
