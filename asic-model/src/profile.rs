@@ -188,6 +188,11 @@ pub struct PlumbingSpec {
     pub egress_fifo_packets: u32,
 }
 
+/// The most cycles any one latency of a profile may be: a thousand times a real stage's (10
+/// to 20 cycles), and small enough that a gress of 65,535 stages with every extra still counts
+/// its cycles in 32 bits (`pipelines::pipe::GressTiming`).
+pub const MAX_LATENCY_CYCLES: u32 = 10_000;
+
 impl ChipProfile {
     /// Front-panel ports of one pipe.
     pub fn ports_per_pipe_count(&self) -> u32 {
@@ -338,6 +343,22 @@ impl ChipProfile {
             p.latency.stage_base_cycles as u64,
             "pipe.latency.stage_base_cycles",
         )?;
+        let l = &p.latency;
+        for (v, field) in [
+            (l.parser_cycles, "pipe.latency.parser_cycles"),
+            (l.deparser_cycles, "pipe.latency.deparser_cycles"),
+            (l.stage_base_cycles, "pipe.latency.stage_base_cycles"),
+            (l.tcam_extra_cycles, "pipe.latency.tcam_extra_cycles"),
+            (l.stateful_extra_cycles, "pipe.latency.stateful_extra_cycles"),
+            (l.meter_extra_cycles, "pipe.latency.meter_extra_cycles"),
+        ] {
+            if v > MAX_LATENCY_CYCLES {
+                return Err(bad(
+                    field,
+                    &format!("{v} cycles; a latency may be at most {MAX_LATENCY_CYCLES}"),
+                ));
+            }
+        }
 
         let t = &self.tm;
         nonzero(t.cells as u64, "tm.cells")?;
@@ -691,6 +712,11 @@ mod tests {
                 "recirculation.ports_per_pipe",
             ),
             (|p| p.pipe.stages = 0, "pipe.stages"),
+            (
+                |p| p.pipe.latency.tcam_extra_cycles = u32::MAX,
+                "pipe.latency.tcam_extra_cycles",
+            ),
+            (|p| p.pipe.latency.parser_cycles = 10_001, "pipe.latency.parser_cycles"),
             (|p| p.pipe.stage.sram_depth = 0, "pipe.stage.sram_depth"),
             (
                 |p| p.pipe.stage.logical_tables = 0,

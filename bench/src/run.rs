@@ -99,11 +99,21 @@ pub fn run_scenario(
         match &input.source {
             Source::Pcap(_) => {
                 let (_, frames) = pcaps.next().expect("read above, in input order");
+                // In time order, each file's first frame is its earliest, so none is before t0.
+                let mut previous = t0;
                 let frames = frames
                     .into_iter()
                     .enumerate()
                     .map(|(n, f)| {
                         let field = format!("pcap record #{}: timestamp", n + 1);
+                        if f.ts_ns < previous {
+                            return Err(format!(
+                                "{field} {} ns is earlier than the record before it ({previous} \
+                                 ns): a pcap's frames must be in time order",
+                                f.ts_ns
+                            ));
+                        }
+                        previous = f.ts_ns;
                         let ns = u64::try_from(f.ts_ns - t0).unwrap_or(u64::MAX);
                         Ok((Time::from_input_ns(ns, &field)?, f.data))
                     })

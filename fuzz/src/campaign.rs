@@ -440,12 +440,12 @@ fn write_finding(kind: Kind, opts: &Options, dir: &Path, f: &Finding) -> Result<
     );
     let _ = writeln!(
         note,
-        "regenerate: cargo run --release -p asic-fuzz -- show {kind} --seed {} --index {}",
+        "regenerate: cargo run --profile fuzz -p asic-fuzz -- show {kind} --seed {} --index {}",
         opts.seed, f.index
     );
     let _ = writeln!(
         note,
-        "reproduce: cargo run --release -p asic-fuzz -- exec {kind} fuzz/findings/{kind}/{stem}.min.{ext}"
+        "reproduce: cargo run --profile fuzz -p asic-fuzz -- exec {kind} fuzz/findings/{kind}/{stem}.min.{ext}"
     );
     let _ = writeln!(note, "\nwhat the minimized input printed:\n{printed}");
     write(format!("{stem}.txt"), note.as_bytes())?;

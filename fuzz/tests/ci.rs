@@ -50,7 +50,7 @@ fn bounded(kind: Kind, execs: u64) {
     eprintln!("{}", render(std::slice::from_ref(&s)));
     assert!(
         new.is_empty(),
-        "{kind}: new failures {new:?}; reproduce with `cargo run --release -p asic-fuzz -- {kind} \
+        "{kind}: new failures {new:?}; reproduce with `cargo run --profile fuzz -p asic-fuzz -- {kind} \
          --execs {execs}` (writes them under fuzz/findings/{kind}/)"
     );
     assert_eq!(s.execs, execs);

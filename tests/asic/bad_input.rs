@@ -76,6 +76,25 @@ fn a_truncated_pcap_is_located() {
 }
 
 #[test]
+fn a_pcap_going_back_in_time_is_refused() {
+    let dir = scratch("pcap-order", GOOD);
+    let mut bytes = std::fs::read(dir.join("in1.pcap")).unwrap();
+    // in1.pcap is big-endian with nanoseconds: records #1 and #2 at 1,000 and 2,000 ns; the
+    // second's nanoseconds (its header at byte 140) set to 500.
+    assert_eq!(bytes[144..148], 2000u32.to_be_bytes());
+    bytes[144..148].copy_from_slice(&500u32.to_be_bytes());
+    std::fs::write(dir.join("in1.pcap"), &bytes).unwrap();
+    let err = run(&dir);
+    assert!(
+        err.contains(
+            "inputs[0] (port 1): pcap record #2: timestamp 500 ns is earlier than the record \
+             before it (1000 ns)"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_bad_entry_names_the_entry() {
     let dir = scratch("entry", GOOD);
     std::fs::write(

@@ -89,6 +89,10 @@ fn out_of_range_numbers_and_a_second_chip_are_refused() {
         ),
         ("chip teaching\nchip teaching\n", "inline.stf:2: a second `chip` line"),
         (
+            "chip teaching\nprogram parser.p4\npacket 1 0200000000020200000000010800 00 at 92233720368547758\n",
+            "inline.stf:3: time: 92233720368547758 ns is beyond the longest time",
+        ),
+        (
             "chip teaching\nprogram acl.p4\nadd (table: \"acl\", key: [Ternary(0, 0), Range(0, 1)], action: \"permit\", args: [513, 1], priority: 1)\n",
             "does not fit",
         ),

@@ -372,7 +372,7 @@ impl Runner {
                         if tokens.len() > i + 2 {
                             return fail(format!("unexpected `{}` after the time", tokens[i + 2]));
                         }
-                        (&tokens[..i], Some(Time::from_ns(number_u64(ns, "time")?)))
+                        (&tokens[..i], Some(Time::from_input_ns(number_u64(ns, "time")?, "time")?))
                     }
                     None => (&tokens[..], None),
                 };
