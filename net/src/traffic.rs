@@ -297,6 +297,11 @@ impl HostInfo<'_> {
 /// The most flows the traffic of one run may make (they are all made before it starts).
 pub const MAX_FLOWS: usize = 10_000_000;
 
+/// The most bytes one flow may carry: 100 GB, 8 s of a 100G link. A flow's receiver keeps a
+/// bit per packet from the start (12.5 MB at this size and a 1 KB MSS); the network builder
+/// bounds the packets, which depend on the MTU, too.
+pub const MAX_FLOW_BYTES: u64 = 100_000_000_000;
+
 /// The largest σ of log-normal inter-arrivals. The gaps' variance is mean² · (e^σ² − 1): at
 /// σ = 4 a run's thousands of gaps already average far from the mean the load sets, and past
 /// it most gaps round to 0 ns (σ = 2³¹ made every flow start at once, up to [`MAX_FLOWS`]).
@@ -346,6 +351,13 @@ pub fn expand(
                      rate or duration, or set max_flows"
                 ));
             }
+            if size > MAX_FLOW_BYTES {
+                return Err(format!(
+                    "{place}: a flow of {size} bytes (from its size distribution); a flow may \
+                     carry at most {MAX_FLOW_BYTES}"
+                ));
+            }
+
             flows.push(FlowSpec {
                 src,
                 dst,
@@ -361,6 +373,8 @@ pub fn expand(
         let sized = |size: u64| {
             if size == 0 {
                 Err(format!("{place}: size must be at least 1 byte"))
+            } else if size > MAX_FLOW_BYTES {
+                Err(format!("{place}: size {size} bytes; a flow may carry at most {MAX_FLOW_BYTES}"))
             } else {
                 Ok(size)
             }

@@ -105,6 +105,34 @@ fn traffic_that_makes_flows_without_bound_is_refused() {
     }
 }
 
+/// Each flow's receiver has a bit per packet from the start: a flow of 4 TB asked for 95 MB
+/// per flow (and, above 2³² packets, its count wrapped), so sizes and packets are bounded.
+#[test]
+fn flows_too_large_to_track_are_refused() {
+    let cases = [
+        (
+            r#"Incast((senders: ["h1", "h2"], receiver: "h0", size: 4073709551615))"#,
+            "",
+            "traffic[0]: size 4073709551615 bytes; a flow may carry at most 100000000000",
+        ),
+        (
+            r#"Flow((src: "h0", dst: "h1", size: 5000000000))"#,
+            "mtu: 61,",
+            "traffic[0]: a flow of 5000000000 bytes is 5000000000 packets at this MSS (1 bytes)",
+        ),
+        (
+            r#"Incast((senders: ["h1", "h2"], receiver: "h0", size: 100000000000, period_ns: Some(1000), repeats: 80))"#,
+            "",
+            "traffic[0]: the flows up to this one make 10000000080 packets at this MSS (1440 \
+             bytes); a run may have at most 10000000000",
+        ),
+    ];
+    for (traffic, extra, want) in cases {
+        let e = refusal(traffic, extra);
+        assert!(e.starts_with(want), "{e}");
+    }
+}
+
 #[test]
 fn a_sampling_period_of_zero_is_refused() {
     assert_eq!(

@@ -10,6 +10,11 @@ use crate::topology::End;
 use crate::traffic::{self, HostInfo};
 use crate::transport::{Receiver, Shape};
 use asic_model::kernel::EventQueue;
+
+/// The most data packets all flows of a run may have: 10¹⁰, 10 TB at a 1 KB MSS, 100 s of a
+/// 100-host network at 100G. Every flow's receiver keeps a bit per packet from the start, so
+/// this bounds those bitmaps to 1.25 GB.
+const MAX_TRAFFIC_PACKETS: u64 = 10_000_000_000;
 use asic_model::mac::slot_time;
 use pipelines::time::Time;
 use std::collections::{BTreeMap, VecDeque};
@@ -122,6 +127,7 @@ impl<'o> Net<'o> {
         )?;
         let mut path_cache: BTreeMap<(usize, usize), Vec<Hop>> = BTreeMap::new();
         let mut flows = Vec::with_capacity(specs.len());
+        let mut total_packets = 0u64;
         // The k-th flow a host sends goes to its class's data queue k mod (queues per class).
         let mut sent_by_host = vec![0u64; topo.spec.hosts.len()];
         for f in specs.into_iter() {
@@ -160,6 +166,25 @@ impl<'o> Net<'o> {
                     hops
                 }
             };
+            let packets = f.size.div_ceil(mss as u64);
+            total_packets += packets;
+            if packets > u32::MAX as u64 {
+                return Err(format!(
+                    "traffic[{}]: a flow of {} bytes is {packets} packets at this MSS ({mss} \
+                     bytes); a flow may have at most {}",
+                    f.source,
+                    f.size,
+                    u32::MAX
+                ));
+            }
+            if total_packets > MAX_TRAFFIC_PACKETS {
+                return Err(format!(
+                    "traffic[{}]: the flows up to this one make {total_packets} packets at this \
+                     MSS ({mss} bytes); a run may have at most {MAX_TRAFFIC_PACKETS}, as every \
+                     packet has a bit in its flow's receiver from the start",
+                    f.source
+                ));
+            }
             let shape = Shape::new(f.size, mss);
             let ideal = ideal_fct(&hops, shape);
             let nq = topo.spec.hosts[f.src].nic_queues;
