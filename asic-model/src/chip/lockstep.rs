@@ -162,7 +162,7 @@ impl Chip {
 mod tests {
     use super::*;
     use crate::chip::{ChipEvent, Wire};
-    use crate::kernel::{EventQueue, Schedule};
+    use crate::kernel::EventQueue;
     use pipelines::time::Time;
 
     /// Every packet to port 1, untouched.
@@ -220,6 +220,16 @@ Switch(pipe) main;
         (chip, q)
     }
 
+    /// [`chip_with_a_packet`] run until the packet is in pipe 0's ingress.
+    fn chip_in_ingress() -> (Chip, EventQueue<ChipEvent>) {
+        let (mut chip, mut q) = chip_with_a_packet();
+        while chip.pipes[0].in_ingress == 0 {
+            let (now, ev) = q.pop().unwrap();
+            chip.handle(now, ev, &mut q, &mut Sink);
+        }
+        (chip, q)
+    }
+
     /// Ticks every cycle up to `last`, running the events as the lockstep driver does.
     fn run_to(chip: &mut Chip, q: &mut EventQueue<ChipEvent>, last: u64) {
         for cycle in 0..=last {
@@ -249,12 +259,8 @@ Switch(pipe) main;
     /// delivers a pipe exit late.
     #[test]
     fn the_reference_catches_a_miscount_and_a_late_exit() {
-        let (mut chip, mut q) = chip_with_a_packet();
-        // Let the packet be issued into ingress, then corrupt the pipe's count.
-        while chip.pipes[0].in_ingress == 0 {
-            let (now, ev) = q.pop().unwrap();
-            chip.handle(now, ev, &mut q, &mut Sink);
-        }
+        let (mut chip, _events) = chip_in_ingress();
+        // Corrupt the pipe's count.
         chip.pipes[0].in_ingress += 1;
         chip.tick(0);
         let v = chip.lockstep_violation().unwrap();
@@ -263,11 +269,7 @@ Switch(pipe) main;
             "{v}"
         );
 
-        let (mut chip, mut q) = chip_with_a_packet();
-        while chip.pipes[0].in_ingress == 0 {
-            let (now, ev) = q.pop().unwrap();
-            chip.handle(now, ev, &mut q, &mut Sink);
-        }
+        let (mut chip, _events) = chip_in_ingress();
         // The exit event is not run: the packet overstays its ingress.
         chip.tick(10_000);
         let v = chip.lockstep_violation().unwrap();
@@ -278,11 +280,7 @@ Switch(pipe) main;
     /// caught at the first edge past its exit cycle, not before.
     #[test]
     fn a_late_exit_is_caught_at_its_cycle_without_an_event() {
-        let (mut chip, mut q) = chip_with_a_packet();
-        while chip.pipes[0].in_ingress == 0 {
-            let (now, ev) = q.pop().unwrap();
-            chip.handle(now, ev, &mut q, &mut Sink);
-        }
+        let (mut chip, _events) = chip_in_ingress();
         let exit = chip.packets.live_packets().next().unwrap().issue + chip.ingress_latency;
         chip.tick(exit - 1);
         chip.tick(exit);
