@@ -1,4 +1,4 @@
-//! The bounded run CI makes: a few hundred to a few thousand inputs of each kind, seed 1,
+//! The bounded run CI makes: a few hundred to ten thousand inputs of each kind, seed 1,
 //! each kind its own test (so the two cores share them). A failure fails the test unless it is
 //! a known one: a finding recorded under `fuzz/findings/KIND/` (its note's `failure:` line)
 //! that awaits a fix in the model. Fixing one means deleting its files; the test then keeps
@@ -58,35 +58,35 @@ fn bounded(kind: Kind, execs: u64) {
 
 #[test]
 fn p4() {
-    bounded(Kind::P4, 60);
+    bounded(Kind::P4, 300);
 }
 
 #[test]
 fn profile() {
-    bounded(Kind::Profile, 2000);
+    bounded(Kind::Profile, 10000);
 }
 
 #[test]
 fn scenario() {
-    bounded(Kind::Scenario, 2000);
+    bounded(Kind::Scenario, 10000);
 }
 
 #[test]
 fn net() {
-    bounded(Kind::Net, 40);
+    bounded(Kind::Net, 200);
 }
 
 #[test]
 fn entries() {
-    bounded(Kind::Entries, 1500);
+    bounded(Kind::Entries, 7500);
 }
 
 #[test]
 fn pcap() {
-    bounded(Kind::Pcap, 1000);
+    bounded(Kind::Pcap, 5000);
 }
 
 #[test]
 fn stf() {
-    bounded(Kind::Stf, 1000);
+    bounded(Kind::Stf, 5000);
 }
