@@ -29,7 +29,9 @@ pub struct Options {
     pub exe: PathBuf,
     /// Seed of the inputs.
     pub seed: u64,
-    /// Inputs to run: `0 .. execs`.
+    /// The first input's index: a long campaign may be split into ranges, run apart.
+    pub from: u64,
+    /// Inputs to run: `from .. from + execs`.
     pub execs: u64,
     /// A worker silent this long is hung.
     pub hang: Duration,
@@ -312,7 +314,7 @@ pub fn campaign(kind: Kind, opts: &Options) -> Result<Summary, String> {
             "--seed".into(),
             opts.seed.to_string(),
             "--from".into(),
-            s.execs.to_string(),
+            (opts.from + s.execs).to_string(),
             "--count".into(),
             (opts.execs - s.execs).to_string(),
             "--mem-mib".into(),
@@ -321,7 +323,7 @@ pub fn campaign(kind: Kind, opts: &Options) -> Result<Summary, String> {
         let mut w = Worker::spawn(&opts.exe, &args)?;
         s.workers += 1;
         loop {
-            let index = s.execs;
+            let index = opts.from + s.execs;
             match w.next(opts.hang)? {
                 Ok(Report::Done { index: i, outcome, peak }) => {
                     expect_index(i, index)?;
@@ -337,9 +339,12 @@ pub fn campaign(kind: Kind, opts: &Options) -> Result<Summary, String> {
                     s.peak_heap = s.peak_heap.max(peak);
                     record(&mut s, opts, index, Failure::Panic, location, message)?;
                 }
-                Err(End::Finished) if index == opts.execs => break,
+                Err(End::Finished) if s.execs == opts.execs => break,
                 Err(End::Finished) => {
-                    return Err(format!("a worker ended at input {index} of {}", opts.execs))
+                    return Err(format!(
+                        "a worker ended at input {index}, before {}",
+                        opts.from + opts.execs
+                    ))
                 }
                 Err(End::Failed { failure, signature, message }) => {
                     record(&mut s, opts, index, failure, signature, message)?;

@@ -1,8 +1,8 @@
 //! `asic-fuzz`: fuzz the model's inputs (see the crate doc and fuzz/README.md).
 //!
 //! ```text
-//! asic-fuzz all|KIND [--execs N] [--seed S] [--jobs J] [--hang-secs T] [--mem-mib M]
-//!                    [--findings DIR] [--no-minimize]
+//! asic-fuzz all|KIND [--execs N] [--from I] [--seed S] [--jobs J] [--hang-secs T]
+//!                    [--mem-mib M] [--findings DIR] [--no-minimize]
 //! asic-fuzz show KIND --index I [--seed S]          the input, regenerated, on standard output
 //! asic-fuzz exec KIND FILE [--mem-mib M] [--backtrace]   run one input file
 //! asic-fuzz worker KIND --from I --count N [--seed S] [--mem-mib M]   (the parent runs this)
@@ -137,7 +137,8 @@ fn worker(kind: Kind, source: Source, a: &Args, backtrace: bool) -> Result<(), S
 /// 1) if any input failed.
 fn fuzz(what: &str, a: &Args) -> Result<(), String> {
     a.only(&[
-        "--execs", "--seed", "--jobs", "--hang-secs", "--mem-mib", "--findings", "--no-minimize",
+        "--execs", "--from", "--seed", "--jobs", "--hang-secs", "--mem-mib", "--findings",
+        "--no-minimize",
     ])?;
     let kinds: Vec<Kind> = match what {
         "all" => Kind::ALL.to_vec(),
@@ -146,6 +147,7 @@ fn fuzz(what: &str, a: &Args) -> Result<(), String> {
     let opts = Options {
         exe: std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?,
         seed: a.num("--seed", 1)?,
+        from: a.num("--from", 0)?,
         execs: a.num("--execs", 1000)?,
         hang: Duration::from_secs(a.num("--hang-secs", 10)?),
         cap_bytes: (a.num("--mem-mib", DEFAULT_MEM_MIB)? << 20) as usize,

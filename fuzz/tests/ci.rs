@@ -27,10 +27,11 @@ fn known(kind: Kind) -> Vec<String> {
         .collect()
 }
 
-fn bounded(kind: Kind, execs: u64) {
-    let opts = Options {
+fn options(from: u64, execs: u64) -> Options {
+    Options {
         exe: env!("CARGO_BIN_EXE_asic-fuzz").into(),
         seed: 1,
+        from,
         execs,
         // Generous: the test profile is slower than release, and CI's cores are shared.
         hang: Duration::from_secs(60),
@@ -38,8 +39,11 @@ fn bounded(kind: Kind, execs: u64) {
         findings: None,
         minimize: false,
         progress: None,
-    };
-    let s = campaign(kind, &opts).unwrap_or_else(|e| panic!("{kind}: {e}"));
+    }
+}
+
+fn bounded(kind: Kind, execs: u64) {
+    let s = campaign(kind, &options(0, execs)).unwrap_or_else(|e| panic!("{kind}: {e}"));
     let known = known(kind);
     let new: Vec<String> = s
         .findings
@@ -89,4 +93,17 @@ fn pcap() {
 #[test]
 fn stf() {
     bounded(Kind::Stf, 5000);
+}
+
+/// A campaign split into two ranges sees what it sees whole: a long run may be spread over
+/// machines or days.
+#[test]
+fn ranges_add_up() {
+    let whole = campaign(Kind::Profile, &options(0, 300)).unwrap();
+    let a = campaign(Kind::Profile, &options(0, 170)).unwrap();
+    let b = campaign(Kind::Profile, &options(170, 130)).unwrap();
+    assert_eq!(a.execs + b.execs, whole.execs);
+    assert_eq!(a.accepted + b.accepted, whole.accepted);
+    assert_eq!(a.rejected + b.rejected, whole.rejected);
+    assert!(whole.accepted > 0 && whole.rejected > 0);
 }
