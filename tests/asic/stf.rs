@@ -2,7 +2,7 @@
 //! that no file is left out. A file marked `requires externs` whose program does not
 //! compile yet is skipped with a note.
 
-use crate::stf_runner::{run_file, stf_files};
+use asic_bench::stf::{run_file, run_text, stf_files};
 use std::path::{Path, PathBuf};
 
 fn dir() -> PathBuf {
@@ -58,19 +58,19 @@ fn every_stf_file_is_listed() {
 fn failures_name_the_file_and_line() {
     let path = dir().join("inline.stf");
     let text = "chip teaching\nprogram parser.p4\n\npacket 0 0200000000020200000000010800 00\nexpect 2 00\n";
-    let err = crate::stf_runner::run_text(text, &path).unwrap_err();
+    let err = run_text(text, &path).unwrap_err();
     assert!(
         err.contains("inline.stf:5: expected a packet on port 2"),
         "{err}"
     );
     let bad = "chip teaching\nprogram parser.p4\nfrobnicate 3\n";
-    let err = crate::stf_runner::run_text(bad, &path).unwrap_err();
+    let err = run_text(bad, &path).unwrap_err();
     assert!(
         err.contains("inline.stf:3: unknown command `frobnicate`"),
         "{err}"
     );
     let wrong = "chip teaching\nprogram parser.p4\npacket 0 0200000000020200000000010800 0000\nexpect 1 0200000000020200000000010800 0001\n";
-    let err = crate::stf_runner::run_text(wrong, &path).unwrap_err();
+    let err = run_text(wrong, &path).unwrap_err();
     assert!(
         err.contains("inline.stf:4: packet on port 1 differs"),
         "{err}"
@@ -98,7 +98,7 @@ fn out_of_range_numbers_and_a_second_chip_are_refused() {
         ),
     ];
     for (text, want) in cases {
-        let err = crate::stf_runner::run_text(text, &path).unwrap_err();
+        let err = run_text(text, &path).unwrap_err();
         assert!(err.contains(want), "{err}");
     }
 }

@@ -1,42 +1,26 @@
-//! STF-like packet tests: a small line format that sends packets into a chip running a
-//! compiled program and checks what comes out, and the registers, counters and drops
-//! left behind. See docs/STF.md for the format.
+//! The runner: commands in file order, packets and expectations accumulated and compared
+//! when they run.
 //!
-//! Why a text format: per-stage behaviour is easiest to state as "this packet in, that
-//! packet out", and a teacher or an engineer can write one without Rust. It follows the
-//! spirit of p4c's STF (packets and expectations per port, in order), runs the real path
-//! (the `dsl` compiler, the chip with its MACs, pipes and TM, via [`Bench`]), and reports
-//! failures as `file:line: what`.
-//!
-//! Execution: commands run in order. `packet` and `expect` lines accumulate; they are run
-//! (the bench drains the chip) and compared when a `run` line, a control-plane line, a
-//! state check or the end of the file comes. Control-plane lines apply to every pipe of the
-//! drained chip, so they take effect for the packets after them.
+//! `packet` and `expect` lines accumulate; they are run (the bench drains the chip) and
+//! compared when a `run` line, a control-plane line, a state check or the end of the file
+//! comes. Control-plane lines apply to every pipe of the drained chip, so they take effect
+//! for the packets after them.
 
-use asic_bench::bench::{Bench, Departure};
+use super::parse::{
+    drop_reason, hex, number, number_u16, number_u32, number_u64, opt_pipe, opt_u64, options,
+    strip_comment, Pattern,
+};
+use super::StfReport;
+use crate::bench::{Bench, Departure};
 use asic_io::load::{compile_file, Base};
-use asic_model::chip::DropReason;
 use asic_model::profile::ChipProfile;
 use pipelines::control::{
     resolve_op, ControlOp, EntryKey, MeterSetting, RegisterWrite, ResolvedControlOp,
 };
-use pipelines::entries::{parse_value, resolve_key, EntrySpec, KeySpec, Value};
+use pipelines::entries::{resolve_key, EntrySpec, KeySpec, Value};
 use pipelines::program::Program;
 use pipelines::time::Time;
 use std::path::{Path, PathBuf};
-
-/// What running an STF file did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StfReport {
-    /// Why the file was skipped (`requires externs` and the program does not compile yet).
-    pub skipped: Option<String>,
-    /// Packets sent.
-    pub packets_sent: usize,
-    /// Packets expected and matched.
-    pub packets_matched: usize,
-    /// Register, counter and drop checks passed.
-    pub state_checks: usize,
-}
 
 /// A failure: a message, and the line it belongs to when that is not the line being run
 /// (a packet expectation checked later).
@@ -77,8 +61,7 @@ fn fail<T>(msg: String) -> R<T> {
 struct Expect {
     line: usize,
     port: u16,
-    /// Nibbles; `None` is a wildcard.
-    pattern: Vec<Option<u8>>,
+    pattern: Pattern,
     at_cycle: Option<u64>,
     at_ps: Option<u64>,
 }
@@ -97,16 +80,8 @@ struct Runner {
     report: StfReport,
 }
 
-/// Run an STF file. `Ok` carries what was checked (or why the file was skipped); `Err` is
-/// the first failure, as `file:line: message`.
-pub fn run_file(path: &Path) -> Result<StfReport, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    run_text(&text, path)
-}
-
 /// Run STF text as if read from `path` (relative paths in it resolve beside `path`).
-pub fn run_text(text: &str, path: &Path) -> Result<StfReport, String> {
+pub(super) fn run_text(text: &str, path: &Path) -> Result<StfReport, String> {
     let mut r = Runner {
         dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
         chip: None,
@@ -150,109 +125,6 @@ pub fn run_text(text: &str, path: &Path) -> Result<StfReport, String> {
     r.bench().map_err(end)?;
     r.flush().map_err(end)?;
     Ok(r.report)
-}
-
-/// `#` starts a comment, except inside a double-quoted string (RON entries).
-fn strip_comment(s: &str) -> &str {
-    let mut quoted = false;
-    for (i, c) in s.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            '#' if !quoted => return &s[..i],
-            _ => {}
-        }
-    }
-    s
-}
-
-fn number(s: &str, what: &str) -> Result<u128, String> {
-    parse_value(&Value::Text(s.to_string())).map_err(|e| format!("{what}: {e}"))
-}
-
-fn number_u64(s: &str, what: &str) -> Result<u64, String> {
-    u64::try_from(number(s, what)?).map_err(|_| format!("{what} `{s}` does not fit 64 bits"))
-}
-
-/// A port or pipe number: 16 bits (a chip then refuses one it lacks, by name).
-fn number_u16(s: &str, what: &str) -> Result<u16, String> {
-    u16::try_from(number(s, what)?).map_err(|_| format!("{what} `{s}` does not fit 16 bits"))
-}
-
-/// Hex digits (whitespace between them allowed), `*` for a wildcard nibble if `wild`.
-fn nibbles(tokens: &[&str], wild: bool) -> Result<Vec<Option<u8>>, String> {
-    let mut v = Vec::new();
-    for t in tokens {
-        for c in t.chars() {
-            match c {
-                '*' if wild => v.push(None),
-                c => v.push(Some(c.to_digit(16).ok_or_else(|| {
-                    format!(
-                        "`{c}` is not a hex digit{}",
-                        if wild { " or `*`" } else { "" }
-                    )
-                })? as u8)),
-            }
-        }
-    }
-    if v.len() % 2 != 0 {
-        return Err(format!(
-            "{} hex digits: not a whole number of bytes",
-            v.len()
-        ));
-    }
-    if v.is_empty() {
-        return Err("no bytes given".into());
-    }
-    Ok(v)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn show_pattern(p: &[Option<u8>]) -> String {
-    p.iter()
-        .map(|n| n.map_or('*', |d| char::from_digit(d as u32, 16).unwrap_or('?')))
-        .collect()
-}
-
-fn matches(p: &[Option<u8>], data: &[u8]) -> bool {
-    p.len() == data.len() * 2
-        && p.iter().enumerate().all(|(i, n)| {
-            let b = data[i / 2];
-            let d = if i % 2 == 0 { b >> 4 } else { b & 0xf };
-            n.is_none_or(|x| x == d)
-        })
-}
-
-/// `key=value` options after the positional arguments.
-fn options<'a>(tokens: &[&'a str], allowed: &[&str]) -> Result<Vec<(&'a str, &'a str)>, String> {
-    tokens
-        .iter()
-        .map(|t| {
-            let (k, v) = t
-                .split_once('=')
-                .ok_or_else(|| format!("expected `name=value`, found `{t}`"))?;
-            if !allowed.contains(&k) {
-                return Err(format!(
-                    "unknown option `{k}` (expected one of {})",
-                    allowed.join(", ")
-                ));
-            }
-            Ok((k, v))
-        })
-        .collect()
-}
-
-fn drop_reason(name: &str) -> Result<DropReason, String> {
-    DropReason::ALL
-        .iter()
-        .copied()
-        .find(|r| r.name() == name)
-        .ok_or_else(|| {
-            let all: Vec<&str> = DropReason::ALL.iter().map(|r| r.name()).collect();
-            format!("no drop reason `{name}` (reasons: {})", all.join(", "))
-        })
 }
 
 impl Runner {
@@ -333,7 +205,7 @@ impl Runner {
                 };
                 let op = ControlOp::WriteRegister(RegisterWrite {
                     register: name.into(),
-                    index: number_u64(index, "index")? as u32,
+                    index: number_u32(index, "index")?,
                     value: Value::Text(value.into()),
                 });
                 self.control(&op)?;
@@ -357,7 +229,7 @@ impl Runner {
                 };
                 let op = ControlOp::ConfigureMeter(MeterSetting {
                     meter: name.into(),
-                    index: number_u64(index, "index")? as u32,
+                    index: number_u32(index, "index")?,
                     cir: get("cir")?,
                     pir: get("pir")?,
                     cbs: get("cbs")?,
@@ -380,10 +252,7 @@ impl Runner {
                     return Err("usage: packet <port> <hex bytes> [at <ns>]".into());
                 };
                 let port = number_u16(port, "port")?;
-                let data: Vec<u8> = nibbles(bytes, false)?
-                    .chunks(2)
-                    .map(|c| (c[0].unwrap_or(0) << 4) | c[1].unwrap_or(0))
-                    .collect();
+                let data = Pattern::bytes(bytes)?;
                 let t = at.unwrap_or(self.last_at.max(self.phase_start));
                 if t < self.phase_start {
                     return fail(format!(
@@ -420,7 +289,7 @@ impl Runner {
                 self.expects.push(Expect {
                     line,
                     port: number_u16(port, "port")?,
-                    pattern: nibbles(bytes, true)?,
+                    pattern: Pattern::parse(bytes, true)?,
                     at_cycle,
                     at_ps,
                 });
@@ -442,7 +311,7 @@ impl Runner {
                 self.settle()?;
                 let chip = self.bench()?.chip();
                 let got = chip
-                    .register_read_by_name(pipe, name, number_u64(index, "index")? as u32)
+                    .register_read_by_name(pipe, name, number_u32(index, "index")?)
                     .map_err(|e| e.to_string())?;
                 let want = number(value, "value")?;
                 if got as u128 != want {
@@ -463,7 +332,7 @@ impl Runner {
                 let got = self
                     .bench()?
                     .chip()
-                    .counter_read_by_name(pipe, name, number_u64(index, "index")? as u32)
+                    .counter_read_by_name(pipe, name, number_u32(index, "index")?)
                     .map_err(|e| e.to_string())?;
                 self.check_counts(&format!("counter {name}[{index}]"), got, &opts)?;
             }
@@ -595,13 +464,13 @@ impl Runner {
             };
             used[i] = true;
             let d = &out[i];
-            if !matches(&e.pattern, &d.data) {
+            if !e.pattern.matches(&d.data) {
                 return Err(at_line(
                     e.line,
                     format!(
                         "packet on port {} differs\n  expected {}\n  got      {}",
                         e.port,
-                        show_pattern(&e.pattern),
+                        e.pattern,
                         hex(&d.data)
                     ),
                 ));
@@ -647,51 +516,4 @@ impl Runner {
 
 fn pipe_option(opts: &[&str]) -> Result<u16, String> {
     opt_pipe(&options(opts, &["pipe"])?)
-}
-
-/// The `pipe=` option (pipe 0 if absent).
-fn opt_pipe(opts: &[(&str, &str)]) -> Result<u16, String> {
-    opts.iter()
-        .find(|(o, _)| *o == "pipe")
-        .map_or(Ok(0), |(_, v)| number_u16(v, "pipe"))
-}
-
-fn opt_u64(opts: &[(&str, &str)], k: &str) -> Result<Option<u64>, String> {
-    opts.iter()
-        .find(|(o, _)| *o == k)
-        .map(|(_, v)| number_u64(v, k))
-        .transpose()
-}
-
-/// The `*.stf` files in `dir`, in name order.
-pub fn stf_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "stf"))
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn patterns_match_nibbles_and_wildcards() {
-        let p = nibbles(&["0a*b", "**"], true).unwrap();
-        assert!(matches(&p, &[0x0a, 0x1b, 0xff]));
-        assert!(!matches(&p, &[0x0b, 0x1b, 0xff]));
-        assert!(!matches(&p, &[0x0a, 0x1b]));
-        assert!(nibbles(&["abc"], false).is_err());
-        assert!(nibbles(&["a*"], false).is_err());
-        assert_eq!(show_pattern(&p), "0a*b**");
-    }
-
-    #[test]
-    fn comments_stop_outside_strings() {
-        assert_eq!(strip_comment("add (a: \"#x\") # note"), "add (a: \"#x\") ");
-        assert_eq!(strip_comment("# all"), "");
-    }
 }
