@@ -11,8 +11,10 @@
 //! Why here, in the bench crate: `asic stf`, the workspace's tests and the fuzzer's `stf`
 //! target all run files through this one runner, and it drives nothing but a [`Bench`](crate::Bench).
 //!
-//! [`parse`] reads the pieces of a line, [`run`] runs the commands in order.
+//! [`parse`] reads the pieces of a line, [`run`] runs the commands in order, [`diff`] says
+//! field by field how a packet differs from its expectation.
 
+mod diff;
 mod parse;
 mod run;
 
@@ -31,8 +33,10 @@ pub struct StfReport {
     pub state_checks: usize,
 }
 
-/// Run an STF file. `Ok` carries what was checked (or why the file was skipped); `Err` is
-/// the first failure, as `file:line: message`.
+/// Run an STF file. `Ok` carries what was checked (or why the file was skipped). `Err` holds
+/// every expectation that did not hold and the line that stopped the file, if one did, in
+/// line order: each starts a line with `file:line: `, and the lines that detail it (a
+/// packet's differing fields) are indented by two spaces.
 pub fn run_file(path: &Path) -> Result<StfReport, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;

@@ -5,7 +5,15 @@
 //! compared when a `run` line, a control-plane line, a state check or the end of the file
 //! comes. Control-plane lines apply to every pipe of the drained chip, so they take effect
 //! for the packets after them.
+//!
+//! Two kinds of failure. An expectation that does not hold (a packet that differs, is
+//! missing or extra, leaves at another cycle; a register, counter or drop count) is recorded
+//! and the file goes on: the chip is as the program left it, so the later checks still mean
+//! something, and one run shows every wrong expectation. A line that cannot be run (a syntax
+//! error, an unknown name, a program that does not compile, an entry a table refuses) ends
+//! the file there: what follows would run on a chip set up other than the file says.
 
+use super::diff::field_diff;
 use super::parse::{
     drop_reason, hex, number, number_u16, number_u32, number_u64, opt_pipe, opt_u64, options,
     strip_comment, Pattern,
@@ -20,10 +28,11 @@ use pipelines::control::{
 use pipelines::entries::{resolve_key, EntrySpec, KeySpec, Value};
 use pipelines::program::Program;
 use pipelines::time::Time;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A failure: a message, and the line it belongs to when that is not the line being run
-/// (a packet expectation checked later).
+/// A line that cannot be run: a message, and the line it belongs to when that is not the
+/// line being run (a packet sent earlier).
 struct Failure {
     line: Option<usize>,
     msg: String,
@@ -41,13 +50,6 @@ impl From<&str> for Failure {
             line: None,
             msg: msg.to_string(),
         }
-    }
-}
-
-fn at_line(line: usize, msg: String) -> Failure {
-    Failure {
-        line: Some(line),
-        msg,
     }
 }
 
@@ -78,7 +80,14 @@ struct Runner {
     phase_start: Time,
     last_at: Time,
     report: StfReport,
+    /// The line being run (at the end of the file, its last line).
+    line: usize,
+    /// Expectations that did not hold: (line, what).
+    failures: Vec<(usize, String)>,
 }
+
+/// The most unexpected packets described per port and run; the rest are counted.
+const MAX_EXTRA: usize = 3;
 
 /// Run STF text as if read from `path` (relative paths in it resolve beside `path`).
 pub(super) fn run_text(text: &str, path: &Path) -> Result<StfReport, String> {
@@ -94,40 +103,52 @@ pub(super) fn run_text(text: &str, path: &Path) -> Result<StfReport, String> {
         phase_start: Time::ZERO,
         last_at: Time::ZERO,
         report: StfReport::default(),
+        line: 1,
+        failures: Vec::new(),
     };
-    let mut last_line = 0;
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        last_line = line;
-        let content = strip_comment(raw).trim();
-        if content.is_empty() {
-            continue;
-        }
-        let (cmd, rest) = content
-            .split_once(char::is_whitespace)
-            .map_or((content, ""), |(c, r)| (c, r.trim()));
-        let place =
-            |f: Failure| format!("{}:{}: {}", path.display(), f.line.unwrap_or(line), f.msg);
-        match r.command(line, cmd, rest) {
-            Ok(true) => {}
-            Ok(false) => return Ok(r.report),
-            Err(f) => return Err(place(f)),
-        }
+    let outcome = r.lines(text);
+    if let Err(f) = outcome {
+        r.failures.push((f.line.unwrap_or(r.line), f.msg));
+    } else if r.failures.is_empty() {
+        return Ok(r.report);
     }
-    let end = |f: Failure| {
-        format!(
-            "{}:{}: {}",
-            path.display(),
-            f.line.unwrap_or(last_line),
-            f.msg
-        )
-    };
-    r.bench().map_err(end)?;
-    r.flush().map_err(end)?;
-    Ok(r.report)
+    // In line order; failures of one line in the order they were found.
+    r.failures.sort_by_key(|(line, _)| *line);
+    let text: Vec<String> = r
+        .failures
+        .iter()
+        .map(|(line, what)| format!("{}:{line}: {what}", path.display()))
+        .collect();
+    Err(text.join("\n"))
 }
 
 impl Runner {
+    /// Run every line, then what is pending at the end of the file.
+    fn lines(&mut self, text: &str) -> R<()> {
+        for (i, raw) in text.lines().enumerate() {
+            self.line = i + 1;
+            let content = strip_comment(raw).trim();
+            if content.is_empty() {
+                continue;
+            }
+            let (cmd, rest) = content
+                .split_once(char::is_whitespace)
+                .map_or((content, ""), |(c, r)| (c, r.trim()));
+            if !self.command(self.line, cmd, rest)? {
+                return Ok(());
+            }
+        }
+        if self.chip.is_none() || self.program.is_none() {
+            return Err("the file has no `chip` and `program` lines: nothing to run".into());
+        }
+        self.settle()
+    }
+
+    /// Record an expectation that did not hold.
+    fn failed(&mut self, line: usize, what: String) {
+        self.failures.push((line, what));
+    }
+
     fn program(&self) -> R<&Program> {
         self.program
             .as_ref()
@@ -244,7 +265,10 @@ impl Runner {
                         if tokens.len() > i + 2 {
                             return fail(format!("unexpected `{}` after the time", tokens[i + 2]));
                         }
-                        (&tokens[..i], Some(Time::from_input_ns(number_u64(ns, "time")?, "time")?))
+                        (
+                            &tokens[..i],
+                            Some(Time::from_input_ns(number_u64(ns, "time")?, "time")?),
+                        )
                     }
                     None => (&tokens[..], None),
                 };
@@ -275,7 +299,11 @@ impl Runner {
                             let v = number_u64(v, t)?;
                             match t {
                                 "at-cycle" => at_cycle = Some(v),
-                                "at-ns" => at_ps = Some(v * 1000),
+                                "at-ns" => {
+                                    at_ps = Some(v.checked_mul(1000).ok_or_else(|| {
+                                        format!("at-ns {v}: beyond the longest time")
+                                    })?)
+                                }
                                 _ => at_ps = Some(v),
                             }
                         }
@@ -314,12 +342,14 @@ impl Runner {
                     .register_read_by_name(pipe, name, number_u32(index, "index")?)
                     .map_err(|e| e.to_string())?;
                 let want = number(value, "value")?;
-                if got as u128 != want {
-                    return fail(format!(
-                        "register {name}[{index}] is {got}, expected {want}"
-                    ));
+                if u128::from(got) == want {
+                    self.report.state_checks += 1;
+                } else {
+                    self.failed(
+                        line,
+                        format!("register {name}[{index}]: expected {want}, got {got}"),
+                    );
                 }
-                self.report.state_checks += 1;
             }
             "expect_counter" => {
                 let (name, index, opts) = match tokens[..] {
@@ -334,7 +364,7 @@ impl Runner {
                     .chip()
                     .counter_read_by_name(pipe, name, number_u32(index, "index")?)
                     .map_err(|e| e.to_string())?;
-                self.check_counts(&format!("counter {name}[{index}]"), got, &opts)?;
+                self.check_counts(line, &format!("counter {name}[{index}]"), got, &opts)?;
             }
             "expect_direct_counter" => {
                 // expect_direct_counter <table> miss|[<RON key>] [priority=<n>] [packets=..] ...
@@ -342,27 +372,35 @@ impl Runner {
                     "usage: expect_direct_counter <table> miss|[key] [packets=<n>] [bytes=<n>]",
                 )?;
                 let rest = rest.trim();
-                let (key, opts_text) = if let Some(r) = rest.strip_prefix("miss") {
-                    (None, r)
+                let (key, of, opts_text) = if let Some(r) = rest.strip_prefix("miss") {
+                    (None, "misses", r)
                 } else if rest.starts_with('[') {
                     let end = rest.rfind(']').ok_or("the key list has no closing `]`")?;
                     let key: Vec<KeySpec> =
                         ron::from_str(&rest[..=end]).map_err(|e| format!("key: {}", e.code))?;
-                    (Some(resolve_key(&key)?), &rest[end + 1..])
+                    (Some(resolve_key(&key)?), &rest[..=end], &rest[end + 1..])
                 } else {
                     return Err("expected `miss` or a key list like [Exact(5)]".into());
                 };
                 let toks: Vec<&str> = opts_text.split_whitespace().collect();
                 let opts = options(&toks, &["packets", "bytes", "pipe", "priority"])?;
                 let pipe = opt_pipe(&opts)?;
-                let priority = opt_u64(&opts, "priority")?.unwrap_or(0) as u32;
+                let priority = opts
+                    .iter()
+                    .find(|(o, _)| *o == "priority")
+                    .map_or(Ok(0), |(_, v)| number_u32(v, "priority"))?;
                 self.settle()?;
                 let got = self
                     .bench()?
                     .chip()
                     .direct_counter_read_by_name(pipe, table, key.as_deref().map(|k| (k, priority)))
                     .map_err(|e| e.to_string())?;
-                self.check_counts(&format!("direct counter of {table}"), got, &opts)?;
+                self.check_counts(
+                    line,
+                    &format!("direct counter of {table} for {of}"),
+                    got,
+                    &opts,
+                )?;
             }
             "expect_drops" => {
                 let [reason, n] = tokens[..] else {
@@ -372,10 +410,14 @@ impl Runner {
                 self.settle()?;
                 let got = self.bench()?.chip().drops(reason);
                 let want = number_u64(n, "count")?;
-                if got != want {
-                    return fail(format!("{} drops: {got}, expected {want}", reason.name()));
+                if got == want {
+                    self.report.state_checks += 1;
+                } else {
+                    self.failed(
+                        line,
+                        format!("{} drops: expected {want}, got {got}", reason.name()),
+                    );
                 }
-                self.report.state_checks += 1;
             }
             other => {
                 return Err(Failure::from(format!(
@@ -388,23 +430,26 @@ impl Runner {
         Ok(true)
     }
 
+    /// Compare a counter with the `packets=` and `bytes=` the line gives.
     fn check_counts(
         &mut self,
+        line: usize,
         what: &str,
         got: pipelines::counter::Counts,
         opts: &[(&str, &str)],
     ) -> R<()> {
-        if let Some(p) = opt_u64(opts, "packets")? {
-            if got.packets != p {
-                return fail(format!("{what}: {} packets, expected {p}", got.packets));
+        let mut held = true;
+        for (unit, got) in [("packets", got.packets), ("bytes", got.bytes)] {
+            if let Some(want) = opt_u64(opts, unit)? {
+                if got != want {
+                    held = false;
+                    self.failed(line, format!("{what}: expected {want} {unit}, got {got}"));
+                }
             }
         }
-        if let Some(b) = opt_u64(opts, "bytes")? {
-            if got.bytes != b {
-                return fail(format!("{what}: {} bytes, expected {b}", got.bytes));
-            }
+        if held {
+            self.report.state_checks += 1;
         }
-        self.report.state_checks += 1;
         Ok(())
     }
 
@@ -424,7 +469,8 @@ impl Runner {
     }
 
     /// Send the pending packets, run the chip dry and compare what left with the pending
-    /// expectations (a mismatch names the `expect` line).
+    /// expectations: per port, in order. A mismatch is recorded at the `expect` line; a
+    /// packet nobody expected at the line that ran them.
     fn flush(&mut self) -> R<()> {
         if self.packets.is_empty() && self.expects.is_empty() {
             return Ok(());
@@ -454,64 +500,106 @@ impl Runner {
         self.seen = bench.departures().len();
         self.phase_start = Time(report.end_ps.div_ceil(1000) * 1000);
         self.last_at = self.phase_start;
-        let mut used = vec![false; out.len()];
+        // What left each port in this run, in order, and how many of them were expected.
+        let mut left: BTreeMap<u16, Vec<&Departure>> = BTreeMap::new();
+        for d in &out {
+            left.entry(d.port).or_default().push(d);
+        }
+        let mut expected: BTreeMap<u16, usize> = BTreeMap::new();
         for e in std::mem::take(&mut self.expects) {
-            let Some(i) = (0..out.len()).find(|&i| !used[i] && out[i].port == e.port) else {
-                return Err(at_line(
-                    e.line,
-                    format!("expected a packet on port {}, none left it", e.port),
-                ));
-            };
-            used[i] = true;
-            let d = &out[i];
-            if !e.pattern.matches(&d.data) {
-                return Err(at_line(
+            let k = expected.entry(e.port).or_default();
+            *k += 1;
+            let n = *k;
+            let port_left = left.get(&e.port).map_or(&[][..], Vec::as_slice);
+            let Some(d) = port_left.get(n - 1) else {
+                self.failed(
                     e.line,
                     format!(
-                        "packet on port {} differs\n  expected {}\n  got      {}",
+                        "expected packet #{n} on port {} did not leave: {} left port {} in this run",
+                        e.port,
+                        packets(port_left.len()),
+                        e.port
+                    ),
+                );
+                continue;
+            };
+            let mut held = true;
+            if !e.pattern.matches(&d.data) {
+                held = false;
+                let fields: String = field_diff(&e.pattern, &d.data)
+                    .iter()
+                    .map(|l| format!("\n  {l}"))
+                    .collect();
+                self.failed(
+                    e.line,
+                    format!(
+                        "packet #{n} on port {} differs:{fields}\n  expected {}\n  got      {}",
                         e.port,
                         e.pattern,
                         hex(&d.data)
                     ),
-                ));
+                );
             }
             let cycle = clock.cycle_at_or_after(d.start);
-            if let Some(c) = e.at_cycle {
-                if cycle != c {
-                    return Err(at_line(
-                        e.line,
-                        format!(
-                            "packet on port {} left at cycle {cycle} ({}), expected cycle {c}",
-                            e.port, d.start
-                        ),
-                    ));
-                }
+            if let Some(c) = e.at_cycle.filter(|&c| c != cycle) {
+                held = false;
+                self.failed(
+                    e.line,
+                    format!(
+                        "packet #{n} on port {} left at the wrong cycle: expected {c}, got {cycle} ({})",
+                        e.port, d.start
+                    ),
+                );
             }
-            if let Some(ps) = e.at_ps {
-                if d.start.ps() != ps {
-                    return Err(at_line(
-                        e.line,
-                        format!(
-                            "packet on port {} left at {}, expected {}",
-                            e.port,
-                            d.start,
-                            Time(ps)
-                        ),
-                    ));
-                }
+            if let Some(ps) = e.at_ps.filter(|&ps| ps != d.start.ps()) {
+                held = false;
+                self.failed(
+                    e.line,
+                    format!(
+                        "packet #{n} on port {} left at the wrong time: expected {}, got {}",
+                        e.port,
+                        Time(ps),
+                        d.start
+                    ),
+                );
             }
-            self.report.packets_matched += 1;
+            if held {
+                self.report.packets_matched += 1;
+            }
         }
-        if let Some(i) = used.iter().position(|u| !u) {
-            return Err(Failure::from(format!(
-                "unexpected packet on port {} at {}: {}",
-                out[i].port,
-                out[i].start,
-                hex(&out[i].data)
-            )));
+        for (port, port_left) in &left {
+            let n = expected.get(port).copied().unwrap_or(0);
+            let extra = &port_left[n.min(port_left.len())..];
+            for (i, d) in extra.iter().enumerate().take(MAX_EXTRA) {
+                self.failed(
+                    self.line,
+                    format!(
+                        "unexpected packet #{} on port {port} ({} expected there in this run), left at {}\n  got      {}",
+                        n + i + 1,
+                        packets(n),
+                        d.start,
+                        hex(&d.data)
+                    ),
+                );
+            }
+            if extra.len() > MAX_EXTRA {
+                let more = extra.len() - MAX_EXTRA;
+                self.failed(
+                    self.line,
+                    format!(
+                        "... and {more} more unexpected packet{} on port {port}",
+                        if more == 1 { "" } else { "s" }
+                    ),
+                );
+            }
         }
         Ok(())
     }
+}
+
+/// `1 packet`, `3 packets`.
+fn packets(n: usize) -> String {
+    format!("{n} packet{}", if n == 1 { "" } else { "s" })
 }
 
 fn pipe_option(opts: &[&str]) -> Result<u16, String> {
