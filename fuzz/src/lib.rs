@@ -21,7 +21,7 @@
 //!   the parent records the input in progress and restarts the worker after it. The first
 //!   input of each distinct failure is minimized and written under `fuzz/findings/KIND/`.
 //!
-//! The STF target runs `asic_bench::stf`, the runner the STF tests use.
+//! The STF target runs `asic_bench::stf`, the runner of `asic stf` and the STF tests.
 //!
 //! Crates used, and why: `rand_chacha`/`rand_core` (the seeded, portable stream behind every
 //! mutation, as the model uses), `tempfile` (the fixture directory and candidate files).

@@ -200,3 +200,139 @@ fn out_of_range_numbers_and_a_second_chip_are_refused() {
         assert!(err.contains(want), "{err}");
     }
 }
+
+/// `asic stf` as a user runs it: a directory with a file that passes, one whose expected TTL
+/// is wrong, one whose register value is wrong and one skipped; the lines that say so, and
+/// the exit status (1 if any failed, 0 if all passed or were skipped, 2 for a bad path).
+#[test]
+fn the_command_runs_a_directory_and_says_what_failed_where() {
+    let tmp = tempfile::tempdir().unwrap();
+    let l3 = crate::common::repo("programs/l3router/l3router.p4");
+    let register = dir().join("register.p4");
+    // The first file of docs/STF.md, the program named by absolute path.
+    let routed = |ttl: &str| {
+        format!(
+            "chip teaching\n\
+             program {}\n\
+             add (table: \"ipv4_lpm\", key: [Lpm(\"10.0.2.0\", 24)], action: \"set_nexthop\", args: [2, \"02:00:00:00:02:01\", \"02:00:00:00:00:f2\"])\n\
+             packet 0 0200000000090200000000fe0800 4500002e00004000401124b00a0000090a00020703e807d0001a0000 {PAYLOAD} at 0\n\
+             expect 2 0200000002010200000000f20800 4500002e00004000{ttl}11****0a0000090a00020703e807d0001a0000 {PAYLOAD} at-cycle 77\n\
+             expect_drops ingress_parser_error 0\n",
+            l3.display()
+        )
+    };
+    let files = [
+        ("pass.stf", routed("3f")),
+        // The TTL not decremented: line 5 expects 0x40.
+        ("ttl.stf", routed("40")),
+        (
+            "register.stf",
+            format!(
+                "chip teaching\nprogram {}\n\
+                 packet 0 02000000000202000000000188b5 00000003000000020000000000000000 {}\n\
+                 expect 1 02000000000202000000000188b5 00000003000000020000000100000000 {}\n\
+                 expect_register hits 3 2\n",
+                register.display(),
+                "00".repeat(30),
+                "00".repeat(30)
+            ),
+        ),
+        (
+            "skip.stf",
+            "requires externs\nchip teaching\nprogram missing.p4\n".to_string(),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(tmp.path().join(name), text).unwrap();
+    }
+    let d = tmp.path().display().to_string();
+    let (code, out, err) = asic_stf(&[&d]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let want_first = [
+        format!("PASS {d}/pass.stf (1 packet, 1 matched, 1 state check)"),
+        format!("FAIL {d}/register.stf"),
+        format!("{d}/register.stf:5: register hits[3]: expected 2, got 1"),
+    ];
+    assert_eq!(lines[..3], want_first, "{out}");
+    assert!(
+        lines[3].starts_with(&format!("SKIP {d}/skip.stf: needs dsl extern lowering: ")),
+        "{out}"
+    );
+    let ttl = lines
+        .iter()
+        .position(|l| *l == format!("FAIL {d}/ttl.stf"))
+        .expect(&out);
+    assert_eq!(
+        lines[ttl + 1..ttl + 3],
+        [
+            format!("{d}/ttl.stf:5: packet #1 on port 2 differs:"),
+            "  ipv4.ttl (byte 22): expected 0x40, got 0x3f".to_string(),
+        ],
+        "{out}"
+    );
+    assert!(
+        lines[ttl + 3].starts_with("  expected 0200000002010200000000f20800"),
+        "{out}"
+    );
+    assert!(
+        lines[ttl + 4].starts_with("  got      0200000002010200000000f20800"),
+        "{out}"
+    );
+    assert_eq!(
+        lines.last().unwrap(),
+        &"4 files: 1 passed, 2 failed, 1 skipped (1 packet, 1 matched, 1 state check in the files that passed)",
+        "{out}"
+    );
+    // Skips are allowed: a passing file and a skipped one exit 0.
+    let (code, out, _) = asic_stf(&[&format!("{d}/pass.stf"), &format!("{d}/skip.stf")]);
+    assert_eq!(code, Some(0), "{out}");
+    // A path that cannot be read and a directory without STF files are usage errors: 2,
+    // before any file runs.
+    let (code, out, err) = asic_stf(&[&format!("{d}/pass.stf"), &format!("{d}/nope.stf")]);
+    assert_eq!((code, out.as_str()), (Some(2), ""), "{err}");
+    assert!(
+        err.starts_with(&format!("error: {d}/nope.stf: cannot read: ")),
+        "{err}"
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let (code, _, err) = asic_stf(&[empty.path().to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no .stf file in this directory"), "{err}");
+    let (code, _, _) = asic_stf(&[]);
+    assert_eq!(code, Some(2));
+}
+
+/// Every file of tests/stf passes through the command, as through the tests above.
+#[test]
+fn the_command_passes_every_file_of_tests_stf() {
+    let files = stf_files(&dir()).unwrap();
+    let (code, out, err) = asic_stf(&[dir().to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let passed = out.lines().filter(|l| l.starts_with("PASS ")).count();
+    assert_eq!(passed, files.len(), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{n} files: {n} passed, 0 failed, 0 skipped",
+            n = files.len()
+        )),
+        "{out}"
+    );
+}
+
+/// 18 bytes of payload: the 60-byte frame of docs/STF.md's first file.
+const PAYLOAD: &str = "a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5";
+
+/// `asic stf ARGS`: the exit status, standard output and standard error.
+fn asic_stf(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_asic"))
+        .arg("stf")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
