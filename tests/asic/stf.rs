@@ -202,13 +202,15 @@ fn out_of_range_numbers_and_a_second_chip_are_refused() {
 }
 
 /// `asic stf` as a user runs it: a directory with a file that passes, one whose expected TTL
-/// is wrong, one whose register value is wrong and one skipped; the lines that say so, and
-/// the exit status (1 if any failed, 0 if all passed or were skipped, 2 for a bad path).
+/// is wrong, one whose register value is wrong, one with a wrong departure cycle and
+/// counters, and one skipped; the lines that say so, and the exit status (1 if any failed,
+/// 0 if all passed or were skipped, 2 for a bad path).
 #[test]
 fn the_command_runs_a_directory_and_says_what_failed_where() {
     let tmp = tempfile::tempdir().unwrap();
     let l3 = crate::common::repo("programs/l3router/l3router.p4");
     let register = dir().join("register.p4");
+    let counter = dir().join("counter.p4");
     // The first file of docs/STF.md, the program named by absolute path.
     let routed = |ttl: &str| {
         format!(
@@ -238,9 +240,23 @@ fn the_command_runs_a_directory_and_says_what_failed_where() {
             ),
         ),
         (
-            "skip.stf",
-            "requires externs\nchip teaching\nprogram missing.p4\n".to_string(),
+            "counter.stf",
+            format!(
+                "chip teaching\nprogram {}\n\
+                 packet 0 02000000000202000000000188b5 00000008000000000000000000000000 {}\n\
+                 expect 1 02000000000202000000000188b5 00000008000000000000000000000000 {} at-cycle 1\n\
+                 expect_counter per_port 0 packets=2 bytes=60\n\
+                 expect_direct_counter by_a miss packets=0\n",
+                counter.display(),
+                "00".repeat(30),
+                "00".repeat(30)
+            ),
         ),
+        (
+            "skip.stf",
+            "requires externs\nchip teaching\nprogram bad.p4\n".to_string(),
+        ),
+        ("bad.p4", "not a program".to_string()),
     ];
     for (name, text) in &files {
         std::fs::write(tmp.path().join(name), text).unwrap();
@@ -249,23 +265,28 @@ fn the_command_runs_a_directory_and_says_what_failed_where() {
     let (code, out, err) = asic_stf(&[&d]);
     assert_eq!(code, Some(1), "{out}{err}");
     let lines: Vec<&str> = out.lines().collect();
+    // A departure cycle and counters checked through the command, each at its line.
     let want_first = [
+        format!("FAIL {d}/counter.stf"),
+        format!(
+            "{d}/counter.stf:4: packet #1 on port 1 left at the wrong cycle: expected 1, got 78 (78.000 ns)"
+        ),
+        format!("{d}/counter.stf:5: counter per_port[0]: expected 2 packets, got 1"),
+        format!("{d}/counter.stf:6: direct counter of by_a for misses: expected 0 packets, got 1"),
         format!("PASS {d}/pass.stf (1 packet, 1 matched, 1 state check)"),
         format!("FAIL {d}/register.stf"),
         format!("{d}/register.stf:5: register hits[3]: expected 2, got 1"),
     ];
-    assert_eq!(lines[..3], want_first, "{out}");
+    assert_eq!(lines[..7], want_first, "{out}");
     assert!(
-        lines[3].starts_with(&format!("SKIP {d}/skip.stf: needs dsl extern lowering: ")),
+        lines[7].starts_with(&format!("SKIP {d}/skip.stf: needs dsl extern lowering: ")),
         "{out}"
     );
-    let ttl = lines
-        .iter()
-        .position(|l| *l == format!("FAIL {d}/ttl.stf"))
-        .expect(&out);
+    let ttl = 8;
     assert_eq!(
-        lines[ttl + 1..ttl + 3],
+        lines[ttl..ttl + 3],
         [
+            format!("FAIL {d}/ttl.stf"),
             format!("{d}/ttl.stf:5: packet #1 on port 2 differs:"),
             "  ipv4.ttl (byte 22): expected 0x40, got 0x3f".to_string(),
         ],
@@ -281,7 +302,7 @@ fn the_command_runs_a_directory_and_says_what_failed_where() {
     );
     assert_eq!(
         lines.last().unwrap(),
-        &"4 files: 1 passed, 2 failed, 1 skipped (1 packet, 1 matched, 1 state check in the files that passed)",
+        &"5 files: 1 passed, 3 failed, 1 skipped (1 packet, 1 matched, 1 state check in the files that passed)",
         "{out}"
     );
     // Skips are allowed: a passing file and a skipped one exit 0.
