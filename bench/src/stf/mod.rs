@@ -9,10 +9,11 @@
 //! and reports failures as `file:line: what`.
 //!
 //! Why here, in the bench crate: `asic stf`, the workspace's tests and the fuzzer's `stf`
-//! target all run files through this one runner, and it drives nothing but a [`Bench`](crate::Bench).
+//! target all run files through this one runner, and it drives nothing but a
+//! [`Bench`](crate::Bench).
 //!
-//! [`parse`] reads the pieces of a line, [`run`] runs the commands in order, [`diff`] says
-//! field by field how a packet differs from its expectation.
+//! `parse` reads the pieces of a line, `run` runs the commands in order, `diff` says field
+//! by field how a packet differs from its expectation.
 
 mod diff;
 mod parse;
