@@ -1,8 +1,10 @@
-//! `asic`: compile P4-like programs, inspect chip profiles, and run scenarios on the
-//! cycle-accurate chip model. With no arguments it runs the embedded L3-router demo.
+//! `asic`: compile P4-like programs, inspect chip profiles, and run scenarios and STF packet
+//! tests on the cycle-accurate chip model. With no arguments it runs the embedded L3-router
+//! demo.
 
 use asic_bench::run::run_scenario;
 use asic_bench::scenario::ScenarioFile;
+use asic_bench::stf::{run_text, stf_files, StfReport};
 use asic_deploy::run::{load_with_text, place_in, run_observed, RunOptions};
 use asic_io::load::compile_file;
 use asic_model::profile;
@@ -121,6 +123,17 @@ enum Command {
         #[command(subcommand)]
         action: Option<ChipsAction>,
     },
+    /// Run STF packet-test files (docs/STF.md): PASS, FAIL or SKIP per file.
+    ///
+    /// One line per file (PASS, FAIL followed by each failure as `file:line: what`, or SKIP),
+    /// then the totals. Exit status 0 if every file passed or was skipped, 1 if one failed, 2
+    /// if a path cannot be read or a directory holds no `.stf` file.
+    Stf {
+        /// STF files, and directories: every `*.stf` directly in one, in name order
+        /// (subdirectories are not searched).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Compile a program for a chip and print where everything went.
     Compile {
         /// The program (`.p4`).
@@ -235,6 +248,76 @@ fn compile(
     Ok(())
 }
 
+/// `1 file`, `3 files`.
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// `asic stf`: `Ok(true)` if every file passed or was skipped, `Ok(false)` if one failed.
+/// `Err` (exit status 2, as clap's usage errors) is a path that cannot be read, found before
+/// any file runs: status 1 must mean a test failed, not that the command was mistyped.
+fn stf(paths: &[PathBuf]) -> Result<bool, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let found = stf_files(path)?;
+            if found.is_empty() {
+                return Err(format!(
+                    "{}: no .stf file in this directory",
+                    path.display()
+                ));
+            }
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let texts = files
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f).map_err(|e| format!("{}: cannot read: {e}", f.display()))
+        })
+        .collect::<Result<Vec<String>, String>>()?;
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    let mut total = StfReport::default();
+    for (file, text) in files.iter().zip(&texts) {
+        match run_text(text, file) {
+            Ok(StfReport {
+                skipped: Some(why), ..
+            }) => {
+                skipped += 1;
+                outln!("SKIP {}: {why}", file.display())?;
+            }
+            Ok(r) => {
+                passed += 1;
+                outln!(
+                    "PASS {} ({}, {} matched, {})",
+                    file.display(),
+                    count(r.packets_sent, "packet"),
+                    r.packets_matched,
+                    count(r.state_checks, "state check")
+                )?;
+                total.packets_sent += r.packets_sent;
+                total.packets_matched += r.packets_matched;
+                total.state_checks += r.state_checks;
+            }
+            Err(failures) => {
+                failed += 1;
+                outln!("FAIL {}\n{failures}", file.display())?;
+            }
+        }
+    }
+    outln!(
+        "\n{}: {passed} passed, {failed} failed, {skipped} skipped \
+         ({}, {} matched, {} in the files that passed)",
+        count(files.len(), "file"),
+        count(total.packets_sent, "packet"),
+        total.packets_matched,
+        count(total.state_checks, "state check")
+    )?;
+    Ok(failed == 0)
+}
+
 fn net(scenario: &Path, out: &Path, lockstep: bool) -> Result<(), String> {
     std::fs::create_dir_all(out)
         .map_err(|e| format!("{}: cannot create directory: {e}", out.display()))?;
@@ -346,6 +429,16 @@ fn main() -> ExitCode {
             emit,
             json,
         }) => compile(&program, &chip, emit, json),
+        Some(Command::Stf { paths }) => {
+            return match stf(&paths) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

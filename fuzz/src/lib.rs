@@ -21,19 +21,15 @@
 //!   the parent records the input in progress and restarts the worker after it. The first
 //!   input of each distinct failure is minimized and written under `fuzz/findings/KIND/`.
 //!
-//! The STF runner is the root crate's test support (`tests/asic/stf_runner.rs`); it is
-//! compiled here from that file, not copied, so the fuzzer runs the same code the STF tests do.
+//! The STF target runs `asic_bench::stf`, the runner of `asic stf` and the STF tests.
 //!
 //! Crates used, and why: `rand_chacha`/`rand_core` (the seeded, portable stream behind every
-//! mutation, as the model uses), `tempfile` (the fixture directory and candidate files), `ron`
-//! (the STF runner parses entries with it).
+//! mutation, as the model uses), `tempfile` (the fixture directory and candidate files).
 
 pub mod alloc;
 pub mod campaign;
 pub mod corpus;
 pub mod mutate;
-#[path = "../../tests/asic/stf_runner.rs"]
-pub mod stf_runner;
 pub mod targets;
 pub mod worker;
 

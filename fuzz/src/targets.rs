@@ -12,7 +12,6 @@
 //!   last packet).
 
 use crate::corpus::{file, FILES};
-use crate::stf_runner;
 use crate::Kind;
 use asic_bench::run::run_scenario;
 use asic_bench::scenario::ScenarioFile;
@@ -127,7 +126,7 @@ impl Fixture {
             }
             Kind::Stf => {
                 let path = self.path("tests/stf/fuzz.stf");
-                Outcome::of(stf_runner::run_text(&text(), &path))
+                Outcome::of(asic_bench::stf::run_text(&text(), &path))
             }
         }
     }

@@ -29,5 +29,4 @@ mod plumbing;
 mod plumbing_more;
 mod report;
 mod stf;
-mod stf_runner;
 mod timing;

@@ -1,45 +1,38 @@
-//! STF-like packet tests: a small line format that sends packets into a chip running a
-//! compiled program and checks what comes out, and the registers, counters and drops
-//! left behind. See docs/STF.md for the format.
+//! The runner: commands in file order, packets and expectations accumulated and compared
+//! when they run.
 //!
-//! Why a text format: per-stage behaviour is easiest to state as "this packet in, that
-//! packet out", and a teacher or an engineer can write one without Rust. It follows the
-//! spirit of p4c's STF (packets and expectations per port, in order), runs the real path
-//! (the `dsl` compiler, the chip with its MACs, pipes and TM, via [`Bench`]), and reports
-//! failures as `file:line: what`.
+//! `packet` and `expect` lines accumulate; they are run (the bench drains the chip) and
+//! compared when a `run` line, a control-plane line, a state check or the end of the file
+//! comes. Control-plane lines apply to every pipe of the drained chip, so they take effect
+//! for the packets after them.
 //!
-//! Execution: commands run in order. `packet` and `expect` lines accumulate; they are run
-//! (the bench drains the chip) and compared when a `run` line, a control-plane line, a
-//! state check or the end of the file comes. Control-plane lines apply to every pipe of the
-//! drained chip, so they take effect for the packets after them.
+//! Two kinds of failure. An expectation that does not hold (a packet that differs, is
+//! missing or extra, leaves at another cycle; a register, counter or drop count) is recorded
+//! and the file goes on: the chip is as the program left it, so the later checks still mean
+//! something, and one run shows every wrong expectation. A line that cannot be run (a syntax
+//! error, an unknown name, a program that does not compile, an entry a table refuses) ends
+//! the file there: what follows would run on a chip set up other than the file says.
 
-use asic_bench::bench::{Bench, Departure};
+use super::diff::field_diff;
+use super::parse::{
+    drop_reason, hex, number, number_u16, number_u32, number_u64, opt_pipe, opt_u64, options,
+    strip_comment, Pattern,
+};
+use super::StfReport;
+use crate::bench::{Bench, Departure};
 use asic_io::load::{compile_file, Base};
-use asic_model::chip::DropReason;
 use asic_model::profile::ChipProfile;
 use pipelines::control::{
     resolve_op, ControlOp, EntryKey, MeterSetting, RegisterWrite, ResolvedControlOp,
 };
-use pipelines::entries::{parse_value, resolve_key, EntrySpec, KeySpec, Value};
+use pipelines::entries::{resolve_key, EntrySpec, KeySpec, Value};
 use pipelines::program::Program;
 use pipelines::time::Time;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// What running an STF file did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StfReport {
-    /// Why the file was skipped (`requires externs` and the program does not compile yet).
-    pub skipped: Option<String>,
-    /// Packets sent.
-    pub packets_sent: usize,
-    /// Packets expected and matched.
-    pub packets_matched: usize,
-    /// Register, counter and drop checks passed.
-    pub state_checks: usize,
-}
-
-/// A failure: a message, and the line it belongs to when that is not the line being run
-/// (a packet expectation checked later).
+/// A line that cannot be run: a message, and the line it belongs to when that is not the
+/// line being run (a packet sent earlier).
 struct Failure {
     line: Option<usize>,
     msg: String,
@@ -60,13 +53,6 @@ impl From<&str> for Failure {
     }
 }
 
-fn at_line(line: usize, msg: String) -> Failure {
-    Failure {
-        line: Some(line),
-        msg,
-    }
-}
-
 type R<T> = Result<T, Failure>;
 
 fn fail<T>(msg: String) -> R<T> {
@@ -77,8 +63,7 @@ fn fail<T>(msg: String) -> R<T> {
 struct Expect {
     line: usize,
     port: u16,
-    /// Nibbles; `None` is a wildcard.
-    pattern: Vec<Option<u8>>,
+    pattern: Pattern,
     at_cycle: Option<u64>,
     at_ps: Option<u64>,
 }
@@ -95,18 +80,17 @@ struct Runner {
     phase_start: Time,
     last_at: Time,
     report: StfReport,
+    /// The line being run (at the end of the file, its last line).
+    line: usize,
+    /// Expectations that did not hold: (line, what).
+    failures: Vec<(usize, String)>,
 }
 
-/// Run an STF file. `Ok` carries what was checked (or why the file was skipped); `Err` is
-/// the first failure, as `file:line: message`.
-pub fn run_file(path: &Path) -> Result<StfReport, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    run_text(&text, path)
-}
+/// The most unexpected packets described per port and run; the rest are counted.
+const MAX_EXTRA: usize = 3;
 
 /// Run STF text as if read from `path` (relative paths in it resolve beside `path`).
-pub fn run_text(text: &str, path: &Path) -> Result<StfReport, String> {
+pub(super) fn run_text(text: &str, path: &Path) -> Result<StfReport, String> {
     let mut r = Runner {
         dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
         chip: None,
@@ -119,143 +103,52 @@ pub fn run_text(text: &str, path: &Path) -> Result<StfReport, String> {
         phase_start: Time::ZERO,
         last_at: Time::ZERO,
         report: StfReport::default(),
+        line: 1,
+        failures: Vec::new(),
     };
-    let mut last_line = 0;
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        last_line = line;
-        let content = strip_comment(raw).trim();
-        if content.is_empty() {
-            continue;
-        }
-        let (cmd, rest) = content
-            .split_once(char::is_whitespace)
-            .map_or((content, ""), |(c, r)| (c, r.trim()));
-        let place =
-            |f: Failure| format!("{}:{}: {}", path.display(), f.line.unwrap_or(line), f.msg);
-        match r.command(line, cmd, rest) {
-            Ok(true) => {}
-            Ok(false) => return Ok(r.report),
-            Err(f) => return Err(place(f)),
-        }
+    let outcome = r.lines(text);
+    if let Err(f) = outcome {
+        r.failures.push((f.line.unwrap_or(r.line), f.msg));
+    } else if r.failures.is_empty() {
+        return Ok(r.report);
     }
-    let end = |f: Failure| {
-        format!(
-            "{}:{}: {}",
-            path.display(),
-            f.line.unwrap_or(last_line),
-            f.msg
-        )
-    };
-    r.bench().map_err(end)?;
-    r.flush().map_err(end)?;
-    Ok(r.report)
-}
-
-/// `#` starts a comment, except inside a double-quoted string (RON entries).
-fn strip_comment(s: &str) -> &str {
-    let mut quoted = false;
-    for (i, c) in s.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            '#' if !quoted => return &s[..i],
-            _ => {}
-        }
-    }
-    s
-}
-
-fn number(s: &str, what: &str) -> Result<u128, String> {
-    parse_value(&Value::Text(s.to_string())).map_err(|e| format!("{what}: {e}"))
-}
-
-fn number_u64(s: &str, what: &str) -> Result<u64, String> {
-    u64::try_from(number(s, what)?).map_err(|_| format!("{what} `{s}` does not fit 64 bits"))
-}
-
-/// A port or pipe number: 16 bits (a chip then refuses one it lacks, by name).
-fn number_u16(s: &str, what: &str) -> Result<u16, String> {
-    u16::try_from(number(s, what)?).map_err(|_| format!("{what} `{s}` does not fit 16 bits"))
-}
-
-/// Hex digits (whitespace between them allowed), `*` for a wildcard nibble if `wild`.
-fn nibbles(tokens: &[&str], wild: bool) -> Result<Vec<Option<u8>>, String> {
-    let mut v = Vec::new();
-    for t in tokens {
-        for c in t.chars() {
-            match c {
-                '*' if wild => v.push(None),
-                c => v.push(Some(c.to_digit(16).ok_or_else(|| {
-                    format!(
-                        "`{c}` is not a hex digit{}",
-                        if wild { " or `*`" } else { "" }
-                    )
-                })? as u8)),
-            }
-        }
-    }
-    if v.len() % 2 != 0 {
-        return Err(format!(
-            "{} hex digits: not a whole number of bytes",
-            v.len()
-        ));
-    }
-    if v.is_empty() {
-        return Err("no bytes given".into());
-    }
-    Ok(v)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn show_pattern(p: &[Option<u8>]) -> String {
-    p.iter()
-        .map(|n| n.map_or('*', |d| char::from_digit(d as u32, 16).unwrap_or('?')))
-        .collect()
-}
-
-fn matches(p: &[Option<u8>], data: &[u8]) -> bool {
-    p.len() == data.len() * 2
-        && p.iter().enumerate().all(|(i, n)| {
-            let b = data[i / 2];
-            let d = if i % 2 == 0 { b >> 4 } else { b & 0xf };
-            n.is_none_or(|x| x == d)
-        })
-}
-
-/// `key=value` options after the positional arguments.
-fn options<'a>(tokens: &[&'a str], allowed: &[&str]) -> Result<Vec<(&'a str, &'a str)>, String> {
-    tokens
+    // In line order; failures of one line in the order they were found.
+    r.failures.sort_by_key(|(line, _)| *line);
+    let text: Vec<String> = r
+        .failures
         .iter()
-        .map(|t| {
-            let (k, v) = t
-                .split_once('=')
-                .ok_or_else(|| format!("expected `name=value`, found `{t}`"))?;
-            if !allowed.contains(&k) {
-                return Err(format!(
-                    "unknown option `{k}` (expected one of {})",
-                    allowed.join(", ")
-                ));
-            }
-            Ok((k, v))
-        })
-        .collect()
-}
-
-fn drop_reason(name: &str) -> Result<DropReason, String> {
-    DropReason::ALL
-        .iter()
-        .copied()
-        .find(|r| r.name() == name)
-        .ok_or_else(|| {
-            let all: Vec<&str> = DropReason::ALL.iter().map(|r| r.name()).collect();
-            format!("no drop reason `{name}` (reasons: {})", all.join(", "))
-        })
+        .map(|(line, what)| format!("{}:{line}: {what}", path.display()))
+        .collect();
+    Err(text.join("\n"))
 }
 
 impl Runner {
+    /// Run every line, then what is pending at the end of the file.
+    fn lines(&mut self, text: &str) -> R<()> {
+        for (i, raw) in text.lines().enumerate() {
+            self.line = i + 1;
+            let content = strip_comment(raw).trim();
+            if content.is_empty() {
+                continue;
+            }
+            let (cmd, rest) = content
+                .split_once(char::is_whitespace)
+                .map_or((content, ""), |(c, r)| (c, r.trim()));
+            if !self.command(self.line, cmd, rest)? {
+                return Ok(());
+            }
+        }
+        if self.chip.is_none() || self.program.is_none() {
+            return Err("the file has no `chip` and `program` lines: nothing to run".into());
+        }
+        self.settle()
+    }
+
+    /// Record an expectation that did not hold.
+    fn failed(&mut self, line: usize, what: String) {
+        self.failures.push((line, what));
+    }
+
     fn program(&self) -> R<&Program> {
         self.program
             .as_ref()
@@ -333,7 +226,7 @@ impl Runner {
                 };
                 let op = ControlOp::WriteRegister(RegisterWrite {
                     register: name.into(),
-                    index: number_u64(index, "index")? as u32,
+                    index: number_u32(index, "index")?,
                     value: Value::Text(value.into()),
                 });
                 self.control(&op)?;
@@ -357,7 +250,7 @@ impl Runner {
                 };
                 let op = ControlOp::ConfigureMeter(MeterSetting {
                     meter: name.into(),
-                    index: number_u64(index, "index")? as u32,
+                    index: number_u32(index, "index")?,
                     cir: get("cir")?,
                     pir: get("pir")?,
                     cbs: get("cbs")?,
@@ -372,7 +265,10 @@ impl Runner {
                         if tokens.len() > i + 2 {
                             return fail(format!("unexpected `{}` after the time", tokens[i + 2]));
                         }
-                        (&tokens[..i], Some(Time::from_input_ns(number_u64(ns, "time")?, "time")?))
+                        (
+                            &tokens[..i],
+                            Some(Time::from_input_ns(number_u64(ns, "time")?, "time")?),
+                        )
                     }
                     None => (&tokens[..], None),
                 };
@@ -380,10 +276,7 @@ impl Runner {
                     return Err("usage: packet <port> <hex bytes> [at <ns>]".into());
                 };
                 let port = number_u16(port, "port")?;
-                let data: Vec<u8> = nibbles(bytes, false)?
-                    .chunks(2)
-                    .map(|c| (c[0].unwrap_or(0) << 4) | c[1].unwrap_or(0))
-                    .collect();
+                let data = Pattern::bytes(bytes)?;
                 let t = at.unwrap_or(self.last_at.max(self.phase_start));
                 if t < self.phase_start {
                     return fail(format!(
@@ -406,7 +299,11 @@ impl Runner {
                             let v = number_u64(v, t)?;
                             match t {
                                 "at-cycle" => at_cycle = Some(v),
-                                "at-ns" => at_ps = Some(v * 1000),
+                                "at-ns" => {
+                                    at_ps = Some(v.checked_mul(1000).ok_or_else(|| {
+                                        format!("at-ns {v}: beyond the longest time")
+                                    })?)
+                                }
                                 _ => at_ps = Some(v),
                             }
                         }
@@ -420,7 +317,7 @@ impl Runner {
                 self.expects.push(Expect {
                     line,
                     port: number_u16(port, "port")?,
-                    pattern: nibbles(bytes, true)?,
+                    pattern: Pattern::parse(bytes, true)?,
                     at_cycle,
                     at_ps,
                 });
@@ -442,15 +339,17 @@ impl Runner {
                 self.settle()?;
                 let chip = self.bench()?.chip();
                 let got = chip
-                    .register_read_by_name(pipe, name, number_u64(index, "index")? as u32)
+                    .register_read_by_name(pipe, name, number_u32(index, "index")?)
                     .map_err(|e| e.to_string())?;
                 let want = number(value, "value")?;
-                if got as u128 != want {
-                    return fail(format!(
-                        "register {name}[{index}] is {got}, expected {want}"
-                    ));
+                if u128::from(got) == want {
+                    self.report.state_checks += 1;
+                } else {
+                    self.failed(
+                        line,
+                        format!("register {name}[{index}]: expected {want}, got {got}"),
+                    );
                 }
-                self.report.state_checks += 1;
             }
             "expect_counter" => {
                 let (name, index, opts) = match tokens[..] {
@@ -463,9 +362,9 @@ impl Runner {
                 let got = self
                     .bench()?
                     .chip()
-                    .counter_read_by_name(pipe, name, number_u64(index, "index")? as u32)
+                    .counter_read_by_name(pipe, name, number_u32(index, "index")?)
                     .map_err(|e| e.to_string())?;
-                self.check_counts(&format!("counter {name}[{index}]"), got, &opts)?;
+                self.check_counts(line, &format!("counter {name}[{index}]"), got, &opts)?;
             }
             "expect_direct_counter" => {
                 // expect_direct_counter <table> miss|[<RON key>] [priority=<n>] [packets=..] ...
@@ -473,27 +372,35 @@ impl Runner {
                     "usage: expect_direct_counter <table> miss|[key] [packets=<n>] [bytes=<n>]",
                 )?;
                 let rest = rest.trim();
-                let (key, opts_text) = if let Some(r) = rest.strip_prefix("miss") {
-                    (None, r)
+                let (key, of, opts_text) = if let Some(r) = rest.strip_prefix("miss") {
+                    (None, "misses", r)
                 } else if rest.starts_with('[') {
                     let end = rest.rfind(']').ok_or("the key list has no closing `]`")?;
                     let key: Vec<KeySpec> =
                         ron::from_str(&rest[..=end]).map_err(|e| format!("key: {}", e.code))?;
-                    (Some(resolve_key(&key)?), &rest[end + 1..])
+                    (Some(resolve_key(&key)?), &rest[..=end], &rest[end + 1..])
                 } else {
                     return Err("expected `miss` or a key list like [Exact(5)]".into());
                 };
                 let toks: Vec<&str> = opts_text.split_whitespace().collect();
                 let opts = options(&toks, &["packets", "bytes", "pipe", "priority"])?;
                 let pipe = opt_pipe(&opts)?;
-                let priority = opt_u64(&opts, "priority")?.unwrap_or(0) as u32;
+                let priority = opts
+                    .iter()
+                    .find(|(o, _)| *o == "priority")
+                    .map_or(Ok(0), |(_, v)| number_u32(v, "priority"))?;
                 self.settle()?;
                 let got = self
                     .bench()?
                     .chip()
                     .direct_counter_read_by_name(pipe, table, key.as_deref().map(|k| (k, priority)))
                     .map_err(|e| e.to_string())?;
-                self.check_counts(&format!("direct counter of {table}"), got, &opts)?;
+                self.check_counts(
+                    line,
+                    &format!("direct counter of {table} for {of}"),
+                    got,
+                    &opts,
+                )?;
             }
             "expect_drops" => {
                 let [reason, n] = tokens[..] else {
@@ -503,10 +410,14 @@ impl Runner {
                 self.settle()?;
                 let got = self.bench()?.chip().drops(reason);
                 let want = number_u64(n, "count")?;
-                if got != want {
-                    return fail(format!("{} drops: {got}, expected {want}", reason.name()));
+                if got == want {
+                    self.report.state_checks += 1;
+                } else {
+                    self.failed(
+                        line,
+                        format!("{} drops: expected {want}, got {got}", reason.name()),
+                    );
                 }
-                self.report.state_checks += 1;
             }
             other => {
                 return Err(Failure::from(format!(
@@ -519,23 +430,26 @@ impl Runner {
         Ok(true)
     }
 
+    /// Compare a counter with the `packets=` and `bytes=` the line gives.
     fn check_counts(
         &mut self,
+        line: usize,
         what: &str,
         got: pipelines::counter::Counts,
         opts: &[(&str, &str)],
     ) -> R<()> {
-        if let Some(p) = opt_u64(opts, "packets")? {
-            if got.packets != p {
-                return fail(format!("{what}: {} packets, expected {p}", got.packets));
+        let mut held = true;
+        for (unit, got) in [("packets", got.packets), ("bytes", got.bytes)] {
+            if let Some(want) = opt_u64(opts, unit)? {
+                if got != want {
+                    held = false;
+                    self.failed(line, format!("{what}: expected {want} {unit}, got {got}"));
+                }
             }
         }
-        if let Some(b) = opt_u64(opts, "bytes")? {
-            if got.bytes != b {
-                return fail(format!("{what}: {} bytes, expected {b}", got.bytes));
-            }
+        if held {
+            self.report.state_checks += 1;
         }
-        self.report.state_checks += 1;
         Ok(())
     }
 
@@ -555,7 +469,8 @@ impl Runner {
     }
 
     /// Send the pending packets, run the chip dry and compare what left with the pending
-    /// expectations (a mismatch names the `expect` line).
+    /// expectations: per port, in order. A mismatch is recorded at the `expect` line; a
+    /// packet nobody expected at the line that ran them.
     fn flush(&mut self) -> R<()> {
         if self.packets.is_empty() && self.expects.is_empty() {
             return Ok(());
@@ -585,113 +500,108 @@ impl Runner {
         self.seen = bench.departures().len();
         self.phase_start = Time(report.end_ps.div_ceil(1000) * 1000);
         self.last_at = self.phase_start;
-        let mut used = vec![false; out.len()];
+        // What left each port in this run, in order, and how many of them were expected.
+        let mut left: BTreeMap<u16, Vec<&Departure>> = BTreeMap::new();
+        for d in &out {
+            left.entry(d.port).or_default().push(d);
+        }
+        let mut expected: BTreeMap<u16, usize> = BTreeMap::new();
         for e in std::mem::take(&mut self.expects) {
-            let Some(i) = (0..out.len()).find(|&i| !used[i] && out[i].port == e.port) else {
-                return Err(at_line(
-                    e.line,
-                    format!("expected a packet on port {}, none left it", e.port),
-                ));
-            };
-            used[i] = true;
-            let d = &out[i];
-            if !matches(&e.pattern, &d.data) {
-                return Err(at_line(
+            let k = expected.entry(e.port).or_default();
+            *k += 1;
+            let n = *k;
+            let port_left = left.get(&e.port).map_or(&[][..], Vec::as_slice);
+            let Some(d) = port_left.get(n - 1) else {
+                self.failed(
                     e.line,
                     format!(
-                        "packet on port {} differs\n  expected {}\n  got      {}",
+                        "expected packet #{n} on port {} did not leave: {} left port {} in this run",
                         e.port,
-                        show_pattern(&e.pattern),
+                        packets(port_left.len()),
+                        e.port
+                    ),
+                );
+                continue;
+            };
+            let mut held = true;
+            if !e.pattern.matches(&d.data) {
+                held = false;
+                let fields: String = field_diff(&e.pattern, &d.data)
+                    .iter()
+                    .map(|l| format!("\n  {l}"))
+                    .collect();
+                self.failed(
+                    e.line,
+                    format!(
+                        "packet #{n} on port {} differs:{fields}\n  expected {}\n  got      {}",
+                        e.port,
+                        e.pattern,
                         hex(&d.data)
                     ),
-                ));
+                );
             }
             let cycle = clock.cycle_at_or_after(d.start);
-            if let Some(c) = e.at_cycle {
-                if cycle != c {
-                    return Err(at_line(
-                        e.line,
-                        format!(
-                            "packet on port {} left at cycle {cycle} ({}), expected cycle {c}",
-                            e.port, d.start
-                        ),
-                    ));
-                }
+            if let Some(c) = e.at_cycle.filter(|&c| c != cycle) {
+                held = false;
+                self.failed(
+                    e.line,
+                    format!(
+                        "packet #{n} on port {} left at the wrong cycle: expected {c}, got {cycle} ({})",
+                        e.port, d.start
+                    ),
+                );
             }
-            if let Some(ps) = e.at_ps {
-                if d.start.ps() != ps {
-                    return Err(at_line(
-                        e.line,
-                        format!(
-                            "packet on port {} left at {}, expected {}",
-                            e.port,
-                            d.start,
-                            Time(ps)
-                        ),
-                    ));
-                }
+            if let Some(ps) = e.at_ps.filter(|&ps| ps != d.start.ps()) {
+                held = false;
+                self.failed(
+                    e.line,
+                    format!(
+                        "packet #{n} on port {} left at the wrong time: expected {}, got {}",
+                        e.port,
+                        Time(ps),
+                        d.start
+                    ),
+                );
             }
-            self.report.packets_matched += 1;
+            if held {
+                self.report.packets_matched += 1;
+            }
         }
-        if let Some(i) = used.iter().position(|u| !u) {
-            return Err(Failure::from(format!(
-                "unexpected packet on port {} at {}: {}",
-                out[i].port,
-                out[i].start,
-                hex(&out[i].data)
-            )));
+        for (port, port_left) in &left {
+            let n = expected.get(port).copied().unwrap_or(0);
+            let extra = &port_left[n.min(port_left.len())..];
+            for (i, d) in extra.iter().enumerate().take(MAX_EXTRA) {
+                self.failed(
+                    self.line,
+                    format!(
+                        "unexpected packet #{} on port {port} ({} expected there in this run), left at {}\n  got      {}",
+                        n + i + 1,
+                        packets(n),
+                        d.start,
+                        hex(&d.data)
+                    ),
+                );
+            }
+            if extra.len() > MAX_EXTRA {
+                let more = extra.len() - MAX_EXTRA;
+                self.failed(
+                    self.line,
+                    format!(
+                        "... and {more} more unexpected packet{} on port {port}",
+                        if more == 1 { "" } else { "s" }
+                    ),
+                );
+            }
         }
         Ok(())
     }
 }
 
+/// `1 packet`, `3 packets`.
+fn packets(n: usize) -> String {
+    format!("{n} packet{}", if n == 1 { "" } else { "s" })
+}
+
 fn pipe_option(opts: &[&str]) -> Result<u16, String> {
     opt_pipe(&options(opts, &["pipe"])?)
-}
-
-/// The `pipe=` option (pipe 0 if absent).
-fn opt_pipe(opts: &[(&str, &str)]) -> Result<u16, String> {
-    opts.iter()
-        .find(|(o, _)| *o == "pipe")
-        .map_or(Ok(0), |(_, v)| number_u16(v, "pipe"))
-}
-
-fn opt_u64(opts: &[(&str, &str)], k: &str) -> Result<Option<u64>, String> {
-    opts.iter()
-        .find(|(o, _)| *o == k)
-        .map(|(_, v)| number_u64(v, k))
-        .transpose()
-}
-
-/// The `*.stf` files in `dir`, in name order.
-pub fn stf_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "stf"))
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn patterns_match_nibbles_and_wildcards() {
-        let p = nibbles(&["0a*b", "**"], true).unwrap();
-        assert!(matches(&p, &[0x0a, 0x1b, 0xff]));
-        assert!(!matches(&p, &[0x0b, 0x1b, 0xff]));
-        assert!(!matches(&p, &[0x0a, 0x1b]));
-        assert!(nibbles(&["abc"], false).is_err());
-        assert!(nibbles(&["a*"], false).is_err());
-        assert_eq!(show_pattern(&p), "0a*b**");
-    }
-
-    #[test]
-    fn comments_stop_outside_strings() {
-        assert_eq!(strip_comment("add (a: \"#x\") # note"), "add (a: \"#x\") ");
-        assert_eq!(strip_comment("# all"), "");
-    }
 }
