@@ -31,3 +31,4 @@ mod report;
 mod stf;
 mod stf_runner;
 mod timing;
+mod wireshark;
