@@ -1,16 +1,23 @@
 //! The Wireshark dissector `tools/wireshark/asic.lua`: its copy of the frame layouts matches
-//! the Rust and P4 sources.
+//! the Rust and P4 sources, and tshark, with it, reads a BFC run's pcaps as the model's own
+//! parsers do.
 //!
-//! The dissector keeps its own table of offsets (Lua cannot read Rust), so without this test
-//! a change to `net/src/packet.rs`, `net/src/ctrl.rs` or `programs/bfc/bfc.p4` would leave
-//! Wireshark decoding the old layout without anyone noticing.
+//! The dissector keeps its own table of offsets (Lua cannot read Rust), so without the first
+//! test a change to `net/src/packet.rs`, `net/src/ctrl.rs` or `programs/bfc/bfc.p4` would
+//! leave Wireshark decoding the old layout without anyone noticing. The second needs
+//! `tshark` and fails, saying how to install it, when it is missing: a skipped test would
+//! pass on a machine that never checks the dissector.
 
 use crate::common::repo;
-use asic_net::ctrl;
+use asic_deploy::{run as net, scenario::NetScenario};
+use asic_net::ctrl::{self, Ctrl};
 use asic_net::packet::{self, field, Header};
+use pcap_file::pcap::PcapReader;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::path::Path;
+use std::process::Command;
 
 const LUA: &str = "tools/wireshark/asic.lua";
 
@@ -254,5 +261,203 @@ fn dissector_layout_matches_the_rust_and_p4_sources() {
         opcodes,
         want.map(|(op, n, _)| (op as u64, n.to_string())),
         "OPCODES in {LUA} against ctrl.rs"
+    );
+}
+
+/// A pcap's frames.
+fn frames(path: &Path) -> Vec<Vec<u8>> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut r = PcapReader::new(file).unwrap();
+    let mut v = Vec::new();
+    while let Some(p) = r.next_packet() {
+        v.push(p.unwrap().data.into_owned());
+    }
+    v
+}
+
+/// tshark with the dissector on `pcap`: one row per frame that matches `filter`, the
+/// `fields` tab-separated (tshark writes a repeated field's values comma-separated).
+fn tshark(pcap: &Path, filter: &str, fields: &[&str]) -> Vec<Vec<String>> {
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r")
+        .arg(pcap)
+        .arg("-X")
+        .arg(format!("lua_script:{}", repo(LUA).display()))
+        .args(["-Y", filter, "-T", "fields", "-E", "separator=/t"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = match cmd.output() {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+            "tshark is not installed, and this test checks the Wireshark dissector with it: \
+             install it (Debian/Ubuntu: `apt-get install -y tshark`; .ci/run does)"
+        ),
+        Err(e) => panic!("tshark: {e}"),
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "tshark failed: {stderr}");
+    // An error loading the Lua file does not fail tshark: it says so on stderr and decodes
+    // without the dissector.
+    assert!(
+        !stderr.contains("Lua"),
+        "tshark reported a Lua error: {stderr}"
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
+/// BFC on a dumbbell (as `programs/bfc/two-flows.ron`, shorter): l0's flow through sw0 and
+/// r1's flow meet at sw1's port 0 to r0; sw1 pauses sw0 (its port 2) and r1's NIC (port 1).
+#[test]
+fn tshark_reads_a_bfc_run() {
+    let scenario = r#"(
+            topology: Generate((
+                shape: Dumbbell(left: 1, right: 2),
+                chip: "programs/bfc/tofino2-100g.ron",
+                delay_ns: 500,
+                nic_queues: 32,
+            )),
+            deploy: Bfc((queues: 16, hrtt_ns: 2000, assignment: Dynamic, refresh_ns: 5000)),
+            transport: Raw(()),
+            traffic: [
+                Flow((src: "l0", dst: "r0", size: 300000)),
+                Flow((src: "r1", dst: "r0", size: 300000)),
+            ],
+            pcaps: [(node: "l0"), (node: "sw1", port: 0), (node: "sw1", port: 2)],
+            stop: (at_ns: Some(120000), when_flows_complete: false),
+        )"#;
+    let s: NetScenario = ron::from_str(scenario).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let run = net::run_detailed(s, &repo(""), Some(dir.path())).unwrap();
+    let flow0 = &run.record.flows[0];
+    assert!(run.record.flows.iter().all(|f| f.end_ps.is_some()));
+
+    // l0's NIC sends flow 0's packets in order: seq 0, 1, 2, ..., the last one LAST, their
+    // application bytes the flow's size.
+    let l0 = dir.path().join("l0-port0.pcap");
+    let rows = tshark(
+        &l0,
+        "asic",
+        &[
+            "asic.flow_id",
+            "asic.seq",
+            "asic.flags.data",
+            "asic.flags.last",
+            "asic.len",
+        ],
+    );
+    assert_eq!(rows.len() as u64, flow0.packets_sent);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r[0], flow0.id.to_string(), "row {i}: {r:?}");
+        assert_eq!(r[1], i.to_string(), "row {i}: {r:?}");
+        assert_eq!(r[2], "1", "row {i}: {r:?}");
+        assert_eq!(
+            r[3],
+            if i + 1 == rows.len() { "1" } else { "0" },
+            "row {i}: {r:?}"
+        );
+    }
+    let bytes: u64 = rows.iter().map(|r| r[4].parse::<u64>().unwrap()).sum();
+    assert_eq!(bytes, flow0.size_bytes);
+
+    // sw1's port to r0 carries both flows, upstreamQ stamped by BFC: every field tshark
+    // reads equals what packet::parse reads from the same frame.
+    let p0 = dir.path().join("sw1-port0.pcap");
+    let fields = [
+        "asic.flags",
+        "asic.class",
+        "asic.queue",
+        "asic.seq",
+        "asic.echo",
+        "asic.flow_id",
+        "asic.ts_ps",
+        "asic.len",
+    ];
+    let rows = tshark(&p0, "asic", &fields);
+    let parsed: Vec<Header> = frames(&p0)
+        .iter()
+        .filter_map(|f| packet::parse(f))
+        .collect();
+    assert_eq!(rows.len(), parsed.len());
+    assert!(parsed.len() as u64 >= run.record.flows.iter().map(|f| f.packets_sent).sum::<u64>());
+    for (r, h) in rows.iter().zip(&parsed) {
+        let want = [
+            format!("0x{:02x}", h.flags),
+            h.class.to_string(),
+            h.queue.to_string(),
+            h.seq.to_string(),
+            h.echo.to_string(),
+            h.flow_id.to_string(),
+            h.ts_ps.to_string(),
+            h.len.to_string(),
+        ];
+        assert_eq!(r[..], want[..], "{fields:?}");
+    }
+    let flows: std::collections::BTreeSet<_> = parsed.iter().map(|h| h.flow_id).collect();
+    assert_eq!(flows.len(), 2);
+
+    // sw1's port to sw0: BFC's pause, resume and bitmap frames, decoded as ctrl::parse does.
+    let p2 = dir.path().join("sw1-port2.pcap");
+    let rows = tshark(
+        &p2,
+        "asic_qpause",
+        &[
+            "asic_qpause.opcode",
+            "asic_qpause.queue_id",
+            "asic_qpause.bitmap_len",
+            "asic_qpause.paused",
+        ],
+    );
+    let ctrls: Vec<Ctrl> = frames(&p2)
+        .iter()
+        .filter(|f| f[12..14] == ctrl::QUEUE_PAUSE_ETHERTYPE.to_be_bytes())
+        .map(|f| ctrl::parse(f).expect("a valid per-queue pause frame"))
+        .collect();
+    assert_eq!(rows.len(), ctrls.len());
+    let mut seen = [0; 3];
+    for (r, c) in rows.iter().zip(&ctrls) {
+        let want = match c {
+            Ctrl::PauseQueue(q) => [
+                ctrl::OP_PAUSE.to_string(),
+                q.to_string(),
+                "0".into(),
+                String::new(),
+            ],
+            Ctrl::ResumeQueue(q) => [
+                ctrl::OP_RESUME.to_string(),
+                q.to_string(),
+                "0".into(),
+                String::new(),
+            ],
+            Ctrl::Bitmap { first, bitmap } => {
+                let paused: Vec<String> = (0..8 * bitmap.len())
+                    .filter(|i| bitmap[i / 8] >> (i % 8) & 1 == 1)
+                    .map(|i| (*first as usize + i).to_string())
+                    .collect();
+                [
+                    ctrl::OP_BITMAP.to_string(),
+                    first.to_string(),
+                    bitmap.len().to_string(),
+                    paused.join(","),
+                ]
+            }
+            Ctrl::Pfc(_) => unreachable!("PFC has its own EtherType"),
+        };
+        assert_eq!(r[..], want[..]);
+        seen[r[0].parse::<usize>().unwrap() - 1] += 1;
+    }
+    // The run paused and resumed sw0's queue and refreshed it, and some bitmap named a
+    // paused queue.
+    assert!(
+        seen.iter().all(|&n| n > 0),
+        "pause, resume, bitmap frames: {seen:?}"
+    );
+    assert!(
+        rows.iter().any(|r| r[0] == "3" && !r[3].is_empty()),
+        "{rows:?}"
     );
 }
