@@ -25,6 +25,12 @@
 //! carries 1500 − 20 − 28 − 4… = [`mss`] (1440) application bytes and an ACK is a 74-byte
 //! frame. A DATA frame shorter than `74 + len` bytes is a trimmed header (NDP) whether or not
 //! the switch set [`TRIMMED`].
+//!
+//! The transport fields' byte ranges are the constants of [`field`], which [`build`] and
+//! [`parse`] use. `tools/wireshark/asic.lua` decodes these frames in Wireshark from a copy
+//! of this layout, which `tests/asic/wireshark.rs` compares with [`field`].
+
+use std::ops::Range;
 
 /// UDP destination port of model traffic (the RoCEv2 port, for familiarity).
 pub const UDP_PORT: u16 = 4791;
@@ -38,6 +44,28 @@ pub const TRANSPORT_HEADER_BYTES: usize = 32;
 pub const HEADER_BYTES: usize = L2_L4_BYTES + TRANSPORT_HEADER_BYTES;
 /// Offset of the transport header.
 pub const TRANSPORT_OFFSET: usize = L2_L4_BYTES;
+
+/// The transport header's fields: their byte ranges from [`TRANSPORT_OFFSET`], named as the
+/// [`Header`] fields they carry (all big-endian).
+pub mod field {
+    use super::Range;
+    /// Transport flags ([`super::DATA`], [`super::ACK`], ...).
+    pub const FLAGS: Range<usize> = 0..1;
+    /// Priority class.
+    pub const CLASS: Range<usize> = 1..2;
+    /// NIC queue / upstreamQ.
+    pub const QUEUE: Range<usize> = 2..4;
+    /// Sequence / ACK / NACK / pull number.
+    pub const SEQ: Range<usize> = 4..8;
+    /// Echoed index.
+    pub const ECHO: Range<usize> = 8..12;
+    /// Flow id.
+    pub const FLOW_ID: Range<usize> = 12..20;
+    /// Timestamp (ps).
+    pub const TS_PS: Range<usize> = 20..28;
+    /// Application bytes.
+    pub const LEN: Range<usize> = 28..32;
+}
 
 /// DATA flag.
 pub const DATA: u8 = 0x01;
@@ -136,14 +164,14 @@ pub fn build(buf: &mut Vec<u8>, h: &Header, payload: usize) {
     b[36..38].copy_from_slice(&UDP_PORT.to_be_bytes());
     b[38..40].copy_from_slice(&(ip_len - 20).to_be_bytes());
     let t = &mut b[TRANSPORT_OFFSET..];
-    t[0] = h.flags;
-    t[1] = h.class;
-    t[2..4].copy_from_slice(&h.queue.to_be_bytes());
-    t[4..8].copy_from_slice(&h.seq.to_be_bytes());
-    t[8..12].copy_from_slice(&h.echo.to_be_bytes());
-    t[12..20].copy_from_slice(&h.flow_id.to_be_bytes());
-    t[20..28].copy_from_slice(&h.ts_ps.to_be_bytes());
-    t[28..32].copy_from_slice(&h.len.to_be_bytes());
+    t[field::FLAGS].copy_from_slice(&[h.flags]);
+    t[field::CLASS].copy_from_slice(&[h.class]);
+    t[field::QUEUE].copy_from_slice(&h.queue.to_be_bytes());
+    t[field::SEQ].copy_from_slice(&h.seq.to_be_bytes());
+    t[field::ECHO].copy_from_slice(&h.echo.to_be_bytes());
+    t[field::FLOW_ID].copy_from_slice(&h.flow_id.to_be_bytes());
+    t[field::TS_PS].copy_from_slice(&h.ts_ps.to_be_bytes());
+    t[field::LEN].copy_from_slice(&h.len.to_be_bytes());
 }
 
 /// The IPv4 header checksum of `hdr` (with its checksum field zero).
@@ -170,22 +198,23 @@ pub fn parse(f: &[u8]) -> Option<Header> {
         return None;
     }
     let u32_at = |o: usize| u32::from_be_bytes(f[o..o + 4].try_into().expect("4 bytes"));
-    let u64_at = |o: usize| u64::from_be_bytes(f[o..o + 8].try_into().expect("8 bytes"));
-    let t = TRANSPORT_OFFSET;
+    let t = &f[TRANSPORT_OFFSET..HEADER_BYTES];
+    let u32_in = |r: Range<usize>| u32::from_be_bytes(t[r].try_into().expect("4 bytes"));
+    let u64_in = |r: Range<usize>| u64::from_be_bytes(t[r].try_into().expect("8 bytes"));
     let mut h = Header {
         dst_mac: f[0..6].try_into().expect("6 bytes"),
         src_mac: f[6..12].try_into().expect("6 bytes"),
         src_ip: u32_at(26),
         dst_ip: u32_at(30),
         ecn: f[15] & 0b11,
-        flags: f[t],
-        class: f[t + 1],
-        queue: u16::from_be_bytes([f[t + 2], f[t + 3]]),
-        seq: u32_at(t + 4),
-        echo: u32_at(t + 8),
-        flow_id: u64_at(t + 12),
-        ts_ps: u64_at(t + 20),
-        len: u32_at(t + 28),
+        flags: t[field::FLAGS.start],
+        class: t[field::CLASS.start],
+        queue: u16::from_be_bytes(t[field::QUEUE].try_into().expect("2 bytes")),
+        seq: u32_in(field::SEQ),
+        echo: u32_in(field::ECHO),
+        flow_id: u64_in(field::FLOW_ID),
+        ts_ps: u64_in(field::TS_PS),
+        len: u32_in(field::LEN),
     };
     if h.is_data() && f.len() < HEADER_BYTES + h.len as usize {
         h.flags |= TRIMMED;
@@ -205,7 +234,7 @@ pub fn is_data_frame(f: &[u8]) -> bool {
         && f[12..14] == ETHERTYPE_IPV4.to_be_bytes()
         && f[23] == 17
         && f[36..38] == UDP_PORT.to_be_bytes()
-        && f[TRANSPORT_OFFSET] & DATA != 0
+        && f[TRANSPORT_OFFSET + field::FLAGS.start] & DATA != 0
 }
 
 /// Format an IPv4 address.

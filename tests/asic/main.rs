@@ -30,3 +30,4 @@ mod plumbing_more;
 mod report;
 mod stf;
 mod timing;
+mod wireshark;
