@@ -11,15 +11,17 @@ use crate::common::*;
 use asic_bench::bench::RunReport;
 use asic_bench::run::run_scenario;
 use asic_bench::scenario::{Generator, Input, ScenarioFile, Source, Template};
-use asic_io::pcap::{read_pcap, PcapOut};
+use asic_io::pcap::read_pcap;
 use pipelines::entries::{parse_control_file, parse_value, ControlFile, EntrySpec, KeySpec};
-use pipelines::time::Time;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
 // ---------------------------------------------------------------------------------------------
 // Frames
+
+/// Frames, each with a time (ns in the builders and pcaps, ps in [`Run::inputs`]).
+type Timed = Vec<(u64, Vec<u8>)>;
 
 const ETHERTYPE_IPV4: u16 = 0x0800;
 const ETHERTYPE_ARP: u16 = 0x0806;
@@ -116,7 +118,7 @@ fn l4(sport: u16, dport: u16, len: usize) -> Vec<u8> {
 
 /// `programs/examples/flow_counter.pcap`: two flows interleaved, and the frames the program
 /// treats apart (see flow_counter.scenario.ron), one every microsecond.
-fn flow_counter_frames() -> Vec<(u64, Vec<u8>)> {
+fn flow_counter_frames() -> Timed {
     let (a, b) = ([10, 0, 2, 1], [10, 0, 3, 1]);
     let tcp = || Ip::new(TCP, a, b, l4(40000, 80, 60)).frame();
     let udp = || Ip::new(UDP, a, b, l4(5000, 6000, 40)).frame();
@@ -157,7 +159,7 @@ fn flow_counter_frames() -> Vec<(u64, Vec<u8>)> {
 
 /// `programs/examples/policer.pcap`: 20 frames to an unknown MAC from 0 ns, then 80
 /// ECN-capable 1226-byte frames at 4 Gb/s (one every 2.5 us) from 200.6 us.
-fn policer_frames() -> Vec<(u64, Vec<u8>)> {
+fn policer_frames() -> Timed {
     let mut v = Vec::new();
     for i in 0..20u64 {
         let f = Ip {
@@ -181,28 +183,8 @@ fn policer_frames() -> Vec<(u64, Vec<u8>)> {
 /// The example pcaps are what the builders above make (`ASIC_REGENERATE=1` rewrites them).
 #[test]
 fn example_pcaps_are_reproducible() {
-    for (name, frames) in [
-        ("flow_counter.pcap", flow_counter_frames()),
-        ("policer.pcap", policer_frames()),
-    ] {
-        let path = repo("programs/examples").join(name);
-        let tmp = tempfile::tempdir().unwrap();
-        let made_path = tmp.path().join(name);
-        let mut out = PcapOut::create(&made_path).unwrap();
-        for (ns, f) in frames {
-            out.write(Time::from_ns(ns), &f).unwrap();
-        }
-        out.finish().unwrap();
-        let made = std::fs::read(&made_path).unwrap();
-        if std::env::var_os("ASIC_REGENERATE").is_some() {
-            std::fs::write(&path, &made).unwrap();
-        }
-        assert_eq!(
-            std::fs::read(&path).unwrap(),
-            made,
-            "programs/examples/{name} is stale"
-        );
-    }
+    assert_pcap_holds("programs/examples/flow_counter.pcap", flow_counter_frames());
+    assert_pcap_holds("programs/examples/policer.pcap", policer_frames());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -263,9 +245,9 @@ impl Run {
 
     /// Every input as (port, frames with their start times in ps): a generator's frames
     /// from its template, a pcap's as recorded (times shifted as the bench shifts them).
-    fn inputs(&self) -> Vec<(u16, Vec<(u64, Vec<u8>)>)> {
+    fn inputs(&self) -> Vec<(u16, Timed)> {
         let s = &self.scenario.scenario;
-        let pcaps: Vec<(usize, Vec<(u64, Vec<u8>)>)> = s
+        let pcaps: Vec<(usize, Timed)> = s
             .inputs
             .iter()
             .enumerate()
@@ -286,7 +268,9 @@ impl Run {
                 let frames = match &input.source {
                     Source::Pcap(_) => {
                         let (_, f) = pcaps.iter().find(|p| p.0 == i).unwrap();
-                        f.iter().map(|(t, d)| ((t - t0) * 1000, d.clone())).collect()
+                        f.iter()
+                            .map(|(t, d)| ((t - t0) * 1000, d.clone()))
+                            .collect()
                     }
                     Source::Generator(g) => generated(input, g, &self.report),
                 };
@@ -296,7 +280,7 @@ impl Run {
     }
 }
 
-fn pcap_frames(path: &Path) -> Vec<(u64, Vec<u8>)> {
+fn pcap_frames(path: &Path) -> Timed {
     read_pcap(path)
         .unwrap()
         .into_iter()
@@ -307,7 +291,7 @@ fn pcap_frames(path: &Path) -> Vec<(u64, Vec<u8>)> {
 /// A generator's frames as the model needs them (headers from the template; the payload
 /// does not matter to these programs), at `start + k * interval`, the interval being the
 /// frame's slot on the wire at the generator's rate: preamble 8, FCS 4 and gap 12 bytes.
-fn generated(input: &Input, g: &Generator, report: &RunReport) -> Vec<(u64, Vec<u8>)> {
+fn generated(input: &Input, g: &Generator, report: &RunReport) -> Timed {
     let Template::Udp(t) = &g.packet;
     let ip = |s: &str| s.parse::<Ipv4Addr>().unwrap().octets();
     let mac_of = |s: &str| -> [u8; 6] {
@@ -380,10 +364,19 @@ impl std::fmt::Display for Seen {
     /// One line: the MACs, then the IPv4 fields the programs change and the flow.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let m = |m: [u8; 6]| m.map(|b| format!("{b:02x}")).join(":");
-        write!(f, "{} > {} {:#06x}", m(self.src_mac), m(self.dst_mac), self.ethertype)?;
+        write!(
+            f,
+            "{} > {} {:#06x}",
+            m(self.src_mac),
+            m(self.dst_mac),
+            self.ethertype
+        )?;
         if let Some((v, tos, ttl, proto, src, dst, frag)) = self.ip {
             let (src, dst) = (Ipv4Addr::from(src), Ipv4Addr::from(dst));
-            write!(f, " ver/ihl {v:#x} tos {tos:#04x} ttl {ttl} proto {proto} {src} > {dst}")?;
+            write!(
+                f,
+                " ver/ihl {v:#x} tos {tos:#04x} ttl {ttl} proto {proto} {src} > {dst}"
+            )?;
             write!(f, " frag {frag}")?;
         }
         if let Some((sp, dp)) = self.ports {
@@ -644,7 +637,9 @@ fn flow_counter_scenario_counts_flows_and_marks_the_heavy_one() {
             if let (Some(d), Some(ip)) = (dscp_mark, o.ip.as_mut()) {
                 ip.1 = d << 2 | ip.1 & 3;
             }
-            want.entry(out).or_default().push((o, dscp_mark.unwrap_or(0)));
+            want.entry(out)
+                .or_default()
+                .push((o, dscp_mark.unwrap_or(0)));
         }
     }
     // The model is exact only if no two flows share a cell (their packets' order across
@@ -655,7 +650,10 @@ fn flow_counter_scenario_counts_flows_and_marks_the_heavy_one() {
     assert_eq!(distinct.len(), cells.len(), "{cells:?}");
 
     let marked: usize = want.values().flatten().filter(|(_, d)| *d != 0).count();
-    assert_eq!(marked, 21, "the scenario's comment says 21 packets are marked");
+    assert_eq!(
+        marked, 21,
+        "the scenario's comment says 21 packets are marked"
+    );
     for (port, frames) in &want {
         let sent = run.sent(*port);
         let got = lines(&sent.iter().map(|f| seen(f)).collect::<Vec<_>>());
@@ -734,7 +732,10 @@ fn policer_scenario_meters_per_port_and_marks_ecn_in_a_deep_queue() {
         .iter()
         .map(|m| {
             let v = |x: &pipelines::entries::Value| value(x);
-            (m.index, Trtcm::new(v(&m.cir), v(&m.pir), v(&m.cbs), v(&m.pbs)))
+            (
+                m.index,
+                Trtcm::new(v(&m.cir), v(&m.pir), v(&m.cbs), v(&m.pbs)),
+            )
         })
         .collect();
     let (mut red, mut missed) = (0, 0);
@@ -758,10 +759,15 @@ fn policer_scenario_meters_per_port_and_marks_ecn_in_a_deep_queue() {
                 red += 1;
                 continue;
             }
-            *passed.entry((arg(e, 0) as u16, s.ip.unwrap().4)).or_default() += 1;
+            *passed
+                .entry((arg(e, 0) as u16, s.ip.unwrap().4))
+                .or_default() += 1;
         }
     }
-    assert!(colours[1] > 0 && red > 0, "the over-rate port sees yellow and red: {colours:?}");
+    assert!(
+        colours[1] > 0 && red > 0,
+        "the over-rate port sees yellow and red: {colours:?}"
+    );
     assert_eq!(run.drops("ingress_program_drop"), red + missed);
     assert_eq!(run.report.drops.len(), 1, "{:?}", run.report.drops);
 
@@ -774,8 +780,8 @@ fn policer_scenario_meters_per_port_and_marks_ecn_in_a_deep_queue() {
             *got.entry((port, ip.4)).or_default() += 1;
             assert!(ipv4_checksum_ok(&f));
             match (ip.1 & 3, ip.2) {
-                (0, 64) => {}       // not ECN-capable: never marked
-                (2, 100) => ect += 1, // ECT(0), unmarked
+                (0, 64) => {}           // not ECN-capable: never marked
+                (2, 100) => ect += 1,   // ECT(0), unmarked
                 (3, 64) => marked += 1, // CE, TTL lowered to 64
                 other => panic!("port {port}: ECN and TTL {other:?}"),
             }

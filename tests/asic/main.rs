@@ -10,6 +10,7 @@ mod bridged;
 mod cli;
 mod common;
 mod control_timing;
+mod docs;
 mod examples;
 mod ghost;
 mod l3router;
