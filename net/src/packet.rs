@@ -22,9 +22,9 @@
 //! | 74.. | application payload (zeros) |
 //!
 //! The transport header is [`TRANSPORT_HEADER_BYTES`] = 32 bytes, so a 1500-byte IP MTU
-//! carries 1500 − 20 − 28 − 4… = [`mss`] (1440) application bytes and an ACK is a 74-byte
-//! frame. A DATA frame shorter than `74 + len` bytes is a trimmed header (NDP) whether or not
-//! the switch set [`TRIMMED`].
+//! carries 1500 − 20 (IPv4) − 8 (UDP) − 32 = [`mss`] (1440) application bytes and an ACK is
+//! a 74-byte frame. A DATA frame shorter than `74 + len` bytes is a trimmed header (NDP)
+//! whether or not the switch set [`TRIMMED`].
 //!
 //! The transport fields' byte ranges are the constants of [`field`], which [`build`] and
 //! [`parse`] use. `tools/wireshark/asic.lua` decodes these frames in Wireshark from a copy

@@ -1,7 +1,8 @@
 //! Generated topologies: the common shapes of datacenter networks, with a role for each chip
 //! and a speed for each link.
 //!
-//! - `SingleSwitch(hosts: N)`: one chip `sw0`, hosts `h0..` on ports `0..N`, 10.0.0.(i+1).
+//! - `SingleSwitch(hosts: N)`: one chip `sw0`, hosts `h0..` on ports `0..N`, host `i` at
+//!   10.0.(i / 250).(i mod 250 + 1).
 //! - `Dumbbell(left: L, right: R)`: chips `sw0` (hosts `l0..` on ports 0..L, 10.0.0.(i+1)) and
 //!   `sw1` (hosts `r0..`, 10.1.0.(i+1)) joined by one link from port L of `sw0` to port R of
 //!   `sw1`: the bottleneck when hosts send across. Both are ToRs.

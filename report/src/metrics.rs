@@ -553,8 +553,9 @@ pub struct Conservation {
     pub sent: u64,
     /// Data packets that reached their host.
     pub received: u64,
-    /// Of the data packets sent, those dropped: in a chip (or still inside one when the run
-    /// stopped), out of a port with no link, or refused by the host they reached.
+    /// Of the data packets sent, those dropped: in a chip, out of a port with no link, or
+    /// refused by the host they reached (those still inside a chip when the run stopped are
+    /// in flight).
     pub dropped: u64,
     /// `sent - received - dropped`: data packets on a link or inside a chip when the run
     /// stopped (0 on a drained network).

@@ -10,6 +10,8 @@ mod bridged;
 mod cli;
 mod common;
 mod control_timing;
+mod docs;
+mod examples;
 mod ghost;
 mod l3router;
 mod lockstep;

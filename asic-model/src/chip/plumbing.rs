@@ -35,7 +35,9 @@
 //!   the member's replication id as `egress_rid`. An unknown group drops the packet
 //!   ([`super::DropReason::UnknownMcastGroup`]).
 //! - **Conservation.** Front-panel packets in + [`PlumbingCounters::created`] (generated,
-//!   mirror and multicast copies) = front-panel packets out + drops.
+//!   mirror and multicast copies) = front-panel packets out + drops + the copies the program
+//!   ended by design ([`Chip::consumed`]) + the packets still inside ([`Chip::packets_inside`],
+//!   0 once the chip has drained).
 
 use super::port::{Port, PortKind};
 use super::{Chip, ChipConfig, ChipError, ChipEvent, DodConfig, MirrorSession};
@@ -46,7 +48,7 @@ use pipelines::time::{Clock, Time};
 use std::collections::HashMap;
 
 /// Counters of the chip's plumbing. Conservation: front-panel packets in + `created()` =
-/// front-panel packets out + drops.
+/// front-panel packets out + drops + consumed + still inside (see the module comment).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PlumbingCounters {
     /// Packets sent out of a recirculation port back into ingress.

@@ -44,6 +44,24 @@ pub fn udp_frame(dst_ip: [u8; 4], ttl: u8, size: usize) -> Vec<u8> {
     v
 }
 
+/// The pcap in the repository at `path` (relative to its root) holds exactly `frames`
+/// (nanoseconds, bytes), as the model writes pcaps; with `ASIC_REGENERATE` set, it is
+/// written anew first. For the pcaps the repository keeps, made by a builder in the tests.
+pub fn assert_pcap_holds(path: &str, frames: Vec<(u64, Vec<u8>)>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let made_path = tmp.path().join("made.pcap");
+    let mut out = asic_io::pcap::PcapOut::create(&made_path).unwrap();
+    for (ns, f) in frames {
+        out.write(pipelines::time::Time::from_ns(ns), &f).unwrap();
+    }
+    out.finish().unwrap();
+    let made = std::fs::read(&made_path).unwrap();
+    if std::env::var_os("ASIC_REGENERATE").is_some() {
+        std::fs::write(repo(path), &made).unwrap();
+    }
+    assert_eq!(std::fs::read(repo(path)).unwrap(), made, "{path} is stale");
+}
+
 /// The frames of programs/l3router/in1.pcap: (nanoseconds, bytes).
 pub fn in1_frames() -> Vec<(u64, Vec<u8>)> {
     let routed_to_2 = udp_frame([10, 0, 2, 7], 64, 100);
