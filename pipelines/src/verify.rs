@@ -20,7 +20,7 @@ use crate::hash::HashEngine;
 use crate::program::{
     Cond, ControlProgram, CountKind, ExternCall, ExternIndex, FieldId, GressProgram, HashAlgorithm,
     Next, Node, Operand, ParserOp, PhvLayout, Program, SaluOperand, SaluValue, SelectKey,
-    TableNext, Transition,
+    TableNext, Transition, MAX_HASH_INPUT_BITS,
 };
 use crate::spec::PipeSpec;
 use std::fmt;
@@ -702,8 +702,11 @@ fn verify_extern_arrays(
             .iter()
             .map(|&f| phv.fields[f as usize].width as u32)
             .sum();
-        if in_bits > 512 {
-            return cx.err(&place, format!("{in_bits} input bits (at most 512)"));
+        if in_bits > MAX_HASH_INPUT_BITS {
+            return cx.err(
+                &place,
+                format!("{in_bits} input bits (at most {MAX_HASH_INPUT_BITS})"),
+            );
         }
         let max = match h.algorithm {
             HashAlgorithm::Identity => 128,

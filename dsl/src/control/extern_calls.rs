@@ -114,6 +114,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             ));
         }
         let mut fields = Vec::new();
+        let mut in_bits = 0u32;
         for it in items {
             let f =
                 match scope.place(it) {
@@ -133,6 +134,18 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     Err(e) => return Err(e),
                 };
             fields.push(self.layout.field(env, &f));
+            in_bits += u32::from(f.width);
+        }
+        if in_bits > MAX_HASH_INPUT_BITS {
+            return Err(err(
+                ErrorKind::Resource,
+                arg.span,
+                format!(
+                    "`{}` hashes {in_bits} bits of fields; a hash unit takes at most \
+                     {MAX_HASH_INPUT_BITS}",
+                    name.name
+                ),
+            ));
         }
         let base = self.qualified(&name.name);
         let hname = if self.control.hashes.iter().any(|h| h.name == base) {

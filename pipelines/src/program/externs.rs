@@ -212,6 +212,11 @@ pub enum HashAlgorithm {
     },
 }
 
+/// The most input bits one hash unit takes: the model's hash unit concatenates its input fields
+/// into a 64-byte buffer (`crate::hash::field_bytes`), more than a 5-tuple with room to spare.
+/// The compiler refuses a longer input where it is written; the verifier checks it again.
+pub const MAX_HASH_INPUT_BITS: u32 = 512;
+
 /// A hash unit: a function of some fields, truncated to `width` bits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HashUnit {
