@@ -508,65 +508,49 @@ fn place(text: &str, needle: &str) -> String {
 
 #[test]
 fn bad_reads_are_errors_placed_in_the_scenario() {
-    let (err, text) = run_with_control(r#"(at_ns: 10, op: DumpTable((table: "nope")))"#);
-    assert_eq!(
-        err,
-        format!(
-            "s.ron:{}: control 1 (table `nope`): no table named `nope` (the program has: \
+    // (the operation, what the error is placed at, the error after `file:line:col: `)
+    let cases = [
+        (
+            r#"(at_ns: 10, op: DumpTable((table: "nope")))"#,
+            "\"nope\"",
+            "control 1 (table `nope`): no table named `nope` (the program has: \
              Ingress.tbl_drop, Ingress.port_fwd, Ingress.port_stats, Ingress.flow, \
              Ingress.heavy_hitter)",
-            place(&text, "\"nope\"")
-        )
-    );
-    let (err, text) = run_with_control(
-        r#"(at_ns: 10, op: ReadRegister((register: "flow_count", index: Some(1024))))"#,
-    );
-    assert_eq!(
-        err,
-        format!(
-            "s.ron:{}: control 1 (register `flow_count`): Ingress.flow_count: index 1024 is out \
-             of range (the array has 1024 elements, 0 to 1023)",
-            place(&text, "\"flow_count\"")
-        )
-    );
-    // A write past the end is refused as early, in the same words.
-    let (err, text) = run_with_control(
-        r#"(at_ns: 10, op: WriteRegister((register: "port_bytes", index: 512, value: 1)))"#,
-    );
-    assert_eq!(
-        err,
-        format!(
-            "s.ron:{}: control 1 (register `port_bytes`): Ingress.port_bytes: index 512 is out \
-             of range (the array has 512 elements, 0 to 511)",
-            place(&text, "\"port_bytes\"")
-        )
-    );
-    let (err, text) =
-        run_with_control(r#"(at_ns: 2000000000000000, op: ReadCounter((counter: "nope")))"#);
-    assert!(
-        err.contains("no counter array named `nope` (the program has none)"),
-        "{err}"
-    );
-    let (err, _) = run_with_control(
-        r#"(at_ns: 2000000000000000, op: ReadRegister((register: "flow_count")))"#,
-    );
-    assert_eq!(
-        err,
-        format!(
-            "s.ron:{}: control[0]: at_ns: 2000000000000000 ns is beyond the longest time a \
-             scenario may name (1000000000000000 ns, 11.6 days)",
-            place(&text, "2000000000000000")
-        )
-    );
-    let (err, text) =
-        run_with_control(r#"(at_ns: 10, op: ReadDirectCounter((table: "port_fwd")))"#);
-    assert_eq!(
-        err,
-        format!(
-            "s.ron:{}: control 1 (table `port_fwd`): table Ingress.port_fwd has no direct counter",
-            place(&text, "\"port_fwd\"")
-        )
-    );
+        ),
+        (
+            r#"(at_ns: 10, op: ReadCounter((counter: "nope")))"#,
+            "\"nope\"",
+            "control 1 (counter `nope`): no counter array named `nope` (the program has none)",
+        ),
+        (
+            r#"(at_ns: 10, op: ReadRegister((register: "flow_count", index: Some(1024))))"#,
+            "\"flow_count\"",
+            "control 1 (register `flow_count`): Ingress.flow_count: index 1024 is out of range \
+             (the array has 1024 elements, 0 to 1023)",
+        ),
+        // A write past the end is refused as early, in the same words.
+        (
+            r#"(at_ns: 10, op: WriteRegister((register: "port_bytes", index: 512, value: 1)))"#,
+            "\"port_bytes\"",
+            "control 1 (register `port_bytes`): Ingress.port_bytes: index 512 is out of range \
+             (the array has 512 elements, 0 to 511)",
+        ),
+        (
+            r#"(at_ns: 2000000000000000, op: ReadRegister((register: "flow_count")))"#,
+            "2000000000000000",
+            "control[0]: at_ns: 2000000000000000 ns is beyond the longest time a scenario may \
+             name (1000000000000000 ns, 11.6 days)",
+        ),
+        (
+            r#"(at_ns: 10, op: ReadDirectCounter((table: "port_fwd")))"#,
+            "\"port_fwd\"",
+            "control 1 (table `port_fwd`): table Ingress.port_fwd has no direct counter",
+        ),
+    ];
+    for (control, at, message) in cases {
+        let (err, text) = run_with_control(control);
+        assert_eq!(err, format!("s.ron:{}: {message}", place(&text, at)));
+    }
 }
 
 /// A network of one switch, two hosts sending to a third without acknowledgements, and
