@@ -2,12 +2,14 @@
 //!
 //! Why here and this way: a program is loaded on every pipe, and the control plane's
 //! default ("symmetric") mode writes all pipes alike, so writes go to every pipe; state the
-//! pipes accumulate separately (register values, counts, meter buckets) is read per pipe.
+//! pipes accumulate separately (register values, counts, meter buckets, hit counts) is read
+//! per pipe, and a read returns every pipe's, as BF Runtime does for a symmetric table.
 //! Operations come resolved ([`ResolvedControlOp`], from `pipelines::control::resolve_op`,
 //! so a Rust caller, an entries file and a scheduled scenario event all take the same
 //! path), or as direct calls by index, or for reads by name. Errors name the object.
 
 use crate::chip::{Chip, ChipError};
+use pipelines::control::ResolvedRead;
 use pipelines::control::{ControlError, ControlOp, ResolvedControlOp};
 use pipelines::counter::Counts;
 use pipelines::entries::find_by_name;
@@ -15,6 +17,8 @@ use pipelines::entries::ResolvedEntry;
 use pipelines::meter::{MeterConfig, MeterReading};
 use pipelines::pipe::LoadedGress;
 use pipelines::program::{CounterId, Gress, KeyMatch, MeterId, RegisterId, TableId};
+use pipelines::readout::{group_pipes, ChipState, PipeState, Pipes, Reading};
+use pipelines::time::Time;
 
 /// A control-plane operation at a time, as scenarios write it (one-chip and network alike).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -25,7 +29,12 @@ pub struct ScheduledOp {
     /// What, by name: `AddEntry((table: ..., key: [...], action: ..., args: [...]))`,
     /// `ModifyEntry(...)`, `DeleteEntry((table: ..., key: [...]))`,
     /// `WriteRegister((register: ..., index: 0, value: 5))`,
-    /// `ConfigureMeter((meter: ..., index: 0, cir: ..., pir: ..., cbs: ..., pbs: ...))`.
+    /// `ConfigureMeter((meter: ..., index: 0, cir: ..., pir: ..., cbs: ..., pbs: ...))`;
+    /// reads, whose results are recorded with their time and cycle:
+    /// `ReadRegister((register: ..., index: Some(0)))` (no `index`: every element not at
+    /// its initial value), `ReadCounter((counter: ..., index: Some(0)))`,
+    /// `ReadDirectCounter((table: ..., key: Some([...])))` (no `key`: the misses),
+    /// `ReadMeter((meter: ..., index: Some(0)))`, `DumpTable((table: ...))`.
     pub op: ControlOp,
 }
 
@@ -170,6 +179,37 @@ impl Chip {
         self.pipe_gress(pipe, gress)?
             .meter_read(meter, index)
             .map_err(ChipError::Control)
+    }
+
+    /// Read on every pipe as at `now` (only meters' buckets depend on it): what each pipe
+    /// returned, pipes that returned the same grouped.
+    pub fn read(&self, r: &ResolvedRead, now: Time) -> Result<Vec<Pipes<Reading>>, ChipError> {
+        let per_pipe = (0..self.profile().pipes)
+            .map(|pipe| {
+                self.pipe_gress(pipe, r.gress)?
+                    .read(&r.target, now)
+                    .map_err(ChipError::Control)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(group_pipes(per_pipe))
+    }
+
+    /// Every pipe's registers, counters, meters and tables as at `now`, pipes whose state is
+    /// the same grouped.
+    pub fn state(&self, now: Time) -> ChipState {
+        let per_pipe = (0..self.profile().pipes)
+            .filter_map(|pipe| {
+                Some(PipeState {
+                    ingress: self.gress(pipe, Gress::Ingress)?.state(now),
+                    egress: self.gress(pipe, Gress::Egress)?.state(now),
+                })
+            })
+            .collect();
+        ChipState {
+            at_ps: now.ps(),
+            cycle: self.clock().cycle_at_or_after(now),
+            pipes: group_pipes(per_pipe),
+        }
     }
 
     /// Find a table, register or counter array by name (in full or by a unique last

@@ -17,6 +17,7 @@ use asic_model::profile::ChipProfile;
 use pipelines::control::ResolvedControlOp;
 use pipelines::entries::ResolvedEntry;
 use pipelines::program::Program;
+use pipelines::readout::{text as readout_text, ChipState, ControlRead};
 use pipelines::time::Time;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -198,6 +199,10 @@ pub struct RunReport {
     /// reference.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lockstep_violation: Option<String>,
+    /// What the scheduled control-plane reads returned, in time order.
+    pub reads: Vec<ControlRead>,
+    /// Registers, counters, meters and tables at the end of the run, per pipe.
+    pub state: ChipState,
 }
 
 impl RunReport {
@@ -303,6 +308,14 @@ impl RunReport {
                 Time(t)
             );
         }
+        s += &format!(
+            "registers, counters, meters and tables at the end{}: state.txt\n",
+            match self.reads.len() {
+                0 => String::new(),
+                1 => ", and the control-plane read".to_string(),
+                n => format!(", and the {n} control-plane reads"),
+            }
+        );
         let [ig, eg] = self.parser_errors_continued;
         if ig + eg > 0 {
             s += &format!("parser errors continued by the program: ingress {ig}, egress {eg}\n");
@@ -328,6 +341,15 @@ impl RunReport {
             );
         }
         s
+    }
+
+    /// The reads and the state at the end as people read them (`state.txt`).
+    pub fn render_state(&self) -> String {
+        readout_text::chip(
+            &format!("chip {}, program {}", self.chip, self.program),
+            &self.reads,
+            &self.state,
+        )
     }
 }
 
@@ -548,6 +570,9 @@ impl Bench {
         if let Some((at, e)) = self.chip.control_failures().first() {
             return Err(format!("control-plane operation at {at}: {e}"));
         }
+        if let Some(end) = stopped {
+            self.chip.check_reads_taken(end)?;
+        }
         for p in self.capture.pcaps.drain(..).flatten() {
             p.finish()?;
         }
@@ -603,6 +628,8 @@ impl Bench {
                 .as_ref()
                 .map(|_| self.chip.lockstep_counters()),
             lockstep_violation: self.chip.lockstep_violation().map(str::to_string),
+            reads: self.chip.control_reads().to_vec(),
+            state: self.chip.state(self.queue.now()),
         }
     }
 }

@@ -1,4 +1,7 @@
-//! `asic run`: load a scenario's chip, program, entries and inputs, run it, write results.
+//! `asic run`: load a scenario's chip, program, entries and inputs, run it, write results:
+//! a pcap per egress port, `summary.txt` and `summary.json` (the [`RunReport`], with the
+//! control-plane reads and the state at the end), and `state.txt` (those as people read
+//! them).
 
 use crate::bench::{Bench, RunReport};
 use crate::scenario::{ScenarioFile, Source};
@@ -63,15 +66,14 @@ pub fn run_scenario(
         }
     }
     for (i, c) in s.control.iter().enumerate() {
+        // Placed at the name the operation gives (a table, register, counter or meter), and
+        // a time at the number written.
         let op = resolve_op(&compiled.program, &c.op).map_err(|e| {
-            format!(
-                "{}: {}: {e}",
-                sf.path.display(),
-                describe(i, &c.op).replacen("entry", "control", 1)
-            )
+            let what = describe(i, &c.op).replacen("entry", "control", 1);
+            sf.locate(&format!("{what}: {e}")).to_string()
         })?;
         let at = Time::from_input_ns(c.at_ns, &format!("control[{i}]: at_ns"))
-            .map_err(|e| format!("{}: {e}", sf.path.display()))?;
+            .map_err(|e| sf.error_at(&c.at_ns.to_string(), e).to_string())?;
         bench.schedule_control(at, op);
     }
 
@@ -132,6 +134,7 @@ pub fn run_scenario(
         std::fs::write(&p, text).map_err(|e| format!("{}: cannot write: {e}", p.display()))
     };
     write("summary.txt", report.render_text())?;
+    write("state.txt", report.render_state())?;
     write(
         "summary.json",
         serde_json::to_string_pretty(&report).expect("report serializes"),

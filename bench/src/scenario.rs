@@ -14,9 +14,27 @@
 //!     // Optional: the operator's chip configuration and scheduled control-plane operations.
 //!     config: (seed: 7, tm: (admission: DynamicThreshold),
 //!              mirror_sessions: [(id: 1, port: 3, queue: 0, truncate_bytes: Some(64))]),
-//!     control: [(at_ns: 5000, op: WriteRegister((register: "counts", index: 0, value: 0)))],
+//!     control: [
+//!         (at_ns: 5000, op: WriteRegister((register: "counts", index: 0, value: 0))),
+//!         (at_ns: 9000, op: ReadRegister((register: "counts", index: Some(0)))),
+//!         (at_ns: 9000, op: DumpTable((table: "ipv4_lpm"))),
+//!     ],
 //! )
 //! ```
+//!
+//! `control` operations change the chip (`AddEntry`, `ModifyEntry`, `DeleteEntry`,
+//! `WriteRegister`, `ConfigureMeter`) or read it (`ReadRegister((register, index))`,
+//! `ReadCounter((counter, index))`, `ReadMeter((meter, index))`, each `index: Some(i)` for one
+//! element or absent for every element not at rest; `ReadDirectCounter((table, key))`, `key:
+//! Some([...])` for an entry or absent for the misses; `DumpTable((table))`). Each takes
+//! effect at the stage of what it names exactly as a packet reaching that stage at `at_ns`
+//! would see it, so a read sees every packet that reached the stage before `at_ns`. Names,
+//! element indices and times are checked before the run, errors placed in the file.
+//!
+//! `asic run` writes into `output`: `port<N>.pcap` per egress port, `summary.txt`,
+//! `summary.json` (the [`crate::bench::RunReport`]: ports, drops, the reads with their
+//! time and cycle, every pipe's state at the end) and `state.txt` (the reads and the state
+//! as people read them; [`pipelines::readout::text`]).
 
 use asic_io::load::Base;
 use asic_model::chip::ChipConfig;
@@ -47,7 +65,7 @@ pub struct Scenario {
     /// mirror_sessions: [(id: 1, port: 3, queue: 0, truncate_bytes: Some(64))])`.
     #[serde(default)]
     pub config: ChipConfig,
-    /// Control-plane operations at scheduled times.
+    /// Control-plane operations and reads at scheduled times (see the module comment).
     #[serde(default)]
     pub control: Vec<ScheduledOp>,
     /// Stop at this time (ns); else when nothing is left to happen, or 1 s of simulated time
@@ -180,5 +198,11 @@ impl ScenarioFile {
     /// An error located at the first place `value` is written in the scenario.
     pub fn error_at(&self, value: &str, message: impl Into<String>) -> Located {
         Located::at_value(&self.path.display().to_string(), &self.text, value, message)
+    }
+
+    /// An error found after parsing, located at the first name its message quotes that the
+    /// scenario writes ([`located::locate`]).
+    pub fn locate(&self, message: &str) -> Located {
+        located::locate(&self.path.display().to_string(), &self.text, message)
     }
 }

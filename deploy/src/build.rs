@@ -46,9 +46,15 @@ pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
     for (c, m) in merged.iter().enumerate() {
         let place = |e: String| format!("chip `{}`: {e}", topo.spec.chips[c].name);
         let mechanism = m.deploy.unwrap_or(&s.deploy);
-        let (chip, ops) = chip(&topo, c, m, mechanism, s.seed, base, &mut loaded).map_err(place)?;
+        let (chip, program) =
+            chip(&topo, c, m, mechanism, s.seed, base, &mut loaded).map_err(place)?;
+        control.extend(chip_control(
+            program,
+            &m.control,
+            c,
+            &topo.spec.chips[c].name,
+        )?);
         chips.push(chip);
-        control.extend(ops);
     }
     check_hosts(&topo, &merged, &s.deploy)?;
     let mut traffic = s.traffic;
@@ -84,16 +90,16 @@ struct Loaded {
     programs: BTreeMap<(String, String), Program>,
 }
 
-/// Chip `c` as its settings and mechanism make it, and its control operations.
-fn chip(
+/// Chip `c` as its settings and mechanism make it, and the program it runs.
+fn chip<'l>(
     topo: &Topology,
     c: usize,
     m: &Merged,
     mechanism: &Mechanism,
     seed: u64,
     base: Base,
-    loaded: &mut Loaded,
-) -> Result<(Chip, Vec<ChipControl>), String> {
+    loaded: &'l mut Loaded,
+) -> Result<(Chip, &'l Program), String> {
     let spec = &topo.spec.chips[c];
     if !loaded.profiles.contains_key(&spec.profile) {
         let prof = base.profile(&spec.profile)?;
@@ -132,25 +138,33 @@ fn chip(
     let entries = resolve_entries(&specs, program)?;
     let chip = Chip::with_entries(prof.clone(), program, deployed.config, &entries)
         .map_err(|e| e.to_string())?;
-    let control = m
-        .control
-        .iter()
+    Ok((chip, program))
+}
+
+/// Chip `c`'s (named `name`) control operations resolved against its program. An error
+/// quotes the name the operation gives before the chip's, so that it is placed there in
+/// the scenario (`run::place_in`).
+fn chip_control(
+    program: &Program,
+    ops: &[&ScheduledOp],
+    c: usize,
+    name: &str,
+) -> Result<Vec<ChipControl>, String> {
+    ops.iter()
         .enumerate()
         .map(|(i, op)| {
-            let resolved = resolve_op(program, &op.op).map_err(|e| {
-                format!(
-                    "{}: {e}",
-                    describe(i, &op.op).replacen("entry", "control", 1)
-                )
-            })?;
+            let what = describe(i, &op.op).replacen("entry", "control", 1);
+            let resolved =
+                resolve_op(program, &op.op).map_err(|e| format!("{what} of chip `{name}`: {e}"))?;
+            let at = Time::from_input_ns(op.at_ns, &format!("control[{i}]: at_ns"))
+                .map_err(|e| format!("chip `{name}`: {e}"))?;
             Ok(ChipControl {
                 chip: c,
-                at: Time::from_input_ns(op.at_ns, &format!("control[{i}]: at_ns"))?,
+                at,
                 op: resolved,
             })
         })
-        .collect::<Result<_, String>>()?;
-    Ok((chip, control))
+        .collect()
 }
 
 /// Bring chip `c`'s connected ports up at their links' speeds where those are below the

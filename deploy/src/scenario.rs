@@ -36,6 +36,13 @@
 //! `pktgen`) and control operations at given times. A deployment adds its own entries
 //! and configuration to the operator's (see its module). A chip's `seed` is always derived
 //! from the scenario's seed and the chip's name, so chips differ and runs repeat.
+//!
+//! `control` operations include reads (`ReadRegister`, `ReadCounter`, `ReadDirectCounter`,
+//! `ReadMeter`, `DumpTable`, as in a one-chip scenario): their results, and every chip's
+//! state at the end, go into the `RunRecord` (`chips`), which `asic net` writes to
+//! `summary.json` and `state.txt`. A run that stops when its flows complete goes on until
+//! its last read is taken; one that stops at `stop.at_ns` before a read is taken is an
+//! error naming it.
 
 use crate::Mechanism;
 use asic_model::chip::ChipConfig;

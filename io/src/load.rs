@@ -110,13 +110,16 @@ pub fn resolve_entries(
 /// "entry 3 (table `x`)" and the like, for errors about the `i`-th operation of a file
 /// (counted from 0; named from 1).
 pub fn describe(i: usize, op: &ControlOp) -> String {
-    let i = i + 1;
-    match op {
-        ControlOp::AddEntry(e) | ControlOp::ModifyEntry(e) => {
-            format!("entry {i} (table `{}`)", e.table)
-        }
-        ControlOp::DeleteEntry(k) => format!("entry {i} (table `{}`)", k.table),
-        ControlOp::WriteRegister(r) => format!("entry {i} (register `{}`)", r.register),
-        ControlOp::ConfigureMeter(m) => format!("entry {i} (meter `{}`)", m.meter),
-    }
+    let (what, name) = match op {
+        ControlOp::AddEntry(e) | ControlOp::ModifyEntry(e) => ("table", &e.table),
+        ControlOp::DeleteEntry(k) => ("table", &k.table),
+        ControlOp::WriteRegister(r) => ("register", &r.register),
+        ControlOp::ConfigureMeter(m) => ("meter", &m.meter),
+        ControlOp::ReadRegister(r) => ("register", &r.register),
+        ControlOp::ReadCounter(c) => ("counter", &c.counter),
+        ControlOp::ReadMeter(m) => ("meter", &m.meter),
+        ControlOp::ReadDirectCounter(d) => ("table", &d.table),
+        ControlOp::DumpTable(t) => ("table", &t.table),
+    };
+    format!("entry {} ({what} `{name}`)", i + 1)
 }

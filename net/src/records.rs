@@ -3,6 +3,7 @@
 //! The network runtime fills a [`RunRecord`]; the report code only reads it. Times are
 //! simulated picoseconds.
 
+use pipelines::readout::{ChipState, ControlRead};
 use serde::{Deserialize, Serialize};
 
 /// One flow, from its first byte offered to its last byte delivered.
@@ -141,6 +142,24 @@ pub struct RunRecord {
     pub consumed: Vec<NodeCount>,
     /// Per-host totals.
     pub hosts: Vec<HostTotals>,
+    /// Per chip, in topology order: its control-plane reads and its state at the end.
+    /// (Absent from older records: empty.)
+    #[serde(default)]
+    pub chips: Vec<ChipRecord>,
+}
+
+/// What the control plane read of one chip: the scheduled reads' results, and every pipe's
+/// registers, counters, meters and tables at the end of the run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChipRecord {
+    /// Node name.
+    pub node: String,
+    /// Its chip profile.
+    pub profile: String,
+    /// The reads of its `control` operations, in time order.
+    pub reads: Vec<ControlRead>,
+    /// Its state at the end of the run.
+    pub state: ChipState,
 }
 
 /// A count of packets at one node.

@@ -8,6 +8,11 @@
 //! [`ResolvedControlOp`] (indices and numbers) that `LoadedGress::apply` (and the chip,
 //! for every pipe) executes. Names resolve as in entry files: in full
 //! (`Ingress.flow_count`) or by a unique last component (`flow_count`).
+//!
+//! Reads are operations too (`simple_switch_CLI`'s `register_read`, `counter_read`,
+//! `meter_get_rates` and `table_dump`): at a scheduled time they take effect at the stage
+//! of what they read exactly as writes do, so a read sees every packet that reached that
+//! stage before its time. What they return is [`crate::readout`]'s.
 
 use crate::entries::{
     find_by_name, parse_value, resolve, resolve_key, ControlFile, EntrySpec, KeySpec,
@@ -15,7 +20,9 @@ use crate::entries::{
 };
 pub use crate::entries::{MeterSetting, RegisterWrite};
 use crate::meter::MeterConfig;
-use crate::program::{Gress, GressProgram, KeyMatch, MeterId, Program, RegisterId, TableId};
+use crate::program::{
+    CounterId, Gress, GressProgram, KeyMatch, MeterId, Program, RegisterId, TableId,
+};
 use crate::table::TableError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -45,6 +52,71 @@ pub enum ControlOp {
     WriteRegister(RegisterWrite),
     /// Configure one meter (its buckets start full).
     ConfigureMeter(MeterSetting),
+    /// Read a register element, or every element not at its initial value.
+    ReadRegister(RegisterRead),
+    /// Read an indexed counter, or every non-zero counter of the array.
+    ReadCounter(CounterRead),
+    /// Read a table's direct counter for one entry, or for its misses.
+    ReadDirectCounter(DirectCounterRead),
+    /// Read a meter's configuration and bucket levels, or every configured meter's.
+    ReadMeter(MeterRead),
+    /// Every entry of a table with its action, action data and hit count, and the misses.
+    DumpTable(TableRead),
+}
+
+/// A register to read, as written in files: `(register: "flow_count", index: Some(7))`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterRead {
+    /// Register array name.
+    pub register: String,
+    /// Element; none: every element not at the array's initial value.
+    #[serde(default)]
+    pub index: Option<u32>,
+}
+
+/// A counter to read, as written in files: `(counter: "color_stats", index: Some(3))`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CounterRead {
+    /// Counter array name.
+    pub counter: String,
+    /// Counter; none: every non-zero counter of the array.
+    #[serde(default)]
+    pub index: Option<u32>,
+}
+
+/// A direct counter to read: `(table: "l2_fwd", key: Some([Exact("02:00:00:00:00:02")]))`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectCounterRead {
+    /// Table name.
+    pub table: String,
+    /// The entry's key; none: the count of misses.
+    #[serde(default)]
+    pub key: Option<Vec<KeySpec>>,
+    /// The entry's priority (ternary and range tables).
+    #[serde(default)]
+    pub priority: u32,
+}
+
+/// A meter to read: `(meter: "port_meter", index: Some(0))`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeterRead {
+    /// Meter array name.
+    pub meter: String,
+    /// Meter; none: every configured meter of the array.
+    #[serde(default)]
+    pub index: Option<u32>,
+}
+
+/// A table to dump: `(table: "ipv4_lpm")`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableRead {
+    /// Table name.
+    pub table: String,
 }
 
 // Here rather than beside `ControlFile`: the entries module, which reads the file, knows
@@ -102,6 +174,53 @@ pub enum ResolvedControlOp {
         /// Rates and bursts.
         config: MeterConfig,
     },
+    /// Read state (changing nothing).
+    Read(ResolvedRead),
+}
+
+/// A read resolved against a program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedRead {
+    /// Gress of what is read.
+    pub gress: Gress,
+    /// What is read.
+    pub target: ReadTarget,
+}
+
+/// What a read reads, by index (element indices checked against the array's size).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadTarget {
+    /// A register element, or (`None`) every element not at the initial value.
+    Register {
+        /// Register array index.
+        register: RegisterId,
+        /// Element.
+        index: Option<u32>,
+    },
+    /// A counter, or (`None`) every non-zero counter.
+    Counter {
+        /// Counter array index.
+        counter: CounterId,
+        /// Counter.
+        index: Option<u32>,
+    },
+    /// A table's direct counter for the entry with this key and priority, or (`None`) for
+    /// misses.
+    DirectCounter {
+        /// Table index.
+        table: TableId,
+        /// The entry's key and priority.
+        entry: Option<(Vec<KeyMatch>, u32)>,
+    },
+    /// A meter, or (`None`) every configured meter.
+    Meter {
+        /// Meter array index.
+        meter: MeterId,
+        /// Meter.
+        index: Option<u32>,
+    },
+    /// Every entry of a table.
+    Table(TableId),
 }
 
 impl ResolvedControlOp {
@@ -118,6 +237,16 @@ impl ResolvedControlOp {
             ResolvedControlOp::ConfigureMeter { meter, .. } => {
                 g.control.meters[*meter as usize].stage
             }
+            ResolvedControlOp::Read(r) => match &r.target {
+                ReadTarget::Register { register, .. } => {
+                    g.control.registers[*register as usize].stage
+                }
+                ReadTarget::Counter { counter, .. } => g.control.counters[*counter as usize].stage,
+                ReadTarget::Meter { meter, .. } => g.control.meters[*meter as usize].stage,
+                ReadTarget::DirectCounter { table, .. } | ReadTarget::Table(table) => {
+                    g.control.tables[*table as usize].stage
+                }
+            },
         }
     }
 
@@ -128,6 +257,7 @@ impl ResolvedControlOp {
             ResolvedControlOp::DeleteEntry { gress, .. }
             | ResolvedControlOp::WriteRegister { gress, .. }
             | ResolvedControlOp::ConfigureMeter { gress, .. } => *gress,
+            ResolvedControlOp::Read(r) => r.gress,
         }
     }
 }
@@ -239,6 +369,45 @@ pub fn resolve_meter(p: &Program, name: &str) -> Result<(Gress, MeterId), String
     find_by_name(items, name, "meter array")
 }
 
+/// The gress and index of the counter array named `name`.
+pub fn resolve_counter(p: &Program, name: &str) -> Result<(Gress, CounterId), String> {
+    let items = gresses(p).into_iter().flat_map(|(g, gp)| {
+        gp.control
+            .counters
+            .iter()
+            .enumerate()
+            .map(move |(i, c)| ((g, i as u16), c.name.as_str()))
+    });
+    find_by_name(items, name, "counter array")
+}
+
+/// `index` checked against the `size` of array `name` (what the control plane's own range
+/// check says, so a file's error reads like the chip's).
+fn in_range(name: &str, index: u32, size: u32) -> Result<u32, String> {
+    if index < size {
+        Ok(index)
+    } else {
+        Err(ControlError::IndexOutOfRange {
+            object: name.to_string(),
+            index,
+            size: size as usize,
+        }
+        .to_string())
+    }
+}
+
+fn gress_of(p: &Program, g: Gress) -> &GressProgram {
+    match g {
+        Gress::Ingress => &p.ingress,
+        Gress::Egress => &p.egress,
+    }
+}
+
+/// `index`, if given, checked against the `size` of array `name`.
+fn checked(name: &str, index: Option<u32>, size: u32) -> Result<Option<u32>, String> {
+    index.map(|i| in_range(name, i, size)).transpose()
+}
+
 fn u64_of(v: &Value, what: &str) -> Result<u64, String> {
     let n = parse_value(v)?;
     u64::try_from(n).map_err(|_| format!("{what} {n} does not fit 64 bits"))
@@ -247,6 +416,8 @@ fn u64_of(v: &Value, what: &str) -> Result<u64, String> {
 /// Resolve a meter setting into its array and configuration.
 pub fn resolve_meter_setting(p: &Program, m: &MeterSetting) -> Result<ResolvedControlOp, String> {
     let (gress, meter) = resolve_meter(p, &m.meter)?;
+    let a = &gress_of(p, gress).control.meters[meter as usize];
+    in_range(&a.name, m.index, a.size)?;
     let config = MeterConfig {
         cir: u64_of(&m.cir, "CIR")?,
         pir: u64_of(&m.pir, "PIR")?,
@@ -262,9 +433,11 @@ pub fn resolve_meter_setting(p: &Program, m: &MeterSetting) -> Result<ResolvedCo
     })
 }
 
-/// Resolve an operation against a program. Errors name what does not resolve; range and
-/// capacity are checked when the operation is applied.
+/// Resolve an operation against a program. Errors name what does not resolve and an
+/// element index past its array (both known from the program, so found before anything
+/// runs); a table's capacity and an entry's fit are checked when the operation is applied.
 pub fn resolve_op(p: &Program, op: &ControlOp) -> Result<ResolvedControlOp, String> {
+    let read = |gress, target| ResolvedControlOp::Read(ResolvedRead { gress, target });
     Ok(match op {
         ControlOp::AddEntry(e) => ResolvedControlOp::AddEntry(resolve(p, e)?),
         ControlOp::ModifyEntry(e) => ResolvedControlOp::ModifyEntry(resolve(p, e)?),
@@ -279,6 +452,8 @@ pub fn resolve_op(p: &Program, op: &ControlOp) -> Result<ResolvedControlOp, Stri
         }
         ControlOp::WriteRegister(w) => {
             let (gress, register) = resolve_register(p, &w.register)?;
+            let a = &gress_of(p, gress).control.registers[register as usize];
+            in_range(&a.name, w.index, a.size)?;
             ResolvedControlOp::WriteRegister {
                 gress,
                 register,
@@ -287,6 +462,40 @@ pub fn resolve_op(p: &Program, op: &ControlOp) -> Result<ResolvedControlOp, Stri
             }
         }
         ControlOp::ConfigureMeter(m) => resolve_meter_setting(p, m)?,
+        ControlOp::ReadRegister(r) => {
+            let (gress, register) = resolve_register(p, &r.register)?;
+            let a = &gress_of(p, gress).control.registers[register as usize];
+            let index = checked(&a.name, r.index, a.size)?;
+            read(gress, ReadTarget::Register { register, index })
+        }
+        ControlOp::ReadCounter(c) => {
+            let (gress, counter) = resolve_counter(p, &c.counter)?;
+            let a = &gress_of(p, gress).control.counters[counter as usize];
+            let index = checked(&a.name, c.index, a.size)?;
+            read(gress, ReadTarget::Counter { counter, index })
+        }
+        ControlOp::ReadDirectCounter(d) => {
+            let (gress, table) = resolve_table(p, &d.table)?;
+            let t = &gress_of(p, gress).control.tables[table as usize];
+            if t.direct_counter.is_none() {
+                return Err(format!("table {} has no direct counter", t.name));
+            }
+            let entry = match &d.key {
+                Some(k) => Some((resolve_key(k)?, d.priority)),
+                None => None,
+            };
+            read(gress, ReadTarget::DirectCounter { table, entry })
+        }
+        ControlOp::ReadMeter(m) => {
+            let (gress, meter) = resolve_meter(p, &m.meter)?;
+            let a = &gress_of(p, gress).control.meters[meter as usize];
+            let index = checked(&a.name, m.index, a.size)?;
+            read(gress, ReadTarget::Meter { meter, index })
+        }
+        ControlOp::DumpTable(t) => {
+            let (gress, table) = resolve_table(p, &t.table)?;
+            read(gress, ReadTarget::Table(table))
+        }
     })
 }
 

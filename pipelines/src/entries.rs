@@ -190,7 +190,8 @@ pub fn parse_value(v: &Value) -> Result<u128, String> {
     s.replace('_', "").parse::<u128>().map_err(|_| bad())
 }
 
-/// Find a unique name: a full match, else a unique `.suffix` match.
+/// Find a unique name: a full match, else a unique `.suffix` match. When none matches, the
+/// error lists the names there are, so the writer sees what to write.
 pub fn find_by_name<'a, T>(
     items: impl Iterator<Item = (T, &'a str)> + Clone,
     name: &str,
@@ -200,13 +201,21 @@ pub fn find_by_name<'a, T>(
         return Ok(t);
     }
     let suffix = format!(".{name}");
-    let mut hits = items.filter(|(_, n)| n.ends_with(&suffix));
+    let mut hits = items.clone().filter(|(_, n)| n.ends_with(&suffix));
     match (hits.next(), hits.next()) {
         (Some((t, _)), None) => Ok(t),
         (Some((_, a)), Some((_, b))) => {
             Err(format!("{what} `{name}` is ambiguous ({a}, {b}, ...)"))
         }
-        _ => Err(format!("no {what} named `{name}`")),
+        _ => {
+            let names: Vec<&str> = items.map(|(_, n)| n).collect();
+            let has = if names.is_empty() {
+                " none".to_string()
+            } else {
+                format!(": {}", names.join(", "))
+            };
+            Err(format!("no {what} named `{name}` (the program has{has})"))
+        }
     }
 }
 

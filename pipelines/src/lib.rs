@@ -13,7 +13,8 @@
 //! tested and stepped through on its own: [`salu`] (register arrays and the stateful ALU),
 //! [`meter`] (RFC 2698 meters in simulated time), [`counter`] (indexed and direct
 //! counters), [`hash`] (bit-exact CRCs). [`control`] and [`entries`] are the control plane:
-//! operations by name, RON entry files, and their resolution against a program.
+//! operations by name, RON entry files, and their resolution against a program;
+//! [`readout`] is what its reads return (and what a run leaves behind), as data and text.
 //!
 //! Crates used, and why: `serde` (the program format is data: dumped as RON, loaded back);
 //! `ron` (entry and control files); `smallvec` (table keys of a few fields without heap
@@ -37,6 +38,7 @@ pub mod parser;
 pub mod phv;
 pub mod pipe;
 pub mod program;
+pub mod readout;
 pub mod salu;
 pub mod spec;
 pub mod table;

@@ -73,6 +73,34 @@ struct Meter {
     last: Option<Time>,
 }
 
+impl Meter {
+    /// Both buckets (committed, peak) refilled from the last update to `now`, capped at
+    /// their bursts (full if no packet has passed since configuration).
+    #[inline]
+    fn refilled(&self, c: &MeterConfig, now: Time) -> (u128, u128) {
+        match self.last {
+            Some(last) => {
+                let dt = now.ps().saturating_sub(last.ps()) as u128;
+                (
+                    (self.tc + c.cir as u128 * dt).min(c.cbs as u128 * SCALE),
+                    (self.tp + c.pir as u128 * dt).min(c.pbs as u128 * SCALE),
+                )
+            }
+            None => (self.tc, self.tp),
+        }
+    }
+}
+
+fn reading(config: Option<MeterConfig>, tc: u128, tp: u128) -> MeterReading {
+    MeterReading {
+        config,
+        tc: (tc / SCALE) as u64,
+        tp: (tp / SCALE) as u64,
+        tc_exact: tc,
+        tp_exact: tp,
+    }
+}
+
 /// The buckets of a meter, for the control plane and tests (in whole tokens, rounded
 /// down, and exactly in 10^-12 tokens).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,13 +158,18 @@ impl MeterBank {
     /// Meter `i`'s configuration and buckets (as last updated by a packet).
     pub fn read(&self, i: usize) -> MeterReading {
         let m = &self.meters[i];
-        MeterReading {
-            config: m.config,
-            tc: (m.tc / SCALE) as u64,
-            tp: (m.tp / SCALE) as u64,
-            tc_exact: m.tc,
-            tp_exact: m.tp,
-        }
+        reading(m.config, m.tc, m.tp)
+    }
+
+    /// Meter `i`'s configuration and buckets at time `now` (refilled since the last packet,
+    /// as the next packet would find them), changing nothing.
+    pub fn read_at(&self, i: usize, now: Time) -> MeterReading {
+        let m = &self.meters[i];
+        let (tc, tp) = match m.config {
+            Some(c) => m.refilled(&c, now),
+            None => (m.tc, m.tp),
+        };
+        reading(m.config, tc, tp)
     }
 
     /// Colour a packet of `bytes` bytes passing meter `i` at time `now`.
@@ -147,11 +180,7 @@ impl MeterBank {
         let Some(c) = m.config else {
             return GREEN;
         };
-        if let Some(last) = m.last {
-            let dt = now.ps().saturating_sub(last.ps()) as u128;
-            m.tc = (m.tc + c.cir as u128 * dt).min(c.cbs as u128 * SCALE);
-            m.tp = (m.tp + c.pir as u128 * dt).min(c.pbs as u128 * SCALE);
-        }
+        (m.tc, m.tp) = m.refilled(&c, now);
         if m.last.is_none_or(|l| now > l) {
             m.last = Some(now);
         }
@@ -222,6 +251,14 @@ mod tests {
         );
         let r = m.read(0);
         assert_eq!((r.tp, r.tc), (200, 100));
+        // Read 300 us later, changing nothing: Tp = min(3000, 200 + 600) = 800,
+        // Tc = min(1500, 100 + 300) = 400.
+        let later = m.read_at(0, us(1900));
+        assert_eq!((later.tp, later.tc), (800, 400));
+        assert_eq!(m.read(0), r);
+        // Long after, both are full again.
+        let full = m.read_at(0, us(1_000_000));
+        assert_eq!((full.tp, full.tc), (3000, 1500));
     }
 
     /// Sub-token refills accumulate exactly: CIR = PIR = 3 packets/s, CBS = PBS = 1 packet.

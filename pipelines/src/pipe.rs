@@ -30,7 +30,7 @@ use crate::program::{
 use crate::salu::RegisterBank;
 use crate::spec::{LatencySpec, PipeSpec, StageFeatures};
 use crate::table::{TableError, TableState};
-use crate::time::Clock;
+use crate::time::{Clock, Time};
 use crate::verify::{verify_gress, VerifyError};
 use std::fmt;
 
@@ -737,6 +737,23 @@ impl LoadedGress {
         Ok(self.ext.meters[m as usize].read(i))
     }
 
+    /// One meter's configuration and buckets at time `now` (refilled since its last packet).
+    pub fn meter_read_at(
+        &self,
+        m: MeterId,
+        index: u32,
+        now: Time,
+    ) -> Result<MeterReading, ControlError> {
+        let i = self.meter_index(m, index)?;
+        Ok(self.ext.meters[m as usize].read_at(i, now))
+    }
+
+    /// The externs' state (register arrays, counters, meters), for reading it back
+    /// ([`crate::readout`]).
+    pub fn externs(&self) -> &ExternState {
+        &self.ext
+    }
+
     /// Apply a resolved operation to this gress. An operation for the other gress is an
     /// error (the caller routes operations by [`ResolvedControlOp::gress`]).
     pub fn apply(&mut self, op: &ResolvedControlOp) -> Result<(), ControlError> {
@@ -775,6 +792,12 @@ impl LoadedGress {
                 config,
                 ..
             } => self.meter_configure(*meter, *index, *config)?,
+            ResolvedControlOp::Read(_) => {
+                return Err(ControlError::Unsupported {
+                    object: format!("{:?}", self.gress),
+                    reason: "a read changes nothing: read it with `LoadedGress::read`".into(),
+                })
+            }
         }
         Ok(())
     }

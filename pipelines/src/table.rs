@@ -6,9 +6,11 @@
 //! searched in priority order like a TCAM: the highest-priority matching entry wins, and
 //! among equal priorities the one inserted first.
 //!
-//! Every entry occupies a slot (`0..size`) for as long as it is installed; a table with a
-//! direct counter keeps one count per slot plus one for misses (slot `size`), so a hit is
-//! counted without searching, and a deleted entry's count goes with it.
+//! Every entry occupies a slot (`0..size`) for as long as it is installed. Each slot keeps
+//! the entry's hit count and the table its misses (what P4 Insight and BF Runtime show per
+//! entry), and a table with a direct counter keeps one count per slot plus one for misses
+//! (slot `size`): the lookup already gives the slot, so a hit is counted without searching,
+//! and a deleted entry's counts go with it (a modified entry keeps them).
 
 use crate::action_data::{ActionShape, ContainerWrites};
 use crate::counter::{CounterBank, Counts};
@@ -119,6 +121,29 @@ pub struct TableState {
     next_slot: u32,
     /// Direct counter: one per slot, then one for misses.
     direct: Option<CounterBank>,
+    /// Packets that hit each slot used so far (`next_slot` of them: a table sized for
+    /// millions of entries that holds a few keeps a few counts).
+    hits: Vec<u64>,
+    /// Packets that hit no entry (the default action ran).
+    misses: u64,
+}
+
+/// An installed entry as the control plane reads it back ([`TableState::entries`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryView<'a> {
+    /// The slot it occupies (its handle while installed).
+    pub slot: u32,
+    /// One match per key field (an exact value in an LPM table reads as a full-length
+    /// prefix, as it matches).
+    pub key: Vec<KeyMatch>,
+    /// Its priority (ternary and range tables; 0 otherwise).
+    pub priority: u32,
+    /// Its action and action data.
+    pub call: &'a ActionCall,
+    /// Packets that hit it since it was installed.
+    pub hits: u64,
+    /// Its direct counter, if the table has one.
+    pub direct: Option<Counts>,
 }
 
 fn matches(k: &KeyMatch, v: u128, width: u16) -> bool {
@@ -181,6 +206,8 @@ impl TableState {
             direct: t
                 .direct_counter
                 .map(|k| CounterBank::new(t.size as usize + 1, k)),
+            hits: Vec::new(),
+            misses: 0,
         };
         s.check_action(&t.default_action, true)?;
         for e in &t.const_entries {
@@ -385,7 +412,9 @@ impl TableState {
         }
         if self.free_slots.pop().is_none() {
             self.next_slot += 1;
+            self.hits.push(0);
         }
+        self.hits[slot as usize] = 0;
         if let Some(d) = &mut self.direct {
             d.write(slot as usize, Counts::default());
         }
@@ -459,13 +488,83 @@ impl TableState {
         self.direct.as_ref().map(|d| d.read(self.size as usize))
     }
 
-    /// Count a packet of `bytes` bytes that hit `slot` (or missed: `None`) in the direct
-    /// counter, if the table has one.
+    /// Count a packet of `bytes` bytes that hit `slot` (or missed: `None`) in the table's
+    /// direct statistics: the entry's hit count (or the table's misses), and the direct
+    /// counter if the table has one.
     #[inline]
     pub fn count_direct(&mut self, slot: Option<u32>, bytes: u32) {
+        match slot {
+            Some(s) => self.hits[s as usize] += 1,
+            None => self.misses += 1,
+        }
         if let Some(d) = &mut self.direct {
             d.count(slot.unwrap_or(self.size) as usize, bytes);
         }
+    }
+
+    /// Packets that hit no entry.
+    pub fn misses(&self) -> u64 {
+        self.misses
+    }
+
+    /// The key fields' names (as the program writes them) and widths.
+    pub fn key_fields(&self) -> impl Iterator<Item = (&str, u16)> {
+        self.key_names
+            .iter()
+            .map(String::as_str)
+            .zip(self.widths.iter().copied())
+    }
+
+    /// The name and parameters of action `a` (one of the table's actions, or its default).
+    pub fn action_shape(&self, a: u16) -> Option<&ActionShape> {
+        self.actions
+            .iter()
+            .find(|(id, _)| *id == a)
+            .map(|(_, shape)| shape)
+    }
+
+    fn view<'s>(&'s self, key: Vec<KeyMatch>, priority: u32, e: &'s Installed) -> EntryView<'s> {
+        EntryView {
+            slot: e.slot,
+            key,
+            priority,
+            call: &e.call,
+            hits: self.hits[e.slot as usize],
+            direct: self.direct.as_ref().map(|d| d.read(e.slot as usize)),
+        }
+    }
+
+    /// Every installed entry, by slot.
+    pub fn entries(&self) -> Vec<EntryView<'_>> {
+        let view = |key, priority, e| self.view(key, priority, e);
+        let mut v: Vec<EntryView> = match &self.store {
+            Store::Exact(map) => map
+                .iter()
+                .map(|(k, e)| view(k.iter().map(|&x| KeyMatch::Exact(x)).collect(), 0, e))
+                .collect(),
+            Store::ExactOne(map) => map
+                .iter()
+                .map(|(&k, e)| view(vec![KeyMatch::Exact(k)], 0, e))
+                .collect(),
+            Store::Lpm(levels) => levels
+                .iter()
+                .flat_map(|(len, _, m)| {
+                    m.iter().map(move |(&value, e)| {
+                        let key = KeyMatch::Lpm {
+                            value,
+                            prefix_len: *len,
+                        };
+                        view(vec![key], 0, e)
+                    })
+                })
+                .collect(),
+            Store::Ordered(list) => list
+                .iter()
+                .map(|r| view(r.key.clone(), r.priority, &r.entry))
+                .collect(),
+        };
+        v.sort_by_key(|e| e.slot);
+        v
     }
 
     /// Remove the entry with this key (and priority).
@@ -729,6 +828,74 @@ mod tests {
         );
         t.modify(&[KeyMatch::Exact(1)], 0, call(0, &[6])).unwrap();
         assert_eq!(t.lookup(&[1]).unwrap().args, vec![6]);
+    }
+
+    #[test]
+    fn hits_are_counted_per_entry_and_go_with_it() {
+        let mut t =
+            TableState::new(&table(&[MatchKind::Exact], 4), &[16], &shapes(&[1, 0])).unwrap();
+        let entry = |v: u128| Entry {
+            key: vec![KeyMatch::Exact(v)],
+            action: call(0, &[v]),
+            priority: 0,
+        };
+        let (a, b) = (t.insert(entry(1)).unwrap(), t.insert(entry(2)).unwrap());
+        let hit = |t: &mut TableState, v: u128| {
+            let slot = t.lookup_entry(&[v]).map(|e| e.slot);
+            t.count_direct(slot, 64);
+        };
+        for v in [1, 1, 2, 7] {
+            hit(&mut t, v);
+        }
+        let hits = |t: &TableState| -> Vec<(u32, u64)> {
+            t.entries().iter().map(|e| (e.slot, e.hits)).collect()
+        };
+        assert_eq!(hits(&t), vec![(a, 2), (b, 1)]);
+        assert_eq!(t.misses(), 1);
+        // A modified entry keeps its count; a deleted one's goes with it, and the entry that
+        // takes its slot starts from zero.
+        t.modify(&[KeyMatch::Exact(1)], 0, call(0, &[9])).unwrap();
+        t.delete(&[KeyMatch::Exact(2)], 0).unwrap();
+        assert_eq!(t.insert(entry(3)).unwrap(), b);
+        assert_eq!(hits(&t), vec![(a, 2), (b, 0)]);
+        assert_eq!(t.entries()[0].key, vec![KeyMatch::Exact(1)]);
+        assert_eq!(t.entries()[0].call.args, vec![9]);
+    }
+
+    #[test]
+    fn entries_read_back_as_installed() {
+        let mut t = TableState::new(&table(&[MatchKind::Lpm], 4), &[32], &shapes(&[1, 0])).unwrap();
+        let lpm = |v: u128, l| KeyMatch::Lpm {
+            value: v,
+            prefix_len: l,
+        };
+        for (v, l) in [(0x0a00_0000, 8), (0x0a01_0000, 16)] {
+            t.insert(Entry {
+                key: vec![lpm(v, l)],
+                action: call(0, &[l as u128]),
+                priority: 0,
+            })
+            .unwrap();
+        }
+        let keys: Vec<Vec<KeyMatch>> = t.entries().into_iter().map(|e| e.key).collect();
+        assert_eq!(
+            keys,
+            vec![vec![lpm(0x0a00_0000, 8)], vec![lpm(0x0a01_0000, 16)]]
+        );
+        let mut r =
+            TableState::new(&table(&[MatchKind::Ternary], 4), &[8], &shapes(&[1, 0])).unwrap();
+        let tern = KeyMatch::Ternary {
+            value: 0x10,
+            mask: 0xf0,
+        };
+        r.insert(Entry {
+            key: vec![tern],
+            action: call(0, &[1]),
+            priority: 5,
+        })
+        .unwrap();
+        let e = &r.entries()[0];
+        assert_eq!((e.key.clone(), e.priority), (vec![tern], 5));
     }
 
     #[test]

@@ -61,7 +61,7 @@
 //! Every list here is sorted by its key, so the same record gives byte-identical output.
 
 use crate::record_ext::{PauseEventExt, SeriesExt};
-use asic_net::records::{FlowRecord, PauseEvent, RunRecord, Series};
+use asic_net::records::{ChipRecord, FlowRecord, PauseEvent, RunRecord, Series};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -614,6 +614,10 @@ pub struct Summary {
     pub drops_by_reason: Vec<DropRow>,
     /// Host totals against drops.
     pub conservation: Conservation,
+    /// Per chip: its control-plane reads and its registers, counters, meters and tables at
+    /// the end (as recorded). (Absent from older summaries: empty.)
+    #[serde(default)]
+    pub chips: Vec<ChipRecord>,
 }
 
 /// The rate series of every byte counter in the record, sorted by name.
@@ -649,6 +653,7 @@ pub fn summarize(record: &RunRecord, cfg: &MetricsConfig) -> Summary {
         drops: drops_by_node(record),
         drops_by_reason: drops_by_reason(record),
         conservation: conservation(record),
+        chips: record.chips.clone(),
     }
 }
 

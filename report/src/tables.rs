@@ -14,7 +14,8 @@
 //! | `pause_events.csv` | pause event, by time | at_ps, node, port, kind, class, paused |
 //! | `drops.csv` | (node, reason), then per-reason totals with node `*` | node, reason, packets, trim |
 //! | `hosts.csv` | host, by name | host, packets_sent, packets_received |
-//! | `summary.json` | — | the whole [`Summary`] |
+//! | `summary.json` | — | the whole [`Summary`] (with every chip's control-plane reads and state at the end) |
+//! | `state.txt` | chip | its control-plane reads and its registers, counters, meters and tables at the end, as people read them (`pipelines::readout::text`); written when the record has chips |
 //!
 //! Missing values (a bucket without completed flows, a flow that did not complete) are empty
 //! cells in CSV and `null` in JSON. Statistics are printed with 3 decimals; raw series values
@@ -22,7 +23,7 @@
 
 use crate::metrics::{BucketStats, DropRow, PauseStats, SeriesStats, Summary};
 use crate::record_ext::PauseEventExt;
-use asic_net::records::{FlowRecord, HostTotals, PauseEvent, RunRecord, Series};
+use asic_net::records::{ChipRecord, FlowRecord, HostTotals, PauseEvent, RunRecord, Series};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -339,7 +340,27 @@ pub fn write_run_tables(
     write_summary_json(w, summary).map_err(|e| name_err(&p, e))?;
     out.push(p);
 
+    if !record.chips.is_empty() {
+        let (p, w) = create(dir, "state.txt")?;
+        write_state_text(w, &record.chips).map_err(|e| name_err(&p, e))?;
+        out.push(p);
+    }
+
     Ok(out)
+}
+
+/// `state.txt`: per chip, its control-plane reads and its state at the end.
+pub fn write_state_text<W: Write>(mut w: W, chips: &[ChipRecord]) -> Result<(), String> {
+    let text: Vec<String> = chips
+        .iter()
+        .map(|c| {
+            let title = format!("chip {} ({})", c.node, c.profile);
+            pipelines::readout::text::chip(&title, &c.reads, &c.state)
+        })
+        .collect();
+    w.write_all(text.join("\n").as_bytes())
+        .and_then(|()| w.flush())
+        .map_err(|e| format!("cannot write: {e}"))
 }
 
 /// A text table for the terminal: a header and rows of cells, columns padded to their widest
@@ -536,6 +557,15 @@ pub fn render_summary(s: &Summary) -> String {
         }
         let _ = writeln!(out, "\nDrops and trims");
         out.push_str(&t.render());
+    }
+    let reads: usize = s.chips.iter().map(|c| c.reads.len()).sum();
+    if reads > 0 {
+        let _ = writeln!(
+            out,
+            "\n{reads} control-plane read{} made during the run: in state.txt, with every \
+             chip's registers, counters, meters and tables at the end",
+            if reads == 1 { " was" } else { "s were" }
+        );
     }
     out
 }

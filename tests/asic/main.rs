@@ -29,6 +29,7 @@ mod perf;
 mod pfc;
 mod plumbing;
 mod plumbing_more;
+mod readout;
 mod report;
 mod stf;
 mod timing;

@@ -135,6 +135,7 @@ fn sample_record() -> RunRecord {
                 packets_dropped: 4,
             },
         ],
+        chips: vec![],
     }
 }
 

@@ -129,7 +129,7 @@ fn every_wrong_expectation_is_reported_at_its_line() {
             "7: expected packet #3 on port 1 did not leave: 2 packets left port 1 in this run",
             "8: ingress_parser_error drops: expected 1, got 0",
             "10: unexpected packet #1 on port 1 (0 packets expected there in this run), left at 219.000 ns",
-            "10: nope: no counter array named `nope`",
+            "10: nope: no counter array named `nope` (the program has none)",
         ],
         "{err}"
     );

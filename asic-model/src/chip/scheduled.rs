@@ -1,23 +1,31 @@
 //! Control-plane operations scheduled in simulated time ([`Chip::schedule_control`]): when
-//! each takes effect, and the ones refused when they ran. (Operations applied at once are in
-//! `crate::control_plane`.)
+//! each takes effect, what the reads among them returned, and the ones refused when they
+//! ran. (Operations applied at once are in `crate::control_plane`.)
 //!
 //! An operation affects exactly the packets that reach the stage holding its table, register
 //! or meter at or after its time. A gress runs when the packet leaves it, so the operation is
 //! applied `latency − (cycles before that stage)` cycles after its time, before the packets
-//! leaving then ([`ChipEvent::Control`]).
+//! leaving then ([`ChipEvent::Control`]). A read is taken the same way, so it sees exactly
+//! the packets that reached the stage of what it reads before its time; it is recorded with
+//! that time and its cycle ([`Chip::control_reads`]), a meter's buckets as at that time.
 
 use super::{Chip, ChipEvent};
 use crate::kernel::Schedule;
 use pipelines::control::ResolvedControlOp;
 use pipelines::program::Gress;
+use pipelines::readout::ControlRead;
 use pipelines::time::Time;
 
-/// Scheduled operations, and the ones refused.
+/// Scheduled operations, what the reads returned, and the operations refused.
 #[derive(Default)]
 pub(super) struct ScheduledControl {
-    /// Scheduled operations by [`ChipEvent::Control`]'s index, taken when they run.
-    ops: Vec<Option<ResolvedControlOp>>,
+    /// Scheduled operations and their times by [`ChipEvent::Control`]'s index, taken when
+    /// they run.
+    ops: Vec<Option<(Time, ResolvedControlOp)>>,
+    /// What the reads returned, in time order.
+    reads: Vec<ControlRead>,
+    /// Reads scheduled and not taken yet.
+    reads_pending: usize,
     /// Operations that were refused when they ran: (when, why).
     failures: Vec<(Time, String)>,
 }
@@ -40,8 +48,11 @@ impl Chip {
         };
         let before_stage = timing.stage_entry(op.stage(prog) as usize) as u64;
         let effective = self.clock.cycle_at_or_after(at) + timing.total() as u64 - before_stage;
+        if matches!(op, ResolvedControlOp::Read(_)) {
+            self.control.reads_pending += 1;
+        }
         let ops = &mut self.control.ops;
-        ops.push(Some(op));
+        ops.push(Some((at, op)));
         q.at(
             self.clock.time_of(effective),
             ChipEvent::Control {
@@ -50,18 +61,71 @@ impl Chip {
         );
     }
 
-    /// Scheduled operation `op` takes effect; a refusal is recorded.
+    /// Scheduled operation `op` takes effect, or a read is taken and recorded; a refusal is
+    /// recorded.
     pub(super) fn run_control(&mut self, now: Time, op: u32) {
-        let op = self.control.ops[op as usize]
+        let (at, op) = self.control.ops[op as usize]
             .take()
             .expect("each operation runs once");
-        if let Err(e) = self.apply(&op) {
+        let done = match &op {
+            ResolvedControlOp::Read(r) => self.read(r, at).map(|pipes| {
+                self.control.reads_pending -= 1;
+                // Reads of later stages run sooner after their time: keep them in time order.
+                let reads = &mut self.control.reads;
+                let i = reads.partition_point(|x| x.at_ps <= at.ps());
+                let cycle = self.clock.cycle_at_or_after(at);
+                reads.insert(
+                    i,
+                    ControlRead {
+                        at_ps: at.ps(),
+                        cycle,
+                        pipes,
+                    },
+                )
+            }),
+            _ => self.apply(&op),
+        };
+        if let Err(e) = done {
             self.control.failures.push((now, e.to_string()));
         }
+    }
+
+    /// What the scheduled reads returned, in time order.
+    pub fn control_reads(&self) -> &[ControlRead] {
+        &self.control.reads
     }
 
     /// Scheduled operations that were refused when they ran: (when, why).
     pub fn control_failures(&self) -> &[(Time, String)] {
         &self.control.failures
+    }
+
+    /// Whether a scheduled read has not been taken yet (a run that ends before it would
+    /// leave its result out: see [`Chip::check_reads_taken`]).
+    pub fn reads_pending(&self) -> bool {
+        self.control.reads_pending > 0
+    }
+
+    /// `Err` naming the first scheduled read not taken, for a run that stopped at `end`: a
+    /// read is taken at the stage of what it reads, up to one pipe latency after its time,
+    /// so a run stopped just after that time may end before it.
+    pub fn check_reads_taken(&self, end: Time) -> Result<(), String> {
+        let pending = self
+            .control
+            .ops
+            .iter()
+            .flatten()
+            .find_map(|(at, op)| match op {
+                ResolvedControlOp::Read(_) => Some(*at),
+                _ => None,
+            });
+        match pending {
+            None => Ok(()),
+            Some(at) => Err(format!(
+                "the run stopped at {end}, before the control-plane read at {at} was taken (a \
+                 read is taken at the stage of what it reads, up to one pipe latency after its \
+                 time): read earlier or stop later"
+            )),
+        }
     }
 }

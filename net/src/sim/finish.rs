@@ -2,7 +2,7 @@
 //! left them.
 
 use super::Net;
-use crate::records::{DropCount, FlowRecord, HostTotals, NodeCount, RunRecord};
+use crate::records::{ChipRecord, DropCount, FlowRecord, HostTotals, NodeCount, RunRecord};
 use asic_model::chip::{Chip, DropReason};
 use asic_model::kernel::Lockstep;
 use pipelines::time::Time;
@@ -179,6 +179,17 @@ impl Net<'_> {
             .chain(self.queue_samples.into_values())
             .map(|s| s.series)
             .collect();
+        let chip_records = self
+            .chips
+            .iter()
+            .enumerate()
+            .map(|(c, chip)| ChipRecord {
+                node: self.topo.spec.chips[c].name.clone(),
+                profile: chip.profile().name.clone(),
+                reads: chip.control_reads().to_vec(),
+                state: chip.state(end),
+            })
+            .collect();
         let peak_buffer_cells = self
             .chips
             .iter()
@@ -195,6 +206,7 @@ impl Net<'_> {
                 drops,
                 consumed,
                 hosts,
+                chips: chip_records,
             },
             balance,
             events: self.events,

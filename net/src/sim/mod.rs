@@ -185,10 +185,13 @@ impl<'o> Net<'o> {
                 self.observer.progress(now, total);
             }
             self.handle(now, ev)?;
+            // Scheduled reads are taken even after the last flow completes: their results
+            // are what the scenario asked for.
             if self.stop_when_complete
                 && self.next_flow == self.flows.len()
                 && self.completed == self.flows.len()
                 && !self.flows.is_empty()
+                && !self.chips.iter().any(Chip::reads_pending)
             {
                 break;
             }
@@ -196,6 +199,18 @@ impl<'o> Net<'o> {
         if let Some(l) = &mut self.lockstep {
             let chips = &mut self.chips;
             l.advance_to(end, |c, cycle| chips[c].tick(cycle));
+        }
+        // A scheduled operation a chip refused (a read of an entry no longer installed, a
+        // full table) is the scenario's error, as on the bench: its result would be missing.
+        for (c, chip) in self.chips.iter().enumerate() {
+            let name = &self.topo.spec.chips[c].name;
+            if let Some((at, e)) = chip.control_failures().first() {
+                return Err(format!(
+                    "chip `{name}`: control-plane operation at {at}: {e}"
+                ));
+            }
+            chip.check_reads_taken(end)
+                .map_err(|e| format!("chip `{name}`: {e}"))?;
         }
         if self.sample_period.is_some() {
             self.sample(end);

@@ -886,6 +886,6 @@ fn control_plane_ops_resolve_by_name_and_a_full_table_refuses() {
     });
     assert_eq!(
         resolve_op(&program, &missing).unwrap_err(),
-        "no register array named `nope`"
+        "no register array named `nope` (the program has: Ingress.per_port)"
     );
 }
