@@ -133,6 +133,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             const_entries: Vec::new(),
             next: TableNext::Always(next),
             direct_counter: None,
+            parts: Vec::new(),
         });
         self.table_spans.push(span);
         self.apply_spans.push(span);

@@ -328,6 +328,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             const_entries,
             next,
             direct_counter,
+            parts: Vec::new(),
         })
     }
 }
