@@ -8,5 +8,6 @@ mod externs;
 mod features;
 mod fuzz;
 mod nesting;
+mod placement;
 mod router;
 mod snapshots;
