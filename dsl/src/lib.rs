@@ -121,7 +121,7 @@ fn compile_unlocated(source: &str, file_name: &str, spec: &PipeSpec) -> error::R
             spec,
             &lowered.table_spans,
             &lowered.gateway_spans,
-            &[],
+            &lowered.table_pins,
         )?;
         reports.push(report::gress_report(
             blocks.gress,

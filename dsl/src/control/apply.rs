@@ -136,6 +136,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             parts: Vec::new(),
         });
         self.table_spans.push(span);
+        self.table_pins.push(Vec::new());
         self.apply_spans.push(span);
         Node::Table(id)
     }

@@ -202,3 +202,165 @@ fn a_table_driving_a_register_is_not_split() {
          stage, or drive the extern from a table of its own)"
     );
 }
+
+/// Line:col of the first occurrence of `needle` in `src`.
+fn pos(src: &str, needle: &str) -> (usize, usize) {
+    let at = src.find(needle).expect("needle");
+    let line = src[..at].matches('\n').count() + 1;
+    (line, at - src[..at].rfind('\n').map_or(0, |i| i + 1) + 1)
+}
+
+/// `writer` writes meta.a, `reader` matches on it; `pins` go before `reader`.
+fn chain(pins: &str) -> String {
+    let control = format!(
+        r#"
+        action set(bit<8> v) {{ meta.a = v; }}
+        action port(bit<9> p) {{ ig_tm_md.ucast_egress_port = p; }}
+        table writer {{ key = {{ hdr.ipv4.dst_addr : exact; }} actions = {{ set; }} }}
+        {pins}
+        table reader {{ key = {{ meta.a : exact; }} actions = {{ port; }} }}
+        apply {{ writer.apply(); reader.apply(); }}
+    "#
+    );
+    program(STATES, &control, "")
+}
+
+#[test]
+fn a_stage_pragma_pins_a_table_in_either_spelling() {
+    for pin in ["@stage(5)", "@pragma stage 5"] {
+        let c = ok(&chain(pin), "tofino2-like");
+        assert_eq!(table(&c.program.ingress, "Ing.reader").stage, 5, "{pin}");
+        assert_eq!(table(&c.program.ingress, "Ing.writer").stage, 0);
+        assert_eq!(c.program.ingress.control.stages, 6);
+    }
+}
+
+#[test]
+fn stage_pragmas_with_entries_place_the_parts() {
+    let more = "";
+    let src = big("exact", 10_000, more, "big.apply();").replace(
+        "table big {",
+        "@stage(2, 1024) @pragma stage 4 2048\n        @stage(7)\n        table big {",
+    );
+    let c = ok(&src, "tofino2-like");
+    let got: Vec<(u16, u32)> = parts(&c, "Ing.big")
+        .iter()
+        .map(|p| (p.stage, p.entries))
+        .collect();
+    assert_eq!(got, [(2, 1024), (4, 2048), (7, 10_000 - 3072)]);
+    // Entries no pragma places go into the stages after the last one named.
+    let src = big("exact", 10_000, "", "big.apply();")
+        .replace("table big {", "@stage(1, 1024)\n        table big {");
+    let c = ok(&src, "tofino2-like");
+    let got: Vec<(u16, u32)> = parts(&c, "Ing.big")
+        .iter()
+        .map(|p| (p.stage, p.entries))
+        .collect();
+    assert_eq!(got, [(1, 1024), (2, 8976)]);
+}
+
+#[test]
+fn a_stage_pragma_the_chip_or_the_dependencies_forbid_is_an_error_at_the_pragma() {
+    let src = chain("@stage(25)");
+    let e = compile(&src, "t.p4", &profile("tofino2-like")).unwrap_err();
+    assert_eq!(
+        format!("{}:{}: {}", e.line, e.col, e.message),
+        format!(
+            "{}:{}: `@stage(25)`: the chip has 20 stages (0..19)",
+            pos(&src, "@stage").0,
+            pos(&src, "@stage").1
+        )
+    );
+    let src = chain("@pragma stage 0");
+    let e = compile(&src, "t.p4", &profile("tofino2-like")).unwrap_err();
+    assert_eq!((e.line, e.col), pos(&src, "@pragma"));
+    assert_eq!(
+        e.message,
+        "`@pragma stage 0`: table Ing.reader cannot go in stage 0: it depends on table \
+         Ing.writer in stage 0, so stage 1 is its earliest"
+    );
+    // A part pinned where it does not fit.
+    let src = big("exact", 100_000, "", "big.apply();")
+        .replace("table big {", "@stage(3, 90000) table big {");
+    let e = compile(&src, "t.p4", &profile("tofino2-like")).unwrap_err();
+    assert_eq!(
+        e.message,
+        "`@stage(3, 90000)`: table Ing.big does not fit in stage 3 with 90000 entries: it needs \
+         88 SRAM blocks and the stage has 80 free (short by 8)"
+    );
+    // Two pragmas without entries.
+    let src = chain("@stage(2) @stage(3)");
+    let e = compile(&src, "t.p4", &profile("tofino2-like")).unwrap_err();
+    assert!(
+        e.message.starts_with("`@stage(3)`: only one stage pragma"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_name_annotation_gives_the_control_plane_name() {
+    let control = r#"
+        @name("set_a") action set(bit<8> v) { meta.a = v; }
+        @name("ipv4_host") table t { key = { hdr.ipv4.dst_addr : exact; } actions = { set; } }
+        @name(".global_acl") table u { key = { meta.a : exact; } actions = { set; } }
+        apply { t.apply(); u.apply(); }
+    "#;
+    let c = ok(&program(STATES, control, ""), "tofino2-like");
+    let ig = &c.program.ingress;
+    assert_eq!(table(ig, "Ing.ipv4_host").size, 512);
+    assert_eq!(table(ig, "global_acl").keys[0].name, "meta.a");
+    assert!(ig.control.actions.iter().any(|a| a.name == "Ing.set_a"));
+    // Entries name the table and the action by those names.
+    let spec = pipelines::entries::EntrySpec {
+        table: "ipv4_host".into(),
+        key: vec![pipelines::entries::KeySpec::Exact(
+            pipelines::entries::Value::Text("10.0.0.1".into()),
+        )],
+        action: "set_a".into(),
+        args: vec![pipelines::entries::Value::Int(7)],
+        priority: 0,
+    };
+    assert!(pipelines::entries::resolve(&c.program, &spec).is_ok());
+    assert!(c
+        .report
+        .render_text()
+        .contains("table Ing.ipv4_host -> stage 0"));
+}
+
+#[test]
+fn annotations_the_compiler_does_not_read_are_refused_by_name() {
+    let with = |ann: &str| chain(ann);
+    let e = compile(&with("@ways(4)"), "t.p4", &spec()).unwrap_err();
+    assert_eq!(
+        (e.kind, e.message.as_str()),
+        (
+            ErrorKind::Unsupported,
+            "annotation `@ways` is not supported"
+        )
+    );
+    let e = compile(&with("@pragma ways 4"), "t.p4", &spec()).unwrap_err();
+    assert_eq!(e.message, "pragma `@pragma ways` is not supported");
+    let e = compile(&with("@name(ipv4_host)"), "t.p4", &spec()).unwrap_err();
+    assert!(
+        e.message
+            .starts_with("`@name(ipv4_host)`: the name is one string"),
+        "{e}"
+    );
+    // Before something that is not a table or an action.
+    let control = r#"
+        @stage(1) Counter<bit<32>, bit<8>>(4, CounterType_t.PACKETS) c;
+        apply { }
+    "#;
+    let e = compile(&program(STATES, control, ""), "t.p4", &spec()).unwrap_err();
+    assert_eq!(
+        e.message,
+        "annotation `@stage` is not supported here: it goes before a table"
+    );
+    let control = r#"
+        action a() { meta.a = 1; }
+        @stage(1) action b() { meta.a = 2; }
+        apply { a(); }
+    "#;
+    let e = compile(&program(STATES, control, ""), "t.p4", &spec()).unwrap_err();
+    assert_eq!(e.message, "`@stage(1)`: a stage pragma goes before a table");
+}
