@@ -72,7 +72,7 @@ pub fn parse(source: &str) -> Result<Program> {
 /// The bytes of `source` outside comments, as the grammar's `COMMENT` skips them, with their
 /// offsets: for the checks that read the text without pest (the depth of brackets, the end of
 /// the token before a syntax error).
-fn code_bytes(source: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
+pub(crate) fn code_bytes(source: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
     let bytes = source.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || loop {

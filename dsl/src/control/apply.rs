@@ -97,10 +97,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         }
         let mut next = next;
         for (part, span) in groups.into_iter().rev() {
-            let line = env
-                .source
-                .get(..span.start)
-                .map_or(0, |b| b.matches('\n').count() + 1);
+            let line = env.source.line_of(span.start);
             let name = self.fresh(self.qualified(&format!("assign_l{line}")));
             let action = self.push_action(name.clone(), Vec::new(), part);
             let call = ActionCall {

@@ -16,7 +16,7 @@ fn example(name: &str) -> String {
 fn ok(src: &str, chip: &str) -> Compiled {
     match compile(src, "t.p4", &profile(chip)) {
         Ok(c) => c,
-        Err(e) => panic!("{e}\n{}", e.render(src)),
+        Err(e) => panic!("{e}\n{}", e.render()),
     }
 }
 

@@ -8,7 +8,7 @@ use dsl::{compile, Compiled, ErrorKind};
 use pipelines::program::TablePart;
 
 fn ok(src: &str, chip: &str) -> Compiled {
-    compile(src, "t.p4", &profile(chip)).unwrap_or_else(|e| panic!("{e}\n{}", e.render(src)))
+    compile(src, "t.p4", &profile(chip)).unwrap_or_else(|e| panic!("{e}\n{}", e.render()))
 }
 
 /// A control whose table `big` of `size` entries matches the IPv4 destination `kind`-wise

@@ -17,7 +17,7 @@ fn router_source() -> String {
 fn router_compiles_to_the_expected_ir() {
     let c = match compile(&router_source(), "l3router.p4", &spec()) {
         Ok(c) => c,
-        Err(e) => panic!("{e}\n{}", e.render(&router_source())),
+        Err(e) => panic!("{e}\n{}", e.render()),
     };
     assert_eq!(c.program.name, "l3router");
     pipelines::verify::verify(&c.program, &spec()).expect("the pipe accepts the program");
@@ -183,6 +183,6 @@ fn a_small_chip_names_the_missing_resource() {
          of them (short by 64): a part of 64 more needs 1 TCAM blocks and stage 0, the closest, \
          has 0 free (short by 1)"
     );
-    assert!(e.render(&router_source()).contains("table ipv4_lpm {"));
+    assert!(e.render().contains("table ipv4_lpm {"));
     assert!(e.to_string().starts_with("l3router.p4:"), "{e}");
 }
