@@ -52,6 +52,7 @@ repository_files!(
     "programs/ecmp_router/ecmp_router.p4",
     "programs/examples/dc_router.p4",
     "programs/examples/flow_counter.p4",
+    "programs/examples/host_routes.p4",
     "programs/examples/policer.p4",
     "programs/l3router/entries.ron",
     "programs/l3router/in1.pcap",

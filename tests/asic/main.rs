@@ -28,6 +28,7 @@ mod pfc;
 mod plumbing;
 mod plumbing_more;
 mod report;
+mod split;
 mod stf;
 mod timing;
 mod wireshark;
