@@ -257,6 +257,12 @@ fn stage_pragmas_with_entries_place_the_parts() {
         .map(|p| (p.stage, p.entries))
         .collect();
     assert_eq!(got, [(1, 1024), (2, 8976)]);
+    // One pragma without entries pins where the table starts.
+    let src = big("exact", 100_000, "", "big.apply();")
+        .replace("table big {", "@stage(3)\n        table big {");
+    let c = ok(&src, "tofino2-like");
+    let stages: Vec<u16> = parts(&c, "Ing.big").iter().map(|p| p.stage).collect();
+    assert_eq!(stages, [3, 4, 5]);
 }
 
 #[test]
