@@ -66,8 +66,8 @@ impl ControlLowering<'_, '_, '_> {
                             ErrorKind::Unsupported,
                             a.span,
                             format!(
-                                "`{text}`: the flag {flag} is not supported (the model has no \
-                                 immediate action data to place)"
+                                "`{text}`: the flag {flag} is not supported (the model does not \
+                                 choose where action data is stored)"
                             ),
                         ));
                     }
