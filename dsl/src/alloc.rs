@@ -835,6 +835,15 @@ impl TableJob<'_> {
         let rest = self.t.size - given as u32;
         // Entries no pragma places go into the stages after the last one named.
         let unpinned = pins.iter().all(|p| p.entries.is_some()) && rest > 0;
+        if pins.len() > 1 || unpinned {
+            if let Some(why) = self.unsplittable() {
+                let p = pins[pins.len() - 1];
+                return Err(pin_err(
+                    p,
+                    format!("{} cannot be split across stages: {why}", self.what),
+                ));
+            }
+        }
         let mut parts = Vec::new();
         for (k, p) in pins.iter().enumerate() {
             let s = p.stage as usize;

@@ -201,6 +201,18 @@ fn a_table_driving_a_register_is_not_split() {
          stage, and a split table's action runs in every part's stage (make the table fit one \
          stage, or drive the extern from a table of its own)"
     );
+    // Nor do stage pragmas split it.
+    let src = program(STATES, control, "").replace(
+        "table big {",
+        "@stage(1, 1024) @stage(2)\n        table big {",
+    );
+    let e = compile(&src, "t.p4", &spec()).unwrap_err();
+    assert_eq!(
+        e.message,
+        "`@stage(2)`: table Ing.big cannot be split across stages: its action Ing.count drives \
+         register Ing.seen, which lives in one stage, and a split table's action runs in every \
+         part's stage"
+    );
 }
 
 /// Line:col of the first occurrence of `needle` in `src`.
