@@ -1,11 +1,14 @@
 //! A table split across stages on the chip: programs/examples/host_routes.p4's 200,000 host
 //! routes on `tofino2-like` (five parts), every installed entry found whichever part holds
-//! it, the gress as long as the stages the parts occupy, and the action of a hit timed in the
-//! stage of its part.
+//! it, the gress as long as the stages the parts occupy, the action of a hit timed in the
+//! stage of its part, and the example's scenario.
 
 use crate::common::*;
 use asic_bench::bench::Bench;
+use asic_bench::run::run_scenario;
+use asic_bench::scenario::ScenarioFile;
 use asic_io::load::compile_file;
+use asic_model::chip::DropReason;
 use asic_model::mac::frame_time;
 use pipelines::entries::ResolvedEntry;
 use pipelines::mau::DepthView;
@@ -123,6 +126,23 @@ fn two_hundred_thousand_host_routes_are_found_in_every_part() {
         d[0].start,
         clock.time_of(arrived + ingress + report.egress_latency_cycles)
     );
+}
+
+/// The example's scenario (a few routes): by host route, by prefix, or dropped.
+#[test]
+fn the_host_routes_scenario_routes_by_host_and_by_prefix() {
+    let sf = ScenarioFile::load(&repo("programs/examples/host_routes.scenario.ron")).unwrap();
+    let out = std::env::temp_dir().join(format!("asic-host-routes-{}", std::process::id()));
+    let (report, _) = run_scenario(&sf, Some(&out), false).unwrap();
+    std::fs::remove_dir_all(&out).ok();
+    let tx: Vec<(u16, u64)> = report
+        .ports
+        .iter()
+        .map(|p| (p.port, p.tx_packets))
+        .collect();
+    assert!(tx.contains(&(1, 10)) && tx.contains(&(2, 10)), "{tx:?}");
+    assert_eq!(report.drops_for(DropReason::IngressProgramDrop), 10);
+    assert_eq!(report.ingress_latency_cycles, 227);
 }
 
 /// Records the time of every queue-depth read.
