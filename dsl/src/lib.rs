@@ -2,7 +2,7 @@
 //! [`pipelines::program`], allocated against a chip's [`PipeSpec`].
 //!
 //! Passes, one module each:
-//! 0. [`include`]: the program's files, `#include`s expanded into one text;
+//! 0. [`include`](mod@include): the program's files, `#include`s expanded into one text;
 //! 1. [`parse`]: text → syntax tree ([`ast`]) with the pest grammar in `grammar.pest`;
 //! 2. [`check`]: declarations, types and the architecture's rules (the TNA built-ins live
 //!    in [`tna`]);
@@ -49,7 +49,7 @@
 //!   documented there).
 //! - Files: `#include "file"` (beside the including file) and `#include <file>` (the system
 //!   files shipped with the compiler: `core.p4`, `tna.p4`, `t2na.p4`, `common/headers.p4`),
-//!   each file once ([`include`]).
+//!   each file once ([`include`](mod@include)).
 //! - Annotations on tables and actions: `@name("...")` (the control-plane name), and on
 //!   tables `@stage(N[, entries])` or `@pragma stage N [entries]` (pinned stages, see
 //!   [`alloc`]); a table too large for a stage is split across stages.
