@@ -135,6 +135,16 @@ enum Command {
         paths: Vec<PathBuf>,
     },
     /// Compile a program for a chip and print where everything went.
+    ///
+    /// The report gives, per gress: each stage's resources and what uses them, each table's
+    /// stage (for a table split across stages, each part's stage, entries, SRAM and TCAM
+    /// blocks and hash bits), each gateway's and extern's stage, the PHV allocation and the
+    /// latency. A table larger than what one stage has left is split across stages, as bf-p4c
+    /// does; `@stage(N[, entries])` or `@pragma stage N [entries]` before a table pins it (or
+    /// entries of it) to a stage, and `@name("...")` gives a table or action its
+    /// control-plane name. `#include "file"` reads a file beside the program; `#include
+    /// <tna.p4>` (also `<core.p4>`, `<t2na.p4>`, `<common/headers.p4>`) one shipped with the
+    /// compiler. docs/COMPILING.md has the rules and an example.
     Compile {
         /// The program (`.p4`).
         program: PathBuf,
@@ -144,7 +154,8 @@ enum Command {
         /// Print the compiled program instead of the resource report.
         #[arg(long, value_enum)]
         emit: Option<Emit>,
-        /// Also write the resource report as JSON to this file.
+        /// Also write the resource report as JSON to this file, shaped like p4c's
+        /// resources.json (`resources.mau.tables` lists every table's parts).
         #[arg(long)]
         json: Option<PathBuf>,
     },

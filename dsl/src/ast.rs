@@ -302,9 +302,26 @@ pub struct SwitchCase {
     pub span: Span,
 }
 
+/// An annotation written before a table or an action: `@name("...")`, `@stage(2, 1024)`, or
+/// a P4_14-style pragma, `@pragma stage 2 1024`, which runs to the end of its line.
+#[derive(Clone, Debug)]
+pub struct Annotation {
+    /// Its name (`stage` for both `@stage(...)` and `@pragma stage ...`).
+    pub name: Ident,
+    /// Whether it is written as `@pragma NAME ...`.
+    pub pragma: bool,
+    /// Its arguments as written, trimmed: separated by commas between the parentheses, by
+    /// blanks after a pragma's name.
+    pub args: Vec<String>,
+    /// The whole annotation.
+    pub span: Span,
+}
+
 /// `action NAME(params) { body }`
 #[derive(Clone, Debug)]
 pub struct ActionDecl {
+    /// Annotations written before it.
+    pub annotations: Vec<Annotation>,
     /// Name.
     pub name: Ident,
     /// Parameters (all directionless: action data).
@@ -316,6 +333,8 @@ pub struct ActionDecl {
 /// `table NAME { properties }`
 #[derive(Clone, Debug)]
 pub struct TableDecl {
+    /// Annotations written before it.
+    pub annotations: Vec<Annotation>,
     /// Name.
     pub name: Ident,
     /// `key = { ... }`.

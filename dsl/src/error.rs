@@ -1,7 +1,8 @@
 //! Compile errors: one error, one span, one line of text.
 //!
-//! Passes create errors with [`CompileError::new`] knowing only the span; [`crate::compile`]
-//! then resolves the span to a file, line and column once, so every pass stays free of file
+//! Passes create errors with [`CompileError::new`] knowing only the span (in the program's
+//! text, its `#include`s expanded); [`crate::compile`] then resolves the span to a file, line
+//! and column once ([`crate::include::Source::locate`]), so every pass stays free of file
 //! bookkeeping and `Display` can still print `file:line:col: message`.
 
 use crate::ast::Span;
@@ -43,18 +44,20 @@ pub struct CompileError {
     pub kind: ErrorKind,
     /// One-line description.
     pub message: String,
-    /// Byte range in the source.
+    /// Byte range in `file` (in the text with includes expanded until the error is located).
     pub span: Span,
-    /// Source file name.
+    /// Source file name (an included file's when the error is in it).
     pub file: String,
     /// 1-based line of `span.start`.
     pub line: usize,
     /// 1-based column (in characters) of `span.start`.
     pub col: usize,
+    /// What [`CompileError::render`] returns, made when the error is located.
+    excerpt: String,
 }
 
 impl CompileError {
-    /// An error at `span`, not yet located in a file (see [`CompileError::locate`]).
+    /// An error at `span`, not yet located in a file (see [`crate::include::Source::locate`]).
     pub fn new(kind: ErrorKind, span: Span, message: impl Into<String>) -> Self {
         CompileError {
             kind,
@@ -63,34 +66,38 @@ impl CompileError {
             file: String::new(),
             line: 0,
             col: 0,
+            excerpt: String::new(),
         }
     }
 
-    /// Resolve the span to a line and column of `source`, named `file`.
-    pub fn locate(mut self, file: &str, source: &str) -> Self {
-        (self.line, self.col) = line_col(source, self.span.start);
+    /// The error at `span` of `source`, the text of the file named `file`.
+    pub(crate) fn located(mut self, file: &str, source: &str, span: Span) -> Self {
+        (self.line, self.col) = line_col(source, span.start);
         self.file = file.to_string();
+        self.span = span;
+        let start = floor_char_boundary(source, span.start);
+        let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+        let text = source[line_start..].lines().next().unwrap_or("");
+        let from = (start - line_start).min(text.len());
+        let to = (floor_char_boundary(source, span.end) - line_start).clamp(from, text.len());
+        // Blanks under the text before the span, tabs kept, so that the carets line up however
+        // wide a terminal shows a tab.
+        let pad: String = text[..from]
+            .chars()
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        let carets = "^".repeat(text[from..to].chars().count().max(1));
+        let number = self.line.to_string();
+        let gutter = " ".repeat(number.len());
+        self.excerpt = format!("{gutter} |\n{number} | {text}\n{gutter} | {pad}{carets}");
         self
     }
 
     /// The caret excerpt that goes under the error's line (`{error}\n{excerpt}`, as `asic
     /// compile` prints it): the source line where the span starts, numbered, with carets under
     /// the span (up to the end of that line). It does not repeat the message.
-    pub fn render(&self, source: &str) -> String {
-        let start = floor_char_boundary(source, self.span.start);
-        let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
-        let text = source[line_start..].lines().next().unwrap_or("");
-        let end = floor_char_boundary(source, self.span.end).clamp(start, line_start + text.len());
-        // Blanks under the text before the span, tabs kept, so that the carets line up however
-        // wide a terminal shows a tab.
-        let pad: String = source[line_start..start]
-            .chars()
-            .map(|c| if c == '\t' { '\t' } else { ' ' })
-            .collect();
-        let carets = "^".repeat(source[start..end].chars().count().max(1));
-        let number = line_col(source, start).0.to_string();
-        let gutter = " ".repeat(number.len());
-        format!("{gutter} |\n{number} | {text}\n{gutter} | {pad}{carets}")
+    pub fn render(&self) -> String {
+        self.excerpt.clone()
     }
 }
 

@@ -2,6 +2,7 @@
 //! [`pipelines::program`], allocated against a chip's [`PipeSpec`].
 //!
 //! Passes, one module each:
+//! 0. [`include`](mod@include): the program's files, `#include`s expanded into one text;
 //! 1. [`parse`]: text → syntax tree ([`ast`]) with the pest grammar in `grammar.pest`;
 //! 2. [`check`]: declarations, types and the architecture's rules (the TNA built-ins live
 //!    in [`tna`]);
@@ -46,6 +47,12 @@
 //!   `ghost_intrinsic_metadata_t` block is rejected), and `Checksum()` in deparsers.
 //! - Intrinsic metadata: see [`tna::INTRINSIC_TYPES`] (TNA names, plus model-specific fields
 //!   documented there).
+//! - Files: `#include "file"` (beside the including file) and `#include <file>` (the system
+//!   files shipped with the compiler: `core.p4`, `tna.p4`, `t2na.p4`, `common/headers.p4`),
+//!   each file once ([`include`](mod@include)).
+//! - Annotations on tables and actions: `@name("...")` (the control-plane name), and on
+//!   tables `@stage(N[, entries])` or `@pragma stage N [entries]` (pinned stages, see
+//!   [`alloc`]); a table too large for a stage is split across stages.
 //! - Nesting: statements and expressions nest at most [`parse::MAX_DEPTH`] levels and
 //!   brackets [`parse::MAX_BRACKETS`] deep, far beyond real programs, so that no stage of the
 //!   compiler runs out of stack (the module `parse::limits` says how each level counts).
@@ -60,6 +67,7 @@ pub mod ast;
 pub mod check;
 mod control;
 pub mod error;
+pub mod include;
 mod layout;
 pub mod lower;
 pub mod parse;
@@ -83,13 +91,19 @@ pub struct Compiled {
     pub report: ResourceReport,
 }
 
-/// Compile `source` (named `file_name`, whose stem names the program) for a pipe like `spec`.
+/// Compile `source` (the file `file_name`, whose stem names the program and whose directory
+/// its `#include "..."`s are relative to) for a pipe like `spec`.
 pub fn compile(source: &str, file_name: &str, spec: &PipeSpec) -> Result<Compiled, CompileError> {
-    compile_unlocated(source, file_name, spec).map_err(|e| e.locate(file_name, source))
+    let source = include::expand(source, file_name)?;
+    compile_unlocated(&source, file_name, spec).map_err(|e| source.locate(e))
 }
 
-fn compile_unlocated(source: &str, file_name: &str, spec: &PipeSpec) -> error::Result<Compiled> {
-    let ast = parse::parse(source)?;
+fn compile_unlocated(
+    source: &include::Source,
+    file_name: &str,
+    spec: &PipeSpec,
+) -> error::Result<Compiled> {
+    let ast = parse::parse(&source.text)?;
     let env = check::Env::build(&ast, source)?;
     let mut gresses: Vec<GressProgram> = Vec::with_capacity(2);
     let mut reports = Vec::with_capacity(2);
@@ -121,6 +135,7 @@ fn compile_unlocated(source: &str, file_name: &str, spec: &PipeSpec) -> error::R
             spec,
             &lowered.table_spans,
             &lowered.gateway_spans,
+            &lowered.table_pins,
         )?;
         reports.push(report::gress_report(
             blocks.gress,

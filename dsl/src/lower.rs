@@ -16,6 +16,7 @@ use std::collections::{HashMap, HashSet};
 use pipelines::program::*;
 use pipelines::spec::PipeSpec;
 
+use crate::alloc::StagePin;
 use crate::ast::{self, Expr, ExprKind, Pattern, Span, Stmt, TransitionDecl};
 use crate::check::{Env, GressBlocks, Place, Scope, Value};
 use crate::control::ControlLowering;
@@ -29,6 +30,8 @@ pub struct LoweredGress {
     pub program: GressProgram,
     /// Where each table is declared (or, for a synthesised one, the statement it runs).
     pub table_spans: Vec<Span>,
+    /// Each table's stage pragmas.
+    pub table_pins: Vec<Vec<StagePin>>,
     /// Where each gateway's `if` is.
     pub gateway_spans: Vec<Span>,
     /// The gress's control declaration (for errors about the gress as a whole).
@@ -45,9 +48,15 @@ pub fn lower_gress(env: &Env, blocks: &GressBlocks, spec: &PipeSpec) -> Result<L
         lower_parser(&scope, blocks.parser, &mut layout)?
     };
     let lowered = ControlLowering::new(env, blocks, &mut layout, spec)?.lower()?;
-    let (mut control, mut table_spans, mut gateway_spans) =
-        (lowered.control, lowered.table_spans, lowered.gateway_spans);
-    renumber(&mut control, &mut table_spans, &mut gateway_spans);
+    let mut control = lowered.control;
+    let mut tables: Vec<(Span, Vec<StagePin>)> = lowered
+        .table_spans
+        .into_iter()
+        .zip(lowered.table_pins)
+        .collect();
+    let mut gateway_spans = lowered.gateway_spans;
+    renumber(&mut control, &mut tables, &mut gateway_spans);
+    let (table_spans, table_pins) = tables.into_iter().unzip();
     let deparser = {
         let scope = Scope::new(env, &blocks.deparser.params, blocks.gress)?;
         lower_deparser(&scope, blocks.deparser, &mut layout)?
@@ -63,6 +72,7 @@ pub fn lower_gress(env: &Env, blocks: &GressBlocks, spec: &PipeSpec) -> Result<L
             deparser,
         },
         table_spans,
+        table_pins,
         gateway_spans,
         control_span: blocks.control.name.span,
         parser_span: blocks.parser.name.span,
@@ -476,8 +486,13 @@ fn is_instance(e: &Expr, names: &HashSet<&str>) -> bool {
 }
 
 /// Renumber tables and gateways in the order control flow first reaches them (depth first,
-/// true/hit branch first), so ids, reports and dumps read in program order.
-fn renumber(c: &mut ControlProgram, table_spans: &mut Vec<Span>, gateway_spans: &mut Vec<Span>) {
+/// true/hit branch first), so ids, reports and dumps read in program order; `table_info`
+/// (each table's span and stage pragmas) and `gateway_spans` follow.
+fn renumber<T: Clone>(
+    c: &mut ControlProgram,
+    table_info: &mut Vec<T>,
+    gateway_spans: &mut Vec<Span>,
+) {
     let mut order: Vec<Node> = Vec::new();
     let mut stack: Vec<Node> = c.entry.into_iter().collect();
     while let Some(n) = stack.pop() {
@@ -522,8 +537,8 @@ fn renumber(c: &mut ControlProgram, table_spans: &mut Vec<Span>, gateway_spans: 
         })
     };
     c.entry = map(c.entry);
-    let mut tables: Vec<Option<(Table, Span)>> = vec![None; c.tables.len()];
-    for (i, (mut t, s)) in c.tables.drain(..).zip(table_spans.drain(..)).enumerate() {
+    let mut tables: Vec<Option<(Table, T)>> = vec![None; c.tables.len()];
+    for (i, (mut t, s)) in c.tables.drain(..).zip(table_info.drain(..)).enumerate() {
         t.next = match t.next {
             TableNext::Always(x) => TableNext::Always(map(x)),
             TableNext::HitMiss { hit, miss } => TableNext::HitMiss {
@@ -539,7 +554,7 @@ fn renumber(c: &mut ControlProgram, table_spans: &mut Vec<Span>, gateway_spans: 
     }
     for (t, s) in tables.into_iter().flatten() {
         c.tables.push(t);
-        table_spans.push(s);
+        table_info.push(s);
     }
     let mut gateways: Vec<Option<(Gateway, Span)>> = vec![None; c.gateways.len()];
     for (i, (mut g, s)) in c

@@ -72,7 +72,7 @@ pub fn parse(source: &str) -> Result<Program> {
 /// The bytes of `source` outside comments, as the grammar's `COMMENT` skips them, with their
 /// offsets: for the checks that read the text without pest (the depth of brackets, the end of
 /// the token before a syntax error).
-fn code_bytes(source: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
+pub(crate) fn code_bytes(source: &str) -> impl Iterator<Item = (usize, u8)> + '_ {
     let bytes = source.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || loop {
@@ -387,10 +387,29 @@ fn control_decl(p: Pair<Rule>) -> Result<ControlDecl> {
     let (mut actions, mut tables, mut instances) = (Vec::new(), Vec::new(), Vec::new());
     let mut locals = Vec::new();
     let mut apply = None;
+    // Annotations go with the table or action after them.
+    let mut annotations = Vec::new();
     for local in it {
+        if !annotations.is_empty()
+            && !matches!(
+                local.as_rule(),
+                Rule::annotation | Rule::action_decl | Rule::table_decl
+            )
+        {
+            return Err(misplaced(&annotations[0]));
+        }
         match local.as_rule() {
-            Rule::action_decl => actions.push(action_decl(local)?),
-            Rule::table_decl => tables.push(table_decl(local)?),
+            Rule::annotation => annotations.push(annotation(&local)),
+            Rule::action_decl => {
+                let mut a = action_decl(local)?;
+                a.annotations = std::mem::take(&mut annotations);
+                actions.push(a);
+            }
+            Rule::table_decl => {
+                let mut t = table_decl(local)?;
+                t.annotations = std::mem::take(&mut annotations);
+                tables.push(t);
+            }
             Rule::instantiation => instances.push(instantiation(local)?),
             Rule::var_decl => locals.push(var_decl(local)?),
             Rule::apply_block => apply = Some(block(next(&mut local.into_inner())?)?),
@@ -415,6 +434,77 @@ fn control_decl(p: Pair<Rule>) -> Result<ControlDecl> {
     })
 }
 
+/// An annotation as written: `@name`, `@name(a, b)`, or `@pragma name a b` (to the end of
+/// its line).
+fn annotation(p: &Pair<Rule>) -> Annotation {
+    let span = span_of(p);
+    let text = p.as_str();
+    let at = |offset: usize, len: usize| Span {
+        start: span.start + offset,
+        end: span.start + offset + len,
+    };
+    let word_len = |s: &str| {
+        s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(s.len())
+    };
+    let (pragma, name_at) = match text.strip_prefix("@pragma") {
+        Some(rest) if !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') => {
+            (true, text.len() - rest.trim_start().len())
+        }
+        _ => (false, 1),
+    };
+    let name_len = word_len(&text[name_at..]);
+    let rest = &text[name_at + name_len..];
+    let args: Vec<String> = if pragma {
+        rest.split_whitespace().map(str::to_string).collect()
+    } else {
+        let inside = rest
+            .trim_start()
+            .strip_prefix('(')
+            .and_then(|r| r.strip_suffix(')'));
+        inside.map_or_else(Vec::new, |a| {
+            a.split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect()
+        })
+    };
+    Annotation {
+        name: Ident {
+            name: text[name_at..name_at + name_len].to_string(),
+            span: at(name_at, name_len),
+        },
+        pragma,
+        args,
+        span,
+    }
+}
+
+/// An annotation before something other than a table or an action.
+fn misplaced(a: &Annotation) -> CompileError {
+    let what = if a.pragma { "pragma" } else { "annotation" };
+    let at = if a.pragma { "@pragma " } else { "@" };
+    let on = match a.name.name.as_str() {
+        "stage" => ": it goes before a table",
+        "name" => ": it goes before a table or an action",
+        _ => "",
+    };
+    CompileError::new(
+        ErrorKind::Unsupported,
+        a.span,
+        format!("{what} `{at}{}` is not supported here{on}", a.name.name),
+    )
+}
+
+/// A number as the language writes it (`12`, `0x1f`, `0b101`, `1_000`), or `None`.
+pub(crate) fn number(text: &str) -> Option<u128> {
+    let mut pairs = P4Parser::parse(Rule::int_lit, text).ok()?;
+    let lit = pairs.next()?;
+    (lit.as_str().len() == text.len())
+        .then(|| int_lit(&lit).ok().map(|(v, _)| v))
+        .flatten()
+}
+
 fn var_decl(p: Pair<Rule>) -> Result<VarDecl> {
     let span = span_of(&p);
     let mut it = p.into_inner();
@@ -434,13 +524,19 @@ fn action_decl(p: Pair<Rule>) -> Result<ActionDecl> {
     let name = ident(next(&mut it)?);
     let params = params(next(&mut it)?)?;
     let body = block(next(&mut it)?)?;
-    Ok(ActionDecl { name, params, body })
+    Ok(ActionDecl {
+        annotations: Vec::new(),
+        name,
+        params,
+        body,
+    })
 }
 
 fn table_decl(p: Pair<Rule>) -> Result<TableDecl> {
     let mut it = p.into_inner();
     let name = ident(next(&mut it)?);
     let mut t = TableDecl {
+        annotations: Vec::new(),
         name,
         keys: Vec::new(),
         actions: Vec::new(),

@@ -15,7 +15,7 @@ use pipelines::program::{ControlProgram, Gress, ParserErrorPolicy, PhvLayout};
 use pipelines::spec::PipeSpec;
 use serde::Serialize;
 
-use crate::alloc::{Item, Kind, Placement};
+use crate::alloc::{Item, Kind, PartUse, Placement};
 use crate::phv::PhvUsage;
 use crate::tna;
 
@@ -59,10 +59,28 @@ pub struct StageReport {
     pub stats_alus: Use,
     /// Cycles a packet spends in the stage.
     pub cycles: u32,
-    /// Tables placed in the stage.
-    pub tables: Vec<String>,
+    /// Tables placed in the stage (a split table's part among them).
+    pub tables: Vec<StageTable>,
     /// Who uses the stage's memories, ALUs and hash bits.
     pub items: Vec<Item>,
+}
+
+/// A logical table of a stage: a table, or a part of one split across stages.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StageTable {
+    /// The table's name.
+    pub name: String,
+    /// The entries it holds in this stage (the table's size unless it is split).
+    pub entries: u32,
+}
+
+/// A table and its parts (one for a table in one stage).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TableReport {
+    /// The table's name.
+    pub name: String,
+    /// Its parts in stage order.
+    pub parts: Vec<PartUse>,
 }
 
 /// Where a field lives in the PHV.
@@ -95,8 +113,10 @@ pub struct GressReport {
     pub gress: Gress,
     /// Stages `0..stages` of the control.
     pub stages: Vec<StageReport>,
-    /// Table name → stage, in table order.
+    /// Table name → stage (a split table's first part's), in table order.
     pub tables: Vec<(String, u16)>,
+    /// Every table's parts, in table order.
+    pub table_parts: Vec<TableReport>,
     /// Number of gateways per stage is in `stages`; this lists each gateway's stage.
     pub gateways: Vec<u16>,
     /// Extern arrays and hash units → stage.
@@ -176,8 +196,16 @@ pub fn gress_report(
             tables: control
                 .tables
                 .iter()
-                .filter(|t| t.stage as usize == i)
-                .map(|t| t.name.clone())
+                .zip(&placement.tables)
+                .flat_map(|(t, parts)| {
+                    parts
+                        .iter()
+                        .filter(|p| p.stage as usize == i)
+                        .map(|p| StageTable {
+                            name: t.name.clone(),
+                            entries: p.entries,
+                        })
+                })
                 .collect(),
             items: u.items.clone(),
         })
@@ -237,6 +265,15 @@ pub fn gress_report(
             .tables
             .iter()
             .map(|t| (t.name.clone(), t.stage))
+            .collect(),
+        table_parts: control
+            .tables
+            .iter()
+            .zip(&placement.tables)
+            .map(|(t, parts)| TableReport {
+                name: t.name.clone(),
+                parts: parts.clone(),
+            })
             .collect(),
         gateways: control.gateways.iter().map(|g| g.stage).collect(),
         externs,
@@ -352,7 +389,8 @@ impl ResourceReport {
                 let _ = writeln!(s, "  stage {}:", st.stage);
                 let gws = g.gateways.iter().filter(|&&x| x == st.stage).count();
                 if !st.tables.is_empty() {
-                    let _ = writeln!(s, "    tables: {}", st.tables.join(", "));
+                    let names: Vec<&str> = st.tables.iter().map(|t| t.name.as_str()).collect();
+                    let _ = writeln!(s, "    tables: {}", names.join(", "));
                 }
                 if gws > 0 {
                     let _ = writeln!(s, "    gateways: {gws}");
@@ -368,8 +406,27 @@ impl ResourceReport {
                     );
                 }
             }
-            for (name, stage) in &g.tables {
-                let _ = writeln!(s, "  table {name} -> stage {stage}");
+            for t in &g.table_parts {
+                let [first, .., last] = t.parts.as_slice() else {
+                    let stage = t.parts.first().map_or(0, |p| p.stage);
+                    let _ = writeln!(s, "  table {} -> stage {stage}", t.name);
+                    continue;
+                };
+                let _ = writeln!(
+                    s,
+                    "  table {} -> stages {}..{}, split in {} parts:",
+                    t.name,
+                    first.stage,
+                    last.stage,
+                    t.parts.len()
+                );
+                for p in &t.parts {
+                    let _ = writeln!(
+                        s,
+                        "    stage {}: {} entries, {} SRAM blocks, {} TCAM blocks, {} hash bits",
+                        p.stage, p.entries, p.sram_blocks, p.tcam_blocks, p.hash_bits
+                    );
+                }
             }
             for (i, stage) in g.gateways.iter().enumerate() {
                 let _ = writeln!(s, "  gateway {i} -> stage {stage}");
@@ -419,7 +476,8 @@ impl ResourceReport {
                             .enumerate()
                             .map(|(id, t)| LogicalTableJson {
                                 id,
-                                table_name: t.clone(),
+                                table_name: t.name.clone(),
+                                entries: t.entries,
                             })
                             .collect(),
                     },
@@ -441,6 +499,17 @@ impl ResourceReport {
                 mau: MauJson {
                     n_stages: self.pipe_stages,
                     mau_stages,
+                    tables: self
+                        .gresses
+                        .iter()
+                        .flat_map(|g| {
+                            g.table_parts.iter().map(|t| TableJson {
+                                gress: tna::gress_name(g.gress),
+                                name: t.name.clone(),
+                                parts: t.parts.clone(),
+                            })
+                        })
+                        .collect(),
                 },
                 phv: self
                     .gresses
@@ -518,6 +587,21 @@ pub struct MauJson {
     pub n_stages: u16,
     /// Stages used, ingress then egress.
     pub mau_stages: Vec<StageJson>,
+    /// Every table and its parts, ingress then egress (not in p4c's file, whose
+    /// `context.json` lists a split table's stage tables).
+    pub tables: Vec<TableJson>,
+}
+
+/// One table of `resources.mau.tables`.
+#[derive(Clone, Debug, Serialize)]
+pub struct TableJson {
+    /// Which gress.
+    pub gress: &'static str,
+    /// Its name.
+    pub name: String,
+    /// Its parts in stage order: stage, entries, SRAM and TCAM blocks, hash bits (one part
+    /// for a table in one stage).
+    pub parts: Vec<PartUse>,
 }
 
 /// One entry of `mau_stages`.
@@ -565,6 +649,8 @@ pub struct LogicalTableJson {
     pub id: usize,
     /// Table name.
     pub table_name: String,
+    /// The entries it holds in this stage (a split table's part holds a share).
+    pub entries: u32,
 }
 
 /// A pool of one resource with its users.

@@ -1,9 +1,10 @@
 //! The built-in architecture (TNA-like): intrinsic metadata types, their fields and the
 //! chip signals they stand for, and the roles of the six blocks of a `Pipeline`.
 //!
-//! Programs do not declare these types (there is no `#include <tna.p4>`); the compiler knows
-//! them, and only the fields listed here exist. A field's [`Intrinsic`] says whether the chip
-//! writes it (read-only to the program) or reads it.
+//! Programs need not declare these types; the compiler knows them, and only the fields listed
+//! here exist. The system file `tna.p4` (`dsl/include/`, see [`crate::include`]) declares them
+//! for people to read, and a declaration of one is checked against this list. A field's
+//! [`Intrinsic`] says whether the chip writes it (read-only to the program) or reads it.
 
 use pipelines::program::{Gress, Intrinsic};
 

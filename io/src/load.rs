@@ -85,7 +85,7 @@ pub fn compile_file(
     let name = path.display().to_string();
     dsl::compile(&source, &name, &chip.pipe).map_err(|e| {
         if excerpt {
-            format!("{e}\n{}", e.render(&source))
+            format!("{e}\n{}", e.render())
         } else {
             e.to_string()
         }

@@ -224,7 +224,9 @@ pub enum ReadTarget {
 }
 
 impl ResolvedControlOp {
-    /// The MAU stage holding what the operation changes (in the program of its gress).
+    /// The MAU stage holding what the operation changes (in the program of its gress); for a
+    /// table split across stages, its first part's, where a packet's lookup starts (which
+    /// part an entry goes into is known only when the operation runs).
     pub fn stage(&self, g: &GressProgram) -> u16 {
         match self {
             ResolvedControlOp::AddEntry(e) | ResolvedControlOp::ModifyEntry(e) => {

@@ -34,14 +34,14 @@ use crate::time::{Clock, Time};
 use crate::verify::{verify_gress, VerifyError};
 use std::fmt;
 
-/// What a stage of the control holds that costs extra cycles: a TCAM table, a register
-/// array (with its stateful ALU), a meter array.
+/// What a stage of the control holds that costs extra cycles: a TCAM table (or a part of
+/// one split across stages), a register array (with its stateful ALU), a meter array.
 pub fn stage_features(control: &ControlProgram, stage: u16) -> StageFeatures {
     StageFeatures {
         tcam: control
             .tables
             .iter()
-            .any(|t| t.stage == stage && t.uses_tcam()),
+            .any(|t| t.uses_tcam() && t.stage_parts().iter().any(|p| p.stage == stage)),
         stateful: control.registers.iter().any(|r| r.stage == stage),
         meter: control.meters.iter().any(|m| m.stage == stage),
     }

@@ -11,6 +11,19 @@
 //! entry), and a table with a direct counter keeps one count per slot plus one for misses
 //! (slot `size`): the lookup already gives the slot, so a hit is counted without searching,
 //! and a deleted entry's counts go with it (a modified entry keeps them).
+//!
+//! A table split across stages ([`crate::program::TablePart`]) keeps its entries in one
+//! store, which finds what the hardware's part-by-part lookup finds; what the parts change is
+//! the stage whose part holds the hit, where its action runs ([`TableState::part_stage`]).
+//! Which part holds an entry is the driver's choice, modelled as bf-drivers makes it:
+//! - exact: the parts hold slots `0..e0`, `e0..e0+e1`, ... in stage order, and an entry goes
+//!   into the slot freed last, else the first never used: into a part with room, the first
+//!   parts filling first;
+//! - TCAM (ternary, LPM, range): the first part to match wins on the chip, so the driver keeps
+//!   the entries in priority order across the parts, moving them between parts as entries
+//!   come and go: the part of an entry is its rank in that order (among equal priorities,
+//!   insertion order; for an LPM key, slot order within a prefix length), the first part
+//!   holding the highest-priority entries.
 
 use crate::action_data::{ActionShape, ContainerWrites};
 use crate::counter::{CounterBank, Counts};
@@ -126,6 +139,9 @@ pub struct TableState {
     hits: Vec<u64>,
     /// Packets that hit no entry (the default action ran).
     misses: u64,
+    /// The parts in stage order: (stage, the position one past its last entry), positions
+    /// being slots for an exact table and ranks for a TCAM one (see the module comment).
+    parts: SmallVec<[(u16, u32); 1]>,
 }
 
 /// An installed entry as the control plane reads it back ([`TableState::entries`]).
@@ -208,6 +224,14 @@ impl TableState {
                 .map(|k| CounterBank::new(t.size as usize + 1, k)),
             hits: Vec::new(),
             misses: 0,
+            parts: t
+                .stage_parts()
+                .iter()
+                .scan(0u32, |end, p| {
+                    *end = end.saturating_add(p.entries);
+                    Some((p.stage, *end))
+                })
+                .collect(),
         };
         s.check_action(&t.default_action, true)?;
         for e in &t.const_entries {
@@ -638,6 +662,52 @@ impl TableState {
         found.ok_or(missing)
     }
 
+    /// The stage of the part holding `e`, the entry [`TableState::lookup_entry`] found for
+    /// `key`: where its action runs. A table in one stage has one part.
+    pub fn part_stage(&self, key: &[u128], e: &Installed) -> u16 {
+        let [(stage, _)] = self.parts.as_slice() else {
+            let position = match &self.store {
+                Store::Exact(_) | Store::ExactOne(_) => e.slot,
+                Store::Ordered(list) => list
+                    .iter()
+                    .position(|x| std::ptr::eq(&x.entry, e))
+                    .unwrap_or(0) as u32,
+                Store::Lpm(levels) => self.lpm_rank(levels, key[0], e),
+            };
+            return self.stage_at(position);
+        };
+        *stage
+    }
+
+    /// The stage of the part holding position `p`.
+    fn stage_at(&self, p: u32) -> u16 {
+        let part = self.parts.iter().find(|&&(_, end)| p < end);
+        part.or(self.parts.last()).map_or(0, |&(stage, _)| stage)
+    }
+
+    /// The rank of `e` (found for `key`) in an LPM TCAM's priority order: every entry with a
+    /// longer prefix, then the entries of its own length in slot order.
+    fn lpm_rank(
+        &self,
+        levels: &[(u16, u128, FxHashMap<u128, Installed>)],
+        key: u128,
+        e: &Installed,
+    ) -> u32 {
+        let mut before = 0u32;
+        for (_, mask, m) in levels {
+            let n = m.len() as u32;
+            if m.get(&(key & mask)).is_some_and(|x| std::ptr::eq(x, e)) {
+                // Counting the level's earlier slots matters only if a part ends inside it.
+                if self.stage_at(before) == self.stage_at(before + n - 1) {
+                    return before;
+                }
+                return before + m.values().filter(|x| x.slot < e.slot).count() as u32;
+            }
+            before += n;
+        }
+        before
+    }
+
     /// The action of the entry matching `key`, if any.
     #[inline]
     pub fn lookup(&self, key: &[u128]) -> Option<&ActionCall> {
@@ -711,6 +781,7 @@ mod tests {
             const_entries: vec![],
             next: TableNext::Always(None),
             direct_counter: None,
+            parts: Vec::new(),
         }
     }
 

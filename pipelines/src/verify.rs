@@ -6,8 +6,13 @@
 //! forward through the stages the chip has, and per-stage counts stay within the profile.
 //! After verification the executing code may index without checks.
 //!
+//! A table split across stages has its parts in increasing stages, their entries adding up
+//! to its size; each part counts as a logical table of its stage, and control goes on from
+//! the last part.
+//!
 //! Externs are checked against what the chip's stages can do: an extern array lives in one
-//! stage, so every table whose action drives it must be in that stage; a register array can
+//! stage, so every table whose action drives it must be in that stage (and a split table,
+//! whose action runs in every part's stage, drives none); a register array can
 //! be read-modified-written once per pass, so only one table may touch it (and an action
 //! only once); a stateful-ALU program must fit the profile's stateful ALU (the error names
 //! the limit: `salu.conditions`, `salu.updates`, `salu.outputs`, `salu.max_width_bits`); and
@@ -19,7 +24,7 @@ use crate::dataflow::{self, FieldBits};
 use crate::hash::HashEngine;
 use crate::program::{
     Cond, ControlProgram, CountKind, ExternCall, ExternIndex, FieldId, GressProgram, HashAlgorithm,
-    Next, Node, Operand, ParserOp, PhvLayout, Program, SaluOperand, SaluValue, SelectKey,
+    Next, Node, Operand, ParserOp, PhvLayout, Program, SaluOperand, SaluValue, SelectKey, Table,
     TableNext, Transition, MAX_HASH_INPUT_BITS,
 };
 use crate::spec::PipeSpec;
@@ -402,7 +407,10 @@ fn verify_control(
                 format!("placed in stage {} of {}", t.stage, c.stages),
             );
         }
-        per_stage_tables[t.stage as usize] += 1;
+        verify_parts(cx, &place, t, c.stages)?;
+        for p in t.stage_parts() {
+            per_stage_tables[p.stage as usize] += 1;
+        }
         if t.keys.iter().any(|k| k.field as usize >= nf) {
             return cx.err(&place, "a key names a missing field");
         }
@@ -430,17 +438,19 @@ fn verify_control(
         if d.args.len() != c.actions[d.action as usize].params.len() {
             return cx.err(&place, "default action has the wrong number of arguments");
         }
+        // Control goes on from the last part (a split table's lookup ends there).
+        let from = t.last_stage();
         match &t.next {
-            TableNext::Always(n) => edge(&place, t.stage, *n)?,
+            TableNext::Always(n) => edge(&place, from, *n)?,
             TableNext::HitMiss { hit, miss } => {
-                edge(&place, t.stage, *hit)?;
-                edge(&place, t.stage, *miss)?;
+                edge(&place, from, *hit)?;
+                edge(&place, from, *miss)?;
             }
             TableNext::ByAction { cases, default } => {
                 for (_, n) in cases {
-                    edge(&place, t.stage, *n)?;
+                    edge(&place, from, *n)?;
                 }
-                edge(&place, t.stage, *default)?;
+                edge(&place, from, *default)?;
             }
         }
     }
@@ -728,9 +738,53 @@ fn verify_extern_arrays(
     Ok(())
 }
 
+/// A split table's parts: at least two, the first in the table's stage, in increasing
+/// stages the control occupies, none empty, their entries adding up to the table's size.
+fn verify_parts(cx: &Ctx, place: &str, t: &Table, stages: u16) -> Result<(), VerifyError> {
+    if t.parts.is_empty() {
+        return Ok(());
+    }
+    let bad = |why: String| cx.err(place, format!("parts: {why}"));
+    if t.parts.len() < 2 {
+        return bad("a split table has at least two parts".into());
+    }
+    if t.parts[0].stage != t.stage {
+        return bad(format!(
+            "the first part is in stage {}, the table in stage {}",
+            t.parts[0].stage, t.stage
+        ));
+    }
+    let mut total = 0u64;
+    for (k, p) in t.parts.iter().enumerate() {
+        if p.stage >= stages {
+            return bad(format!("part {k} is in stage {} of {stages}", p.stage));
+        }
+        if k > 0 && p.stage <= t.parts[k - 1].stage {
+            return bad(format!(
+                "part {k} is in stage {}, not after part {} (stage {})",
+                p.stage,
+                k - 1,
+                t.parts[k - 1].stage
+            ));
+        }
+        if p.entries == 0 {
+            return bad(format!("part {k} holds no entries"));
+        }
+        total += p.entries as u64;
+    }
+    if total != t.size as u64 {
+        return bad(format!(
+            "the parts hold {total} entries, the table's size is {}",
+            t.size
+        ));
+    }
+    Ok(())
+}
+
 /// Where externs are driven from: every extern an action drives must sit in the stage of
-/// every table that may run the action; a register array may be touched by one table only;
-/// and per-stage ALU counts stay within the profile.
+/// every table that may run the action, and a split table's actions drive none (each part's
+/// stage runs them, and an extern array lives in one stage); a register array may be
+/// touched by one table only; and per-stage ALU counts stay within the profile.
 fn verify_extern_placement(
     cx: &Ctx,
     c: &ControlProgram,
@@ -783,6 +837,17 @@ fn verify_extern_placement(
                     | ExternCall::QueueDepth { .. }
                     | ExternCall::EmptyQueues { .. } => continue,
                 };
+                if !t.parts.is_empty() {
+                    return cx.err(
+                        &place,
+                        format!(
+                            "action {} drives {what} {name}, but the table is split across \
+                             stages: its action runs in each part's stage, and {name} lives in \
+                             one",
+                            action.name
+                        ),
+                    );
+                }
                 if stage != t.stage {
                     return cx.err(
                         &place,
@@ -829,8 +894,11 @@ fn verify_extern_placement(
     for k in &c.counters {
         stats[k.stage as usize] += 1;
     }
+    // A direct counter is split with its table: a statistics ALU in each part's stage.
     for t in c.tables.iter().filter(|t| t.direct_counter.is_some()) {
-        stats[t.stage as usize] += 1;
+        for p in t.stage_parts() {
+            stats[p.stage as usize] += 1;
+        }
     }
     for h in &c.hashes {
         hash_bits[h.stage as usize] += h.width as u32;

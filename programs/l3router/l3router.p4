@@ -6,33 +6,10 @@
 // deparser recomputes the IPv4 header checksum because routing changed the TTL.
 // Egress does nothing: packets leave as ingress built them.
 
-const bit<16> ETHERTYPE_IPV4 = 0x0800;
-
-typedef bit<48> mac_addr_t;
-typedef bit<32> ipv4_addr_t;
-
-// 14 bytes on the wire.
-header ethernet_h {
-    mac_addr_t dst_addr;
-    mac_addr_t src_addr;
-    bit<16>    ether_type;
-}
-
-// 20 bytes on the wire (no options).
-header ipv4_h {
-    bit<4>      version;
-    bit<4>      ihl;
-    bit<8>      diffserv;
-    bit<16>     total_len;
-    bit<16>     identification;
-    bit<3>      flags;
-    bit<13>     frag_offset;
-    bit<8>      ttl;
-    bit<8>      protocol;
-    bit<16>     hdr_checksum;
-    ipv4_addr_t src_addr;
-    ipv4_addr_t dst_addr;
-}
+// The intrinsic metadata (tna.p4), and Ethernet and IPv4 with their EtherTypes
+// (common/headers.p4): files shipped with the compiler.
+#include <tna.p4>
+#include <common/headers.p4>
 
 // All headers the program knows, in the order they sit in the packet.
 struct headers_t {

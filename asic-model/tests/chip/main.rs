@@ -79,7 +79,7 @@ fn chip_profile(name: &str) -> ChipProfile {
 /// [`FORWARDER`] compiled for `profile`.
 fn forwarder(profile: &ChipProfile) -> Program {
     dsl::compile(FORWARDER, "forwarder.p4", &profile.pipe)
-        .unwrap_or_else(|e| panic!("{e}\n{}", e.render(FORWARDER)))
+        .unwrap_or_else(|e| panic!("{e}\n{}", e.render()))
         .program
 }
 

@@ -11,12 +11,13 @@ use super::pipeline::{check_parser_graph, find_pipeline, GressBlocks};
 use super::rules::{check_fits, check_unique, truncate, width_mismatch, Ty};
 use crate::ast::*;
 use crate::error::{err, ErrorKind, Result};
+use crate::include::Source;
 use crate::tna::{self};
 
 /// Everything declared at top level, checked.
 pub struct Env<'a> {
-    /// The source text, for quoting expressions in messages.
-    pub source: &'a str,
+    /// The program's text (its includes expanded), for quoting expressions in messages.
+    pub source: &'a Source,
     consts: HashMap<String, (u128, Option<u16>)>,
     /// Header and struct type names (true for headers), known before their fields resolve.
     aggregate_kinds: HashMap<String, bool>,
@@ -31,7 +32,7 @@ pub struct Env<'a> {
 
 impl<'a> Env<'a> {
     /// Check the top-level declarations and find the pipeline's blocks.
-    pub fn build(program: &'a Program, source: &'a str) -> Result<Env<'a>> {
+    pub fn build(program: &'a Program, source: &'a Source) -> Result<Env<'a>> {
         let mut names: HashSet<&str> = HashSet::new();
         let mut declare = |id: &'a Ident| -> Result<()> {
             if !names.insert(&id.name) {
@@ -54,12 +55,15 @@ impl<'a> Env<'a> {
                 Decl::Enum(e) => declare(&e.name)?,
             }
         }
+        // A declaration of an intrinsic type (tna.p4 has them) is checked, not declared: the
+        // built-in stays the type.
+        let intrinsic = |a: &AggregateDecl| tna::intrinsic_type(&a.name.name).is_some();
         let aggregates: HashMap<&str, (bool, &AggregateDecl)> = program
             .decls
             .iter()
             .filter_map(|d| match d {
-                Decl::Header(a) => Some((a.name.name.as_str(), (true, a))),
-                Decl::Struct(a) => Some((a.name.name.as_str(), (false, a))),
+                Decl::Header(a) if !intrinsic(a) => Some((a.name.name.as_str(), (true, a))),
+                Decl::Struct(a) if !intrinsic(a) => Some((a.name.name.as_str(), (false, a))),
                 _ => None,
             })
             .collect();
@@ -91,6 +95,7 @@ impl<'a> Env<'a> {
         }
         for d in &program.decls {
             match d {
+                Decl::Header(a) | Decl::Struct(a) if intrinsic(a) => env.check_intrinsic(a)?,
                 Decl::Header(h) => {
                     let mut fields = Vec::new();
                     for f in &h.fields {
@@ -159,6 +164,51 @@ impl<'a> Env<'a> {
             check_parser_graph(g.parser)?;
         }
         Ok(env)
+    }
+
+    /// A declaration of a built-in intrinsic type must list its fields, in order, with their
+    /// widths, as the compiler has them ([`tna::INTRINSIC_TYPES`]).
+    fn check_intrinsic(&self, a: &AggregateDecl) -> Result<()> {
+        let Some(it) = tna::intrinsic_type(&a.name.name) else {
+            return Ok(());
+        };
+        let builtin: Vec<String> = it
+            .fields
+            .iter()
+            .map(|(n, w, _)| format!("bit<{w}> {n}"))
+            .collect();
+        let differs = |span, what: String| {
+            err(
+                ErrorKind::Type,
+                span,
+                format!(
+                    "`{}` is built in, as {{ {} }}: {what}",
+                    it.name,
+                    builtin.join("; ")
+                ),
+            )
+        };
+        for (k, f) in a.fields.iter().enumerate() {
+            let Some(&(name, width, _)) = it.fields.get(k) else {
+                return Err(differs(
+                    f.name.span,
+                    format!("it has no field `{}`", f.name.name),
+                ));
+            };
+            if f.name.name != name {
+                return Err(differs(
+                    f.name.span,
+                    format!("field {} is `{name}`, not `{}`", k + 1, f.name.name),
+                ));
+            }
+            if self.resolve_type(&f.ty)? != Ty::Bits(width) {
+                return Err(differs(f.ty.span(), format!("`{name}` is bit<{width}>")));
+            }
+        }
+        match it.fields.get(a.fields.len()) {
+            Some((name, ..)) => Err(differs(a.name.span, format!("field `{name}` is missing"))),
+            None => Ok(()),
+        }
     }
 
     /// `enum bit<W> E { A = 1, ... }`: a type (`bit<W>`) and constants `E.A`.
@@ -365,7 +415,7 @@ impl<'a> Env<'a> {
 
     /// The source text of a span.
     pub fn text(&self, s: Span) -> &str {
-        self.source.get(s.start..s.end).unwrap_or("")
+        self.source.text.get(s.start..s.end).unwrap_or("")
     }
 
     /// Fields of a header type in wire order.

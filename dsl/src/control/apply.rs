@@ -97,10 +97,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         }
         let mut next = next;
         for (part, span) in groups.into_iter().rev() {
-            let line = env
-                .source
-                .get(..span.start)
-                .map_or(0, |b| b.matches('\n').count() + 1);
+            let line = env.source.line_of(span.start);
             let name = self.fresh(self.qualified(&format!("assign_l{line}")));
             let action = self.push_action(name.clone(), Vec::new(), part);
             let call = ActionCall {
@@ -133,8 +130,10 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             const_entries: Vec::new(),
             next: TableNext::Always(next),
             direct_counter: None,
+            parts: Vec::new(),
         });
         self.table_spans.push(span);
+        self.table_pins.push(Vec::new());
         self.apply_spans.push(span);
         Node::Table(id)
     }

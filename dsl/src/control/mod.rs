@@ -11,6 +11,7 @@
 //! - `actions`: action bodies, under the VLIW rule;
 //! - `apply`: the apply block as a graph of tables and gateways;
 //! - `tables`: table declarations and their applies;
+//! - `annotations`: a table's or an action's `@name`, a table's stage pragmas;
 //! - `ownership`: one table per extern array, and arrays no table drives dropped.
 //!
 //! Externs follow the pipe's rules (see [`pipelines::program::ExternCall`]):
@@ -26,6 +27,7 @@ use std::collections::{HashMap, HashSet};
 use pipelines::program::*;
 use pipelines::spec::PipeSpec;
 
+use crate::alloc::StagePin;
 use crate::ast::{self, Span, Stmt};
 use crate::check::{Env, GressBlocks, Scope};
 use crate::error::{err, ErrorKind, Result};
@@ -33,6 +35,7 @@ use crate::layout::LayoutBuilder;
 use crate::tna;
 
 mod actions;
+mod annotations;
 mod apply;
 mod extern_calls;
 mod externs;
@@ -45,6 +48,8 @@ pub(crate) struct LoweredControl {
     pub control: ControlProgram,
     /// Where each table is declared (or the statement a synthesised one runs).
     pub table_spans: Vec<Span>,
+    /// Each table's stage pragmas.
+    pub table_pins: Vec<Vec<StagePin>>,
     /// Where each gateway's `if` is.
     pub gateway_spans: Vec<Span>,
 }
@@ -119,6 +124,7 @@ pub(crate) struct ControlLowering<'e, 'a, 'l> {
     spec: &'l PipeSpec,
     control: ControlProgram,
     table_spans: Vec<Span>,
+    table_pins: Vec<Vec<StagePin>>,
     /// Where each table is applied (ordering the "second use" of an extern).
     apply_spans: Vec<Span>,
     gateway_spans: Vec<Span>,
@@ -195,6 +201,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             spec,
             control: ControlProgram::default(),
             table_spans: Vec::new(),
+            table_pins: Vec::new(),
             apply_spans: Vec::new(),
             gateway_spans: Vec::new(),
             actions: HashMap::new(),
@@ -229,7 +236,14 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             let mut scope = cl.scope.with_action_params(&a.params)?;
             let mut locals = Vec::new();
             collect_locals(&a.body.stmts, &mut locals);
-            let owner = format!("{}.{}", decl.name.name, a.name.name);
+            let owner = cl.annotated(&a.name, &a.annotations, false)?.name;
+            if cl.names.contains(&owner) {
+                return Err(err(
+                    ErrorKind::Duplicate,
+                    a.name.span,
+                    format!("the control-plane name {owner} is given twice"),
+                ));
+            }
             for v in locals {
                 scope.declare_local(&owner, v)?;
             }
@@ -245,17 +259,24 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             let id = cl.push_action(owner, params, part);
             cl.actions.insert(a.name.name.clone(), id);
         }
+        let mut tables = std::collections::HashSet::new();
         for t in &decl.tables {
             if cl.actions.contains_key(&t.name.name)
                 || cl.externs.contains_key(&t.name.name)
-                || !cl
-                    .names
-                    .insert(format!("{}.{}", decl.name.name, t.name.name))
+                || !tables.insert(&t.name.name)
             {
                 return Err(err(
                     ErrorKind::Duplicate,
                     t.name.span,
                     format!("`{}` is declared twice", t.name.name),
+                ));
+            }
+            let name = cl.annotated(&t.name, &t.annotations, true)?.name;
+            if !cl.names.insert(name.clone()) {
+                return Err(err(
+                    ErrorKind::Duplicate,
+                    t.name.span,
+                    format!("the control-plane name {name} is given twice"),
                 ));
             }
         }
@@ -271,6 +292,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         Ok(LoweredControl {
             control: self.control,
             table_spans: self.table_spans,
+            table_pins: self.table_pins,
             gateway_spans: self.gateway_spans,
         })
     }

@@ -141,17 +141,19 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 ),
             ));
         }
-        let table = self.table(t, next)?;
+        let annotated = self.annotated(&t.name, &t.annotations, true)?;
+        let table = self.table(t, annotated.name, next)?;
         let id = self.control.tables.len() as TableId;
         self.control.tables.push(table);
         self.table_spans.push(t.name.span);
+        self.table_pins.push(annotated.pins);
         self.apply_spans.push(name.span);
         Ok(Node::Table(id))
     }
 
-    /// A table declaration as the program's table: keys (fields or slices), actions,
-    /// default action, size, const entries and direct counter.
-    fn table(&mut self, t: &ast::TableDecl, next: TableNext) -> Result<Table> {
+    /// A table declaration as the program's table, under its control-plane `name`: keys
+    /// (fields or slices), actions, default action, size, const entries and direct counter.
+    fn table(&mut self, t: &ast::TableDecl, name: String, next: TableNext) -> Result<Table> {
         let env = self.scope.env();
         let mut keys = Vec::new();
         let mut key_widths = Vec::new();
@@ -279,7 +281,6 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 format!("table has {n} const entries but size {size}"),
             ));
         }
-        let name = self.qualified(&t.name.name);
         let direct_counter = match &t.counters {
             None => None,
             Some(dc) => match self.externs.get(&dc.name) {
@@ -328,6 +329,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             const_entries,
             next,
             direct_counter,
+            parts: Vec::new(),
         })
     }
 }

@@ -1,9 +1,11 @@
 //! Programs the compiler must refuse, one file each: `tests/errors/` holds one per kind of
 //! error (the resource errors among them), `tests/broken/` the mistakes users make (syntax,
-//! types, names, nesting past the limits). Each file starts with `// error: LINE:COL: MESSAGE`
-//! (the exact position and message the compiler must give) and optionally `// chip: NAME` (a
-//! profile in `asic-model/profiles/`; `tofino2-like` if absent). A file added to a folder is
-//! checked with the others.
+//! types, names, nesting past the limits, includes). Each file starts with `// error:
+//! LINE:COL: MESSAGE` (the exact position and message the compiler must give; `// error:
+//! FILE:LINE:COL: MESSAGE` when it is in a file the program includes, FILE relative to the
+//! folder) and optionally `// chip: NAME` (a profile in `asic-model/profiles/`; `tofino2-like`
+//! if absent). A file added to a folder is checked with the others; the files programs include
+//! live in its `include/` subfolder.
 
 use crate::common::profile;
 
@@ -49,17 +51,28 @@ fn fails_as_it_says(path: &std::path::Path) -> Option<String> {
         return Some(format!("{name}: no `// error:` line"));
     };
     let chip = header("chip").unwrap_or_else(|| "tofino2-like".into());
-    let e = match dsl::compile(&src, &name, &profile(&chip)) {
+    // Named as from the package's directory (where cargo runs tests), so that messages
+    // naming files read the same on every machine.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let e = match dsl::compile(&src, &rel.display().to_string(), &profile(&chip)) {
         Ok(_) => return Some(format!("{name}: compiled, expected `{want}`")),
         Err(e) => e,
     };
-    let got = format!("{}:{}: {}", e.line, e.col, e.message);
+    let file = std::path::Path::new(&e.file);
+    let got = match file.strip_prefix(rel.parent()?) {
+        Ok(inner) if file != rel => {
+            format!("{}:{}:{}: {}", inner.display(), e.line, e.col, e.message)
+        }
+        _ => format!("{}:{}: {}", e.line, e.col, e.message),
+    };
     if got != want {
         return Some(format!("{name}:\n  want {want}\n  got  {got}"));
     }
     // The excerpt under the message shows the error's line and a caret, not the message again.
-    let rendered = e.render(&src);
-    let line = src.lines().nth(e.line - 1).unwrap_or("");
+    let rendered = e.render();
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let line = text.lines().nth(e.line - 1).unwrap_or("");
     (!rendered.contains(line) || !rendered.contains('^') || rendered.contains(&e.message))
         .then(|| format!("{name}: the excerpt is not the line and a caret:\n{rendered}"))
 }

@@ -16,7 +16,7 @@ fn example(name: &str) -> String {
 fn ok(src: &str, chip: &str) -> Compiled {
     match compile(src, "t.p4", &profile(chip)) {
         Ok(c) => c,
-        Err(e) => panic!("{e}\n{}", e.render(src)),
+        Err(e) => panic!("{e}\n{}", e.render()),
     }
 }
 
@@ -312,6 +312,11 @@ fn a_program_that_fits_tofino2_fails_on_teaching_naming_the_resource() {
     assert!(c.program.ingress.control.tables.len() >= 12);
     let e = compile(&src, "dc_router.p4", &profile("teaching")).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Resource);
+    assert!(
+        e.message.contains("ipv4_host has 16384 entries, but split across stages 1..3"),
+        "{}",
+        e.message
+    );
     assert!(e.message.contains("SRAM blocks"), "{}", e.message);
     assert!(e.message.contains("short by"), "{}", e.message);
 }

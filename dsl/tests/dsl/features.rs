@@ -5,7 +5,7 @@ use dsl::{compile, Compiled};
 use pipelines::program::*;
 
 fn ok(src: &str) -> Compiled {
-    let c = compile(src, "t.p4", &spec()).unwrap_or_else(|e| panic!("{e}\n{}", e.render(src)));
+    let c = compile(src, "t.p4", &spec()).unwrap_or_else(|e| panic!("{e}\n{}", e.render()));
     pipelines::verify::verify(&c.program, &spec()).expect("verifies");
     c
 }

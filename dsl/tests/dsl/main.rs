@@ -7,6 +7,8 @@ mod errors;
 mod externs;
 mod features;
 mod fuzz;
+mod includes;
 mod nesting;
+mod placement;
 mod router;
 mod snapshots;

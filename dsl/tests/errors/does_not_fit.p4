@@ -1,4 +1,4 @@
-// error: 16:11: table Ing.big needs 32 SRAM blocks; a stage has 8 (short by 24)
+// error: 16:11: table Ing.big has 16384 entries, but split across stages 0..3 it fits at most 4096 of them (short by 12288): a part of 256 more needs 2 SRAM blocks and stage 0, the closest, has 0 free (short by 2)
 // chip: teaching
 header eth_h { bit<48> dst; bit<48> src; bit<16> ether_type; }
 struct headers_t { eth_h eth; }
@@ -16,7 +16,7 @@ control Ing(inout headers_t hdr, inout meta_t meta,
     table big {
         key = { hdr.eth.dst : exact; }
         actions = { set; }
-        size = 4096;
+        size = 16384;
     }
     apply { big.apply(); }
 }

@@ -145,7 +145,8 @@ pub(super) enum Step {
     /// A table.
     Table {
         id: TableId,
-        /// Its MAU stage (for the externs of its actions).
+        /// The MAU stage where a miss runs the default action (a split table's last part;
+        /// a hit runs in its part's stage), for the externs of its actions.
         stage: u16,
         keys: KeyPlan,
         next: StepNext,
@@ -205,7 +206,7 @@ impl ControlPlan {
             .enumerate()
             .map(|(id, t)| Step::Table {
                 id: id as TableId,
-                stage: t.stage,
+                stage: t.last_stage(),
                 keys: t.keys.iter().map(|k| KeyRead::new(k, layout)).collect(),
                 next: match &t.next {
                     TableNext::Always(n) => StepNext::Always(at(*n)),

@@ -301,7 +301,8 @@ pub fn run_control(
                     }
                 };
                 let state = &mut tables[*id as usize];
-                let (call, slot, writes) = match state.lookup_entry(key) {
+                let found = state.lookup_entry(key);
+                let (call, slot, writes) = match found {
                     Some(e) => (&e.call, Some(e.slot), &e.writes),
                     None => {
                         let (call, writes) = state.default_entry();
@@ -315,7 +316,11 @@ pub fn run_control(
                         run_micro_ops(ops, action, &call.args, layout, phv);
                         writes.apply(phv);
                     }
-                    None => run_action(action, *stage, &call.args, control, layout, phv, ext, pkt),
+                    None => {
+                        // A hit runs in the stage of the part holding it, a miss in `stage`.
+                        let at = found.map_or(*stage, |e| state.part_stage(key, e));
+                        run_action(action, at, &call.args, control, layout, phv, ext, pkt)
+                    }
                 }
                 let action_run = call.action;
                 state.count_direct(slot, pkt.bytes);

@@ -133,12 +133,13 @@ pub enum TableNext {
     },
 }
 
-/// A match table placed in a stage.
+/// A match table placed in a stage, or split across stages in [`TablePart`]s.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Table {
     /// Qualified name, e.g. `Ingress.ipv4_lpm`.
     pub name: String,
-    /// The MAU stage holding it.
+    /// The MAU stage holding it; for a split table, its first part's (where a packet's lookup
+    /// starts).
     pub stage: u16,
     /// Key fields (empty for a keyless table that always runs its default action).
     pub keys: Vec<TableKey>,
@@ -155,12 +156,49 @@ pub struct Table {
     /// A direct counter: one count per entry (and one for misses), of this kind.
     #[serde(default)]
     pub direct_counter: Option<CountKind>,
+    /// A table split across stages: its parts in stage order, the first in `stage`, their
+    /// entries adding up to `size`. Empty for a table in one stage.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<TablePart>,
+}
+
+/// A share of a split table's entries in one stage (bf-p4c splits a table larger than a
+/// stage's memories into logical tables in consecutive stages, each with its own part of the
+/// entries). A packet's lookup runs part after part in stage order and stops at the first
+/// hit, whose action runs in that part's stage; a packet that misses every part runs the
+/// default action in the last part's stage. The control plane puts an entry into a part
+/// with room (`crate::table` says which).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TablePart {
+    /// The MAU stage holding the part.
+    pub stage: u16,
+    /// Entries the part holds.
+    pub entries: u32,
 }
 
 impl Table {
     /// Whether the table's keys need TCAM.
     pub fn uses_tcam(&self) -> bool {
         self.keys.iter().any(|k| k.kind.uses_tcam())
+    }
+
+    /// Its parts in stage order: the [`TablePart`]s of a split table, or the whole table in
+    /// `stage`.
+    pub fn stage_parts(&self) -> Vec<TablePart> {
+        if self.parts.is_empty() {
+            vec![TablePart {
+                stage: self.stage,
+                entries: self.size,
+            }]
+        } else {
+            self.parts.clone()
+        }
+    }
+
+    /// The stage of its last part: where a miss runs the default action, and the earliest
+    /// stage of anything after it in the control flow.
+    pub fn last_stage(&self) -> u16 {
+        self.parts.last().map_or(self.stage, |p| p.stage)
     }
 }
 

@@ -691,6 +691,7 @@ fn micro_op_case(seed: u64) -> Result<(), TestCaseError> {
             const_entries: Vec::new(),
             next: TableNext::Always(None),
             direct_counter: None,
+            parts: Vec::new(),
         }],
         actions: vec![action],
         entry: Some(Node::Table(0)),

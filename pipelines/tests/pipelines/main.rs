@@ -5,5 +5,6 @@ mod common;
 mod fast_paths;
 mod parser_fuzz;
 mod primitives;
+mod split;
 mod timing;
 mod verify_externs;

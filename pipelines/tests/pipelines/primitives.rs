@@ -14,10 +14,6 @@ use pipelines::program::*;
 use pipelines::table::TableError;
 use pipelines::time::Time;
 
-fn get(g: &pipelines::pipe::LoadedGress, f: FieldId) -> u128 {
-    g.phv().get(&g.program().phv.fields[f as usize])
-}
-
 // ---------------------------------------------------------------------------------------
 // Parser
 

@@ -329,6 +329,7 @@ impl Builder {
             const_entries: vec![],
             next: TableNext::Always(None),
             direct_counter: None,
+            parts: Vec::new(),
         });
         (self.g.control.tables.len() - 1) as TableId
     }
@@ -435,4 +436,9 @@ pub fn at(cycle: u64, port: u16) -> GressInputs {
         ingress_port: port,
         ..GressInputs::default()
     }
+}
+
+/// Field `f` as the last packet through `g` left it.
+pub fn get(g: &LoadedGress, f: FieldId) -> u128 {
+    g.phv().get(&g.program().phv.fields[f as usize])
 }
