@@ -7,6 +7,7 @@ mod bad_input;
 mod bfc;
 mod bfc_experiments;
 mod bridged;
+mod bypass;
 mod cli;
 mod common;
 mod control_timing;

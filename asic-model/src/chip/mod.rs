@@ -14,7 +14,8 @@
 //! 4. [`ChipEvent::Dequeue`] (`queueing.rs`, paced by `pacer.rs`): the TM's scheduler for the
 //!    egress port hands out the next packet just early enough that, after the egress pipe's
 //!    latency, it reaches the MAC as the previous frame and its inter-frame gap end. The
-//!    packet takes the egress pipe's next issue slot.
+//!    packet takes the egress pipe's next issue slot, unless its ingress asked to bypass
+//!    egress: then it goes to the MAC at the next cycle edge (`queueing.rs`).
 //! 5. [`ChipEvent::EgressDone`] (`egress.rs`): the egress program runs, then the MAC sends
 //!    the frame as soon as the port is free; the frame is handed to the [`Wire`] with its
 //!    start time.
