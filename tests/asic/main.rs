@@ -33,4 +33,5 @@ mod plumbing_more;
 mod report;
 mod stf;
 mod timing;
+mod tm_seed;
 mod wireshark;

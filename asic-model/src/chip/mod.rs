@@ -159,8 +159,9 @@ impl Chip {
             let window = clock.time_of(ingress_latency + 1).ps();
             DepthExport::new(&profile.tm, window)
         });
+        // The TM's own seed if the operator gave one, else the chip's.
         let tm_config = TmConfig {
-            seed: config.seed,
+            seed: config.tm.seed.or(Some(config.seed)),
             ..config.tm
         };
         let tm = TrafficManager::new(profile.tm.clone(), tm_config, ports.len())
