@@ -1,6 +1,6 @@
 //! `asic run`: load a scenario's chip, program, entries and inputs, run it, write results.
 
-use crate::bench::{Bench, RunReport};
+use crate::bench::{Bench, RunError, RunReport};
 use crate::scenario::{ScenarioFile, Source};
 use asic_io::load::describe;
 use asic_io::pcap::read_pcap;
@@ -62,14 +62,11 @@ pub fn run_scenario(
             }
         }
     }
+    // `control 2 (table `t`)`: what errors call s.control[1].
+    let control_name = |i: usize| describe(i, &s.control[i].op).replacen("entry", "control", 1);
     for (i, c) in s.control.iter().enumerate() {
-        let op = resolve_op(&compiled.program, &c.op).map_err(|e| {
-            format!(
-                "{}: {}: {e}",
-                sf.path.display(),
-                describe(i, &c.op).replacen("entry", "control", 1)
-            )
-        })?;
+        let op = resolve_op(&compiled.program, &c.op)
+            .map_err(|e| format!("{}: {}: {e}", sf.path.display(), control_name(i)))?;
         let at = Time::from_input_ns(c.at_ns, &format!("control[{i}]: at_ns"))
             .map_err(|e| format!("{}: {e}", sf.path.display()))?;
         bench.schedule_control(at, op);
@@ -126,7 +123,15 @@ pub fn run_scenario(
     }
     let dir = out.map_or_else(|| PathBuf::from(&s.output), Path::to_path_buf);
     bench.capture_pcaps(&dir)?;
-    let report = bench.run()?;
+    // The inputs and the operations were added in the scenario's order: the run's errors
+    // about them are the scenario's.
+    let report = bench.run().map_err(|e| match e {
+        RunError::Control(f) => {
+            format!("{}: {}", sf.path.display(), f.refusal(&control_name(f.op)))
+        }
+        RunError::InputsOverlap { .. } => format!("{}: {e}", sf.path.display()),
+        RunError::Other(e) => e,
+    })?;
     let write = |name: &str, text: String| {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("{}: cannot write: {e}", p.display()))

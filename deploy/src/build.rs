@@ -137,16 +137,13 @@ fn chip(
         .iter()
         .enumerate()
         .map(|(i, op)| {
-            let resolved = resolve_op(program, &op.op).map_err(|e| {
-                format!(
-                    "{}: {e}",
-                    describe(i, &op.op).replacen("entry", "control", 1)
-                )
-            })?;
+            let name = describe(i, &op.op).replacen("entry", "control", 1);
+            let resolved = resolve_op(program, &op.op).map_err(|e| format!("{name}: {e}"))?;
             Ok(ChipControl {
                 chip: c,
                 at: Time::from_input_ns(op.at_ns, &format!("control[{i}]: at_ns"))?,
                 op: resolved,
+                name,
             })
         })
         .collect::<Result<_, String>>()?;

@@ -71,6 +71,7 @@ pub use mac::Wire;
 pub use pfc::{PauseDirection, PauseRecord};
 pub use plumbing::PlumbingCounters;
 pub use port::PortCounters;
+pub use scheduled::ControlFailure;
 
 use crate::kernel::Schedule;
 use crate::profile::ChipProfile;
@@ -266,7 +267,7 @@ impl Chip {
                 epoch,
             } => self.pfc_refresh(now, port, priority, epoch, q, wire),
             ChipEvent::PauseEnd { port, priority } => self.pause_end(now, port, priority),
-            ChipEvent::Control { op } => self.run_control(now, op),
+            ChipEvent::Control { op } => self.run_control(op),
             ChipEvent::EgressDone { pkt } => {
                 self.egress_done(now, pkt, q, wire);
                 self.send_pfc_events(now, q, wire);

@@ -1,5 +1,6 @@
 //! Control-plane operations scheduled in simulated time ([`Chip::schedule_control`]): when
-//! each takes effect, and the ones refused when they ran. (Operations applied at once are in
+//! each takes effect, and the ones refused when they ran ([`ControlFailure`]; the bench and
+//! the network runtime stop a run at the first). (Operations applied at once are in
 //! `crate::control_plane`.)
 //!
 //! An operation affects exactly the packets that reach the stage holding its table, register
@@ -16,10 +17,31 @@ use pipelines::time::Time;
 /// Scheduled operations, and the ones refused.
 #[derive(Default)]
 pub(super) struct ScheduledControl {
-    /// Scheduled operations by [`ChipEvent::Control`]'s index, taken when they run.
-    ops: Vec<Option<ResolvedControlOp>>,
-    /// Operations that were refused when they ran: (when, why).
-    failures: Vec<(Time, String)>,
+    /// Scheduled operations, with the time each was scheduled for, by
+    /// [`ChipEvent::Control`]'s index; taken when they run.
+    ops: Vec<Option<(Time, ResolvedControlOp)>>,
+    /// Operations that were refused when they ran.
+    failures: Vec<ControlFailure>,
+}
+
+/// A scheduled operation the chip refused when it ran (a full table, a key that is not
+/// there): the caller, who knows what it scheduled, names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControlFailure {
+    /// Which operation: its number among the chip's scheduled operations, from 0 in the order
+    /// they were scheduled.
+    pub op: usize,
+    /// The time it was scheduled for.
+    pub at: Time,
+    /// Why the chip refused it (naming the table, register or meter).
+    pub error: String,
+}
+
+impl ControlFailure {
+    /// The refusal of the operation called `name`: `NAME, at TIME, was refused: WHY`.
+    pub fn refusal(&self, name: &str) -> String {
+        format!("{name}, at {}, was refused: {}", self.at, self.error)
+    }
 }
 
 impl Chip {
@@ -41,7 +63,7 @@ impl Chip {
         let before_stage = timing.stage_entry(op.stage(prog) as usize) as u64;
         let effective = self.clock.cycle_at_or_after(at) + timing.total() as u64 - before_stage;
         let ops = &mut self.control.ops;
-        ops.push(Some(op));
+        ops.push(Some((at, op)));
         q.at(
             self.clock.time_of(effective),
             ChipEvent::Control {
@@ -51,17 +73,21 @@ impl Chip {
     }
 
     /// Scheduled operation `op` takes effect; a refusal is recorded.
-    pub(super) fn run_control(&mut self, now: Time, op: u32) {
-        let op = self.control.ops[op as usize]
+    pub(super) fn run_control(&mut self, op: u32) {
+        let (at, resolved) = self.control.ops[op as usize]
             .take()
             .expect("each operation runs once");
-        if let Err(e) = self.apply(&op) {
-            self.control.failures.push((now, e.to_string()));
+        if let Err(e) = self.apply(&resolved) {
+            self.control.failures.push(ControlFailure {
+                op: op as usize,
+                at,
+                error: e.to_string(),
+            });
         }
     }
 
-    /// Scheduled operations that were refused when they ran: (when, why).
-    pub fn control_failures(&self) -> &[(Time, String)] {
+    /// Scheduled operations that were refused when they ran, in the order they ran.
+    pub fn control_failures(&self) -> &[ControlFailure] {
         &self.control.failures
     }
 }

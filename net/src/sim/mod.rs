@@ -137,6 +137,9 @@ pub struct Net<'o> {
     pub(crate) scratch: Vec<u8>,
     /// Lockstep mode: every cycle of every chip visited between events.
     pub(crate) lockstep: Option<Lockstep>,
+    /// Per chip: the names of its scheduled control operations, in the order they were
+    /// scheduled (as the chip numbers them in its failures).
+    pub(crate) control_names: Vec<Vec<String>>,
 }
 
 impl<'o> Net<'o> {
@@ -217,6 +220,16 @@ impl<'o> Net<'o> {
                     out: &mut self.outbox,
                 };
                 self.chips[c].handle(now, ev, &mut q, &mut w);
+                // A refused control operation stops the run, as on the bench.
+                if let (ChipEvent::Control { .. }, Some(f)) =
+                    (ev, self.chips[c].control_failures().first())
+                {
+                    return Err(format!(
+                        "chip `{}`: {}",
+                        self.topo.spec.chips[c].name,
+                        f.refusal(&self.control_names[c][f.op])
+                    ));
+                }
                 // The chip's transmit side paused or resumed by PFC frames it received.
                 // And its queues paused or resumed by its program (AFC).
                 for r in self.chips[c].drain_pause_log() {
