@@ -10,7 +10,8 @@ use crate::generator::GeneratorFeed;
 use crate::scenario::Generator;
 use asic_io::pcap::PcapOut;
 use asic_model::chip::{
-    Chip, ChipConfig, ChipEvent, DropReason, LockstepCounters, PortCounters, Wire,
+    Chip, ChipConfig, ChipError, ChipEvent, ControlFailure, DropReason, LockstepCounters,
+    PortCounters, Wire,
 };
 use asic_model::kernel::{EventQueue, Lockstep, Schedule};
 use asic_model::profile::ChipProfile;
@@ -126,6 +127,64 @@ impl Capture {
         if let Err(e) = slot.as_mut().expect("created above").write(start, frame) {
             self.error = Some(e);
         }
+    }
+}
+
+/// Why a run stopped with an error. Inputs are numbered from 0 in the order they were added,
+/// and scheduled control operations in the order they were scheduled (as a one-chip
+/// scenario's `inputs` and `control`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// A frame of input `input` was due on `port` at `start`, but the port was still receiving
+    /// input `other`'s frame and its gap, until `free_at`: two inputs overlap on the wire.
+    InputsOverlap {
+        /// The input whose frame could not start.
+        input: usize,
+        /// The input whose frame the port was receiving.
+        other: usize,
+        /// The port.
+        port: u16,
+        /// When the frame was due.
+        start: Time,
+        /// When the port was free.
+        free_at: Time,
+    },
+    /// The chip refused a scheduled control operation when it ran.
+    Control(ControlFailure),
+    /// The run stopped (its stop time) before a scheduled read was taken.
+    ReadNotTaken(String),
+    /// Anything else (the message says what and where): a frame the chip refused, a capture
+    /// that could not be written.
+    Other(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::InputsOverlap {
+                input,
+                other,
+                port,
+                start,
+                free_at,
+            } => write!(
+                f,
+                "inputs[{input}] (port {port}) overlaps inputs[{other}] on port {port}: its \
+                 frame is due at {start}, but the port receives inputs[{other}]'s frame and \
+                 its gap until {free_at}"
+            ),
+            RunError::Control(c) => {
+                let name = format!("scheduled control operation {}", c.op + 1);
+                f.write_str(&c.refusal(&name))
+            }
+            RunError::ReadNotTaken(e) | RunError::Other(e) => f.write_str(e),
+        }
+    }
+}
+
+impl From<RunError> for String {
+    fn from(e: RunError) -> String {
+        e.to_string()
     }
 }
 
@@ -360,6 +419,9 @@ pub struct Bench {
     queue: EventQueue<Ev>,
     feeds: Vec<(u16, Feed)>,
     delayed: Vec<u64>,
+    /// Per port: the feed whose frame it received last (to name both of two feeds that
+    /// overlap).
+    last_feed: Vec<u32>,
     capture: Capture,
     events: u64,
     /// Whether the chip's packet generator has been started.
@@ -413,6 +475,7 @@ impl Bench {
             queue: EventQueue::new(),
             feeds: Vec::new(),
             delayed: vec![0; ports],
+            last_feed: vec![0; ports],
             capture: Capture::default(),
             events: 0,
             started: false,
@@ -512,8 +575,9 @@ impl Bench {
         self.trace.as_deref().unwrap_or(&[])
     }
 
-    /// Run until every frame has entered and the chip is empty.
-    pub fn run(&mut self) -> Result<RunReport, String> {
+    /// Run until every frame has entered and the chip is empty. A scheduled control operation
+    /// the chip refuses stops the run there.
+    pub fn run(&mut self) -> Result<RunReport, RunError> {
         if !self.started {
             self.started = true;
             self.chip.start(&mut self.queue);
@@ -548,13 +612,36 @@ impl Bench {
             }
             self.events += 1;
             match ev {
-                Ev::Chip(e) => self.chip.handle(now, e, &mut self.queue, &mut self.capture),
+                Ev::Chip(e) => {
+                    self.chip.handle(now, e, &mut self.queue, &mut self.capture);
+                    if let (ChipEvent::Control { .. }, Some(f)) =
+                        (e, self.chip.control_failures().first())
+                    {
+                        return Err(RunError::Control(f.clone()));
+                    }
+                }
                 Ev::Feed(i) => {
                     let (port, feed) = &mut self.feeds[i as usize];
-                    let free_at = self
-                        .chip
-                        .receive(*port, now, feed.take(), &mut self.queue)
-                        .map_err(|e| e.to_string())?;
+                    let last = &mut self.last_feed[*port as usize];
+                    let free_at = match self.chip.receive(*port, now, feed.take(), &mut self.queue)
+                    {
+                        Ok(t) => t,
+                        Err(ChipError::PortBusy {
+                            port,
+                            start,
+                            free_at,
+                        }) => {
+                            return Err(RunError::InputsOverlap {
+                                input: i as usize,
+                                other: *last as usize,
+                                port,
+                                start,
+                                free_at,
+                            })
+                        }
+                        Err(e) => return Err(RunError::Other(e.to_string())),
+                    };
+                    *last = i;
                     if let Some(t) = feed.next_time() {
                         if t < free_at {
                             self.delayed[*port as usize] += 1;
@@ -565,16 +652,13 @@ impl Bench {
             }
         }
         if let Some(e) = self.capture.error.take() {
-            return Err(e);
-        }
-        if let Some((at, e)) = self.chip.control_failures().first() {
-            return Err(format!("control-plane operation at {at}: {e}"));
+            return Err(RunError::Other(e));
         }
         if let Some(end) = stopped {
-            self.chip.check_reads_taken(end)?;
+            self.chip.check_reads_taken(end).map_err(RunError::ReadNotTaken)?;
         }
         for p in self.capture.pcaps.drain(..).flatten() {
-            p.finish()?;
+            p.finish().map_err(RunError::Other)?;
         }
         debug_assert!(
             stopped.is_some() || self.chip.packets_inside() == 0,

@@ -3,7 +3,7 @@
 //! control-plane reads and the state at the end), and `state.txt` (those as people read
 //! them).
 
-use crate::bench::{Bench, RunReport};
+use crate::bench::{Bench, RunError, RunReport};
 use crate::scenario::{ScenarioFile, Source};
 use asic_io::load::describe;
 use asic_io::pcap::read_pcap;
@@ -65,13 +65,13 @@ pub fn run_scenario(
             }
         }
     }
+    // `control 2 (table `t`)`: what errors call s.control[1].
+    let control_name = |i: usize| describe(i, &s.control[i].op).replacen("entry", "control", 1);
     for (i, c) in s.control.iter().enumerate() {
         // Placed at the name the operation gives (a table, register, counter or meter), and
         // a time at the number written.
-        let op = resolve_op(&compiled.program, &c.op).map_err(|e| {
-            let what = describe(i, &c.op).replacen("entry", "control", 1);
-            sf.locate(&format!("{what}: {e}")).to_string()
-        })?;
+        let op = resolve_op(&compiled.program, &c.op)
+            .map_err(|e| sf.locate(&format!("{}: {e}", control_name(i))).to_string())?;
         let at = Time::from_input_ns(c.at_ns, &format!("control[{i}]: at_ns"))
             .map_err(|e| sf.error_at(&c.at_ns.to_string(), e).to_string())?;
         bench.schedule_control(at, op);
@@ -128,7 +128,17 @@ pub fn run_scenario(
     }
     let dir = out.map_or_else(|| PathBuf::from(&s.output), Path::to_path_buf);
     bench.capture_pcaps(&dir)?;
-    let report = bench.run()?;
+    // The inputs and the operations were added in the scenario's order: the run's errors
+    // about them are the scenario's.
+    let report = bench.run().map_err(|e| match e {
+        RunError::Control(f) => {
+            format!("{}: {}", sf.path.display(), f.refusal(&control_name(f.op)))
+        }
+        RunError::InputsOverlap { .. } | RunError::ReadNotTaken(_) => {
+            format!("{}: {e}", sf.path.display())
+        }
+        RunError::Other(e) => e,
+    })?;
     let write = |name: &str, text: String| {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("{}: cannot write: {e}", p.display()))

@@ -162,6 +162,7 @@ fn chip_control(
                 chip: c,
                 at,
                 op: resolved,
+                name: what,
             })
         })
         .collect()

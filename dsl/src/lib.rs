@@ -117,7 +117,7 @@ fn compile_unlocated(
                 ErrorKind::Resource,
                 lowered.parser_span,
                 format!(
-                    "parser ({gress_name}): {states} states, the chip's parser has {} (short by {})",
+                    "parser ({gress_name}) needs {states} states; the chip's parser has {} (short by {})",
                     spec.parser.max_states,
                     states - spec.parser.max_states as usize
                 ),

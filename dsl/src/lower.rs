@@ -214,21 +214,26 @@ fn parser_op(scope: &Scope, st: &Stmt, layout: &mut LayoutBuilder) -> Result<Par
                 value,
             })
         }
-        Stmt::If { span, .. } => Err(err(ErrorKind::Unsupported, *span, "`if` in a parser state")),
+        Stmt::If { span, .. } => Err(err(
+            ErrorKind::Unsupported,
+            *span,
+            "a parser state cannot contain `if`: branch with `transition select`",
+        )),
         Stmt::Switch { span, .. } => Err(err(
             ErrorKind::Unsupported,
             *span,
-            "`switch` in a parser state (use `transition select`)",
+            "a parser state cannot contain `switch`: branch with `transition select`",
         )),
         Stmt::VarDecl(v) => Err(err(
             ErrorKind::Unsupported,
             v.span,
-            "a local variable in a parser state",
+            "a parser state cannot declare a local variable: it can write a constant into a \
+             metadata field",
         )),
         Stmt::Block(b) => Err(err(
             ErrorKind::Unsupported,
             b.span,
-            "a nested block in a parser state",
+            "a parser state cannot contain a nested block",
         )),
     }
 }
@@ -255,7 +260,7 @@ fn select(
         return Err(err(
             ErrorKind::Unsupported,
             span,
-            format!("select key is {total} bits; at most 128"),
+            format!("the select key is {total} bits; the parser matches on at most 128"),
         ));
     }
     let mut out_cases = Vec::new();
@@ -471,10 +476,10 @@ fn lower_deparser(
                 out.checksums.push(ChecksumUpdate { dst: layout.field(env, &dst), sources, when_valid });
             }
             Stmt::If { span, .. } => {
-                return Err(err(ErrorKind::Unsupported, *span, "`if` in a deparser (checksums are computed only when their header is valid anyway)"))
+                return Err(err(ErrorKind::Unsupported, *span, "a deparser cannot contain `if`: a checksum is computed only when its header is valid anyway"))
             }
-            Stmt::Switch { span, .. } => return Err(err(ErrorKind::Unsupported, *span, "`switch` in a deparser")),
-            Stmt::VarDecl(v) => return Err(err(ErrorKind::Unsupported, v.span, "a local variable in a deparser")),
+            Stmt::Switch { span, .. } => return Err(err(ErrorKind::Unsupported, *span, "a deparser cannot contain `switch`")),
+            Stmt::VarDecl(v) => return Err(err(ErrorKind::Unsupported, v.span, "a deparser cannot declare a local variable")),
         }
     }
     Ok(out)

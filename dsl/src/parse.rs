@@ -420,7 +420,7 @@ fn control_decl(p: Pair<Rule>) -> Result<ControlDecl> {
         CompileError::new(
             ErrorKind::Syntax,
             name.span,
-            "control without an apply block",
+            "a control needs an apply block",
         )
     })?;
     Ok(ControlDecl {

@@ -171,7 +171,7 @@ impl Fixture {
         });
         bench.add_frames(0, frames.clone())?;
         bench.set_stop(Time::from_ns(STOP_NS));
-        bench.run().map(drop)
+        bench.run().map(drop).map_err(String::from)
     }
 
     /// Parsed at `path` (names in it resolve beside it), its stop lowered, run with its output

@@ -50,6 +50,9 @@ pub struct ChipControl {
     pub at: Time,
     /// What.
     pub op: ResolvedControlOp,
+    /// What errors call it (the scenario's name for it: `control 2 (table `t`)`): a chip that
+    /// refuses the operation when it runs stops the run with an error naming the chip and it.
+    pub name: String,
 }
 
 /// When a run ends: at `at_ns` if set; when every flow has completed if

@@ -1,10 +1,12 @@
 //! Match tables at run time: the entries a table holds and how a key finds one.
 //!
-//! An all-exact table is a hash table (as exact match is hash-based in SRAM). A table with
-//! a single LPM key keeps one hash table per prefix length, searched longest first, which
-//! gives the same answer as a TCAM with priority by prefix length. Any other table is
-//! searched in priority order like a TCAM: the highest-priority matching entry wins, and
-//! among equal priorities the one inserted first.
+//! An all-exact table is a hash table (as exact match is hash-based in SRAM). An LPM table
+//! (one LPM key, alone or beside exact keys, as P4 and bmv2 define it) keeps one hash table
+//! per prefix length, searched longest first, which gives the same answer as a TCAM with
+//! priority by prefix length: the longest matching prefix wins, and an entry's priority plays
+//! no part (P4Runtime and bf-rt give LPM entries none). Any other table is searched in
+//! priority order like a TCAM: the highest-priority matching entry wins, and among equal
+//! priorities the one inserted first.
 //!
 //! Every entry occupies a slot (`0..size`) for as long as it is installed. Each slot keeps
 //! the entry's hit count and the table its misses (what P4 Insight and BF Runtime show per
@@ -94,6 +96,10 @@ pub struct Installed {
     pub writes: ContainerWrites,
 }
 
+/// Hash tables by prefix length, longest first: each level's prefix length, its mask (computed
+/// once, not per lookup), and its entries by key with the LPM key's value masked.
+type Levels<K> = Vec<(u16, u128, FxHashMap<K, Installed>)>;
+
 /// An entry of a table searched in priority order.
 struct Ranked {
     key: Vec<KeyMatch>,
@@ -106,9 +112,13 @@ enum Store {
     /// One exact key: its value alone is the map's key (no key list to build, hash and
     /// compare per lookup).
     ExactOne(FxHashMap<u128, Installed>),
-    /// Prefix length, its mask (computed once, not per lookup) → (masked value → action),
-    /// longest first.
-    Lpm(Vec<(u16, u128, FxHashMap<u128, Installed>)>),
+    /// One LPM key alone: the masked value is the map's key.
+    Lpm(Levels<u128>),
+    /// One LPM key (number `lpm`) beside exact keys: every key's value, the LPM one masked.
+    LpmExact {
+        lpm: usize,
+        levels: Levels<KeyValues>,
+    },
     /// Entries by descending priority, insertion order among equals.
     Ordered(Vec<Ranked>),
 }
@@ -194,6 +204,11 @@ impl TableState {
             Store::Exact(FxHashMap::default())
         } else if kinds.as_slice() == [MatchKind::Lpm] {
             Store::Lpm(Vec::new())
+        } else if let Some(lpm) = lpm_among_exact(&kinds) {
+            Store::LpmExact {
+                lpm,
+                levels: Vec::new(),
+            }
         } else {
             Store::Ordered(Vec::new())
         };
@@ -397,24 +412,19 @@ impl TableState {
             Store::Lpm(levels) => {
                 let (value, len) = lpm_parts(&key[0], self.widths[0]);
                 let mask = prefix_mask(len, self.widths[0]);
-                let value = value & mask;
-                let pos = levels.iter().position(|(l, _, _)| *l <= len);
-                let new = (len, mask, FxHashMap::default());
-                let level = match pos {
-                    Some(p) if levels[p].0 == len => &mut levels[p].2,
-                    Some(p) => {
-                        levels.insert(p, new);
-                        &mut levels[p].2
-                    }
-                    None => {
-                        levels.push(new);
-                        &mut levels.last_mut().expect("just pushed").2
-                    }
-                };
-                if level.contains_key(&value) {
+                let level = level_for(levels, len, mask);
+                if level.contains_key(&(value & mask)) {
                     return Err(dup);
                 }
-                level.insert(value, entry);
+                level.insert(value & mask, entry);
+            }
+            Store::LpmExact { lpm, levels } => {
+                let (len, k) = lpm_exact_key(&key, *lpm, &self.widths).expect("checked entry");
+                let level = level_for(levels, len, prefix_mask(len, self.widths[*lpm]));
+                if level.contains_key(&k) {
+                    return Err(dup);
+                }
+                level.insert(k, entry);
             }
             Store::Ordered(list) => {
                 if list.iter().any(|x| x.key == key && x.priority == priority) {
@@ -487,6 +497,12 @@ impl TableState {
                     .find(|(l, _, _)| *l == len)
                     .and_then(|(_, _, m)| m.get(&value))
                     .map(|e| e.slot)
+            }
+            Store::LpmExact { lpm, levels } => {
+                lpm_exact_key(key, *lpm, &self.widths).and_then(|(len, k)| {
+                    let (_, _, m) = levels.iter().find(|(l, _, _)| *l == len)?;
+                    m.get(&k).map(|e| e.slot)
+                })
             }
             Store::Ordered(list) => list
                 .iter()
@@ -582,6 +598,25 @@ impl TableState {
                     })
                 })
                 .collect(),
+            Store::LpmExact { lpm, levels } => levels
+                .iter()
+                .flat_map(|(len, _, m)| {
+                    m.iter().map(move |(k, e)| {
+                        let key = k
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &value)| match i == *lpm {
+                                true => KeyMatch::Lpm {
+                                    value,
+                                    prefix_len: *len,
+                                },
+                                false => KeyMatch::Exact(value),
+                            })
+                            .collect();
+                        view(key, 0, e)
+                    })
+                })
+                .collect(),
             Store::Ordered(list) => list
                 .iter()
                 .map(|r| view(r.key.clone(), r.priority, &r.entry))
@@ -615,6 +650,12 @@ impl TableState {
                     .iter_mut()
                     .find(|(l, _, _)| *l == len)
                     .and_then(|(_, _, m)| m.remove(&value).map(|e| e.slot))
+            }
+            Store::LpmExact { lpm, levels } => {
+                lpm_exact_key(key, *lpm, &self.widths).and_then(|(len, k)| {
+                    let (_, _, m) = levels.iter_mut().find(|(l, _, _)| *l == len)?;
+                    m.remove(&k).map(|e| e.slot)
+                })
             }
             Store::Ordered(list) => list
                 .iter()
@@ -654,6 +695,12 @@ impl TableState {
                     .find(|(l, _, _)| *l == len)
                     .and_then(|(_, _, m)| m.get_mut(&value))
             }
+            Store::LpmExact { lpm, levels } => {
+                lpm_exact_key(key, *lpm, &self.widths).and_then(|(len, k)| {
+                    let (_, _, m) = levels.iter_mut().find(|(l, _, _)| *l == len)?;
+                    m.get_mut(&k)
+                })
+            }
             Store::Ordered(list) => list
                 .iter_mut()
                 .find(|x| x.key == key && x.priority == priority)
@@ -672,7 +719,16 @@ impl TableState {
                     .iter()
                     .position(|x| std::ptr::eq(&x.entry, e))
                     .unwrap_or(0) as u32,
-                Store::Lpm(levels) => self.lpm_rank(levels, key[0], e),
+                Store::Lpm(levels) => self.lpm_rank(levels, |mask| key[0] & mask, e),
+                Store::LpmExact { lpm, levels } => self.lpm_rank(
+                    levels,
+                    |mask| {
+                        let mut k: KeyValues = key.into();
+                        k[*lpm] &= mask;
+                        k
+                    },
+                    e,
+                ),
             };
             return self.stage_at(position);
         };
@@ -685,18 +741,19 @@ impl TableState {
         part.or(self.parts.last()).map_or(0, |&(stage, _)| stage)
     }
 
-    /// The rank of `e` (found for `key`) in an LPM TCAM's priority order: every entry with a
-    /// longer prefix, then the entries of its own length in slot order.
-    fn lpm_rank(
+    /// The rank of `e` in an LPM TCAM's priority order: every entry with a longer prefix,
+    /// then the entries of its own length in slot order. `masked(mask)` is the looked-up key
+    /// as a level with that prefix mask stores it.
+    fn lpm_rank<K: std::hash::Hash + Eq>(
         &self,
-        levels: &[(u16, u128, FxHashMap<u128, Installed>)],
-        key: u128,
+        levels: &Levels<K>,
+        masked: impl Fn(u128) -> K,
         e: &Installed,
     ) -> u32 {
         let mut before = 0u32;
         for (_, mask, m) in levels {
             let n = m.len() as u32;
-            if m.get(&(key & mask)).is_some_and(|x| std::ptr::eq(x, e)) {
+            if m.get(&masked(*mask)).is_some_and(|x| std::ptr::eq(x, e)) {
                 // Counting the level's earlier slots matters only if a part ends inside it.
                 if self.stage_at(before) == self.stage_at(before + n - 1) {
                     return before;
@@ -723,6 +780,15 @@ impl TableState {
             Store::Lpm(levels) => levels
                 .iter()
                 .find_map(|(_, mask, m)| m.get(&(key[0] & mask))),
+            Store::LpmExact { lpm, levels } => {
+                // The key as given, its LPM value masked to each level in turn (inline: a
+                // table has few keys, so this allocates nothing).
+                let mut k: KeyValues = key.into();
+                levels.iter().find_map(|(_, mask, m)| {
+                    k[*lpm] = key[*lpm] & mask;
+                    m.get(&k)
+                })
+            }
             Store::Ordered(list) => list
                 .iter()
                 .find(|e| {
@@ -744,6 +810,42 @@ fn exact_value(k: &KeyMatch) -> u128 {
         KeyMatch::Lpm { value, .. } => value,
         KeyMatch::Range { lo, .. } => lo,
     }
+}
+
+/// The position of the LPM key of a table whose other keys (at least one) are all exact: an
+/// LPM table with exact keys beside.
+fn lpm_among_exact(kinds: &[MatchKind]) -> Option<usize> {
+    let lpm = kinds.iter().position(|k| *k == MatchKind::Lpm)?;
+    let others_exact = kinds
+        .iter()
+        .enumerate()
+        .all(|(i, k)| i == lpm || *k == MatchKind::Exact);
+    (kinds.len() > 1 && others_exact).then_some(lpm)
+}
+
+/// An entry key of an [`Store::LpmExact`] table as its level stores it: the prefix length,
+/// and every key's value with the LPM one masked to it. `None` for a key of another shape.
+fn lpm_exact_key(key: &[KeyMatch], lpm: usize, widths: &[u16]) -> Option<(u16, KeyValues)> {
+    if key.len() != widths.len() {
+        return None;
+    }
+    let (value, len) = lpm_parts(key.get(lpm)?, widths[lpm]);
+    let mut k: KeyValues = key.iter().map(exact_value).collect();
+    k[lpm] = value & prefix_mask(len, widths[lpm]);
+    Some((len, k))
+}
+
+/// The level of prefix length `len` (mask `mask`), made in its place (longest first) if the
+/// table has none yet.
+fn level_for<K>(levels: &mut Levels<K>, len: u16, mask: u128) -> &mut FxHashMap<K, Installed> {
+    let p = levels
+        .iter()
+        .position(|(l, _, _)| *l <= len)
+        .unwrap_or(levels.len());
+    if levels.get(p).is_none_or(|(l, _, _)| *l != len) {
+        levels.insert(p, (len, mask, FxHashMap::default()));
+    }
+    &mut levels[p].2
 }
 
 /// An LPM key's value and prefix length; an exact value is a full-length prefix.
@@ -834,6 +936,48 @@ mod tests {
         )
         .unwrap();
         assert!(t.lookup(&[0x0b00_0000]).is_none());
+    }
+
+    /// An LPM table in P4's sense (one `lpm` key beside `exact` ones, as dc_router's
+    /// `ipv4_lpm`) orders by prefix length, whatever the install order and priorities.
+    #[test]
+    fn lpm_beside_exact_keys_prefers_the_longest_prefix() {
+        let kinds = [MatchKind::Exact, MatchKind::Lpm];
+        let mut t = TableState::new(&table(&kinds, 8), &[8, 32], &shapes(&[1, 0])).unwrap();
+        let entry = |vrf, v: u32, l| Entry {
+            key: vec![
+                KeyMatch::Exact(vrf),
+                KeyMatch::Lpm {
+                    value: v as u128,
+                    prefix_len: l,
+                },
+            ],
+            action: call(0, &[l as u128]),
+            priority: 0,
+        };
+        t.insert(entry(1, 0x0a00_0000, 8)).unwrap();
+        t.insert(entry(1, 0x0a01_0000, 16)).unwrap();
+        t.insert(entry(2, 0x0a01_0200, 24)).unwrap();
+        assert_eq!(t.lookup(&[1, 0x0a01_0203]).unwrap().args, vec![16]);
+        assert_eq!(t.lookup(&[1, 0x0a02_0203]).unwrap().args, vec![8]);
+        // The /24 is another VRF's.
+        assert_eq!(t.lookup(&[2, 0x0a01_0203]).unwrap().args, vec![24]);
+        assert!(t.lookup(&[2, 0x0a02_0203]).is_none());
+        // Priority plays no part: the key alone names an entry.
+        assert_eq!(
+            t.insert(Entry {
+                priority: 7,
+                ..entry(1, 0x0a00_0000, 8)
+            }),
+            Err(TableError::Duplicate { table: "t".into() })
+        );
+        let key16 = entry(1, 0x0a01_0000, 16).key;
+        t.modify(&key16, 3, call(0, &[99])).unwrap();
+        assert_eq!(t.lookup(&[1, 0x0a01_0203]).unwrap().args, vec![99]);
+        t.delete(&key16, 0).unwrap();
+        assert_eq!(t.lookup(&[1, 0x0a01_0203]).unwrap().args, vec![8]);
+        // A key of the wrong shape names no entry.
+        assert!(t.delete(&[KeyMatch::Exact(1)], 0).is_err());
     }
 
     #[test]

@@ -265,3 +265,42 @@ fn entries_are_checked_against_the_program() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+/// A scheduled operation the chip refuses when it runs (deleting a route that is not there)
+/// stops the run with an error naming the scenario, the operation and its time.
+#[test]
+fn a_refused_control_operation_stops_the_run_and_is_named() {
+    let delete = GOOD.replace(
+        "    inputs:",
+        "    control: [\n        (at_ns: 1000, op: DeleteEntry((table: \"ipv4_lpm\", key: [Lpm(\"10.0.1.0\", 24)]))),\n        (at_ns: 2000, op: DeleteEntry((table: \"ipv4_lpm\", key: [Lpm(\"10.9.0.0\", 24)]))),\n    ],\n    inputs:",
+    );
+    let dir = scratch("control-refused", &delete);
+    let err = run(&dir);
+    assert_eq!(
+        err,
+        format!(
+            "{}: control 2 (table `ipv4_lpm`), at 2000.000 ns, was refused: table \
+             Ingress.ipv4_lpm has no entry with this key",
+            dir.join("scenario.ron").display()
+        )
+    );
+}
+
+/// Two inputs whose frames overlap on one port: the error names the scenario and both.
+#[test]
+fn inputs_overlapping_on_a_port_are_both_named() {
+    let two = GOOD.replace(
+        "inputs: [ (port: 1, source: Pcap(\"in1.pcap\")) ]",
+        "inputs: [ (port: 1, source: Pcap(\"in1.pcap\")),\
+                   (port: 2, source: Pcap(\"in1.pcap\")),\
+                   (port: 1, source: Generator((count: 5, size: 200, packet: Udp(())))) ]",
+    );
+    let dir = scratch("overlap", &two);
+    let err = run(&dir);
+    let want = format!(
+        "{}: inputs[2] (port 1) overlaps inputs[0] on port 1: ",
+        dir.join("scenario.ron").display()
+    );
+    assert!(err.starts_with(&want), "{err}");
+    assert_eq!(err.lines().count(), 1);
+}

@@ -141,15 +141,25 @@ fn a_sampling_period_of_zero_is_refused() {
     );
 }
 
+/// The scenario `text` written to a scratch file (named by `tag`) and run as `asic net` runs
+/// it: the file, and the error it must give.
+fn run_file(tag: &str, text: &str) -> (std::path::PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("asic-net-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.ron");
+    std::fs::write(&path, text).unwrap();
+    let e = net::run_file(&path, net::RunOptions::default(), &mut ())
+        .err()
+        .expect("the run fails");
+    (path, e)
+}
+
 /// An error found after the scenario was parsed names the file and the place it is about
 /// (issue #20: "topology: hosts[1] (b): nic_queues …" named no file or line).
 #[test]
 fn errors_after_parsing_are_placed_in_the_file() {
-    let dir = std::env::temp_dir().join(format!("asic-net-placed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("s.ron");
-    std::fs::write(
-        &path,
+    let (path, e) = run_file(
+        "placed",
         r#"(
     topology: Explicit((
         chips: [(name: "sw", profile: "teaching")],
@@ -157,14 +167,35 @@ fn errors_after_parsing_are_placed_in_the_file() {
         links: [(a: "a", b: "sw:0", gbps: 10, delay_ns: 10), (a: "b", b: "sw:1", gbps: 10, delay_ns: 10)],
     )),
 )"#,
-    )
-    .unwrap();
-    let e = net::run_file(&path, net::RunOptions::default(), &mut ())
-        .err()
-        .unwrap();
+    );
     let want = format!(
         "{}:4:53: topology: hosts[1] (b): nic_queues: 7",
         path.display()
     );
     assert!(e.starts_with(&want), "{e}");
+}
+
+/// A scheduled operation a chip of a network refuses when it runs (deleting a route that is
+/// not there) stops the run, as on the bench, naming the chip, the operation and its time,
+/// placed in the file where the operation names its table.
+#[test]
+fn a_refused_control_operation_stops_a_network_run() {
+    let (path, e) = run_file(
+        "refused",
+        r#"(
+    topology: Generate((shape: SingleSwitch(hosts: 2), chip: "teaching", delay_ns: 100)),
+    chips: [(select: All, control: [
+        (at_ns: 1000, op: DeleteEntry((table: "ipv4_lpm", key: [Lpm("10.9.9.0", 24)]))),
+    ])],
+    traffic: [Flow((src: "h0", dst: "h1", size: 100000))],
+)"#,
+    );
+    assert_eq!(
+        e,
+        format!(
+            "{}:4:47: chip `sw0`: control 1 (table `ipv4_lpm`), at 1000.000 ns, was refused: \
+             table Ingress.ipv4_lpm has no entry with this key",
+            path.display()
+        )
+    );
 }

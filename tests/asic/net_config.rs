@@ -1,6 +1,7 @@
 //! A network scenario configures a chip as a one-chip scenario does: per role and per name,
-//! the program, entries, mirror sessions, deflect-on-drop, multicast groups, packet-generator
-//! apps and control operations at given times (tests/programs/net_plumbing.p4 uses them all).
+//! the program, entries, the TM's seed, mirror sessions, deflect-on-drop, multicast groups,
+//! packet-generator apps and control operations at given times (tests/programs/net_plumbing.p4
+//! uses them all).
 
 use asic_deploy::{run as net, scenario::NetScenario};
 use asic_net::NetRun;
@@ -36,6 +37,7 @@ const LEAVES: &str = r#"(select: Role(Leaf),
          (table: "ipv4_lpm", key: [Lpm("239.1.1.1", 32)], action: "set_mcast", args: [1]),
      ])),
      config: Some((
+         tm: (seed: Some(5)),
          dod: Some((port: Some(3), queue: 0)),
          mirror_sessions: [(id: 1, port: 3, queue: 0, truncate_bytes: Some(64))],
          mcast_groups: [(id: 1, members: [(0, 1), (1, 2)])],
@@ -83,6 +85,11 @@ fn per_role_settings_reach_the_leaves_and_only_them() {
         assert!(deflections > 0, "{name}: {:?}", r.record.drops);
     }
     assert_eq!(*spine, Default::default(), "the spine runs the router only");
+    // The leaves' TMs draw from their own seed; the spine's from the chip's, which comes
+    // from the scenario's seed and the chip's name.
+    let tm_seed = |c: usize| r.chips[c].tm().config().seed;
+    assert_eq!((tm_seed(0), tm_seed(1)), (Some(5), Some(5)));
+    assert!(tm_seed(2).is_some_and(|s| s != 5));
     assert_eq!(dropped("spine0", "deflect_refused"), 0);
     // The copies to the unconnected port 3 and the multicast copies the hosts refuse are
     // drops with their reasons.

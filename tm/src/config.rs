@@ -13,7 +13,7 @@
 //!     queues: [(class: 1), (class: 0)],
 //!     scheduler: Drr(quanta: []),
 //!     pfc: (quanta: 65535, groups: [(ports: [], priority: 3, xoff_cells: 400, hysteresis_cells: 64, headroom_cells: 200)]),
-//!     seed: 7,
+//!     seed: Some(7),
 //! )
 //! ```
 
@@ -222,8 +222,9 @@ pub struct TmConfig {
     pub port_schedulers: Vec<PortScheduler>,
     /// PFC.
     pub pfc: PfcConfig,
-    /// Seed of the RED marking generator (ChaCha8).
-    pub seed: u64,
+    /// Seed of the RED marking generator (ChaCha8). `None`: 0 for a TM on its own; a chip
+    /// gives its TM the chip's seed (`config.seed`) unless this is set.
+    pub seed: Option<u64>,
     /// Start with the event trace on.
     pub trace: bool,
 }
@@ -239,7 +240,7 @@ impl Default for TmConfig {
             scheduler: SchedulerConfig::default(),
             port_schedulers: Vec::new(),
             pfc: PfcConfig::default(),
-            seed: 0,
+            seed: None,
             trace: false,
         }
     }

@@ -344,7 +344,7 @@ impl TrafficManager {
             private_used: 0,
             headroom_used: 0,
             admission: Policy::builtin(config.admission),
-            rng: ChaCha8Rng::seed_from_u64(config.seed),
+            rng: ChaCha8Rng::seed_from_u64(config.seed.unwrap_or(0)),
             pfc_events: Vec::new(),
             trace: if config.trace { Some(Vec::new()) } else { None },
             counters: TmCounters::default(),

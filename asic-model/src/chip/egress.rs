@@ -15,9 +15,10 @@ use pipelines::program::Gress;
 use pipelines::time::Time;
 
 impl Chip {
-    /// Packet `h` leaves the egress deparser: the egress program runs (unless it is the
-    /// identity), then the MAC sends the frame as soon as the port is free, to the [`Wire`],
-    /// or back into the pipe's ingress from a recirculation port.
+    /// Packet `h` leaves the egress deparser (or the bypass path): the egress program runs
+    /// (unless it is the identity or the packet bypassed egress), then the MAC sends the frame
+    /// as soon as the port is free, to the [`Wire`], or back into the pipe's ingress from a
+    /// recirculation port.
     pub(super) fn egress_done(
         &mut self,
         now: Time,
@@ -29,12 +30,14 @@ impl Chip {
         let port = slot.egress_port;
         let d = slot.deq.take().expect("a packet in egress has left the TM");
         slot.in_pipe = InPipe::No;
+        // A packet that bypassed egress was never in the pipe (`queueing.rs`).
+        let bypass = slot.bypass_egress;
         let pipe = &mut self.pipes[self.ports[port as usize].pipe as usize];
-        pipe.in_egress -= 1;
+        pipe.in_egress -= u32::from(!bypass);
         let egress = &mut pipe.egress;
         // A gress that leaves every packet as it is and asks for nothing (the stock routers'
         // egress) is not run: its outputs would be the defaults.
-        if !egress.is_identity() {
+        if !bypass && !egress.is_identity() {
             let inputs = GressInputs {
                 ingress_port: slot.ingress_port,
                 ingress_mac_ns: slot.rx_start.ns(),

@@ -16,7 +16,8 @@ use std::collections::VecDeque;
 pub(super) struct EgressFifo {
     /// The bound, packets.
     bound: u32,
-    /// Packets the TM has served that are in the egress pipe.
+    /// Packets the TM has served that are in the egress pipe (or on the path that bypasses
+    /// it).
     pub(super) in_pipe: u32,
     /// Start times of packets out of the egress pipe that may not have started on the wire
     /// (in order; entries at or before now are gone).

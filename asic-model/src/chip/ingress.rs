@@ -2,7 +2,8 @@
 //! decide where the packet goes: one unicast port (the common case), its pipe's first
 //! recirculation port (`recirculate`), the members of a multicast group (one TM enqueue per
 //! copy, each with its replication id), a mirror copy, an advanced-flow-control request, or a
-//! drop with its reason. Every destination is offered to the TM (`queueing.rs`).
+//! drop with its reason. Every destination is offered to the TM (`queueing.rs`), with the
+//! request to bypass egress (`bypass_egress`) if the program made it.
 
 use super::depth::PublishedDepths;
 use super::packet::InPipe;
@@ -50,6 +51,7 @@ impl Chip {
             return self.drop_packet(h, DropReason::IngressProgramDrop);
         }
         let r = &out.requests;
+        self.packets.slots[h as usize].bypass_egress = r.bypass_egress;
         let unicast = |port: u16| match self.ports.get(port as usize) {
             Some(p) if p.kind != PortKind::PktGen => Ok(port),
             _ => Err(DropReason::InvalidEgressPort),
@@ -103,7 +105,10 @@ impl Chip {
             let c = if i + 1 == n {
                 h
             } else {
-                self.copy_packet(h, &[], usize::MAX)
+                let c = self.copy_packet(h, &[], usize::MAX);
+                // Copies carry the TM's metadata, the request to bypass egress included.
+                self.packets.slots[c as usize].bypass_egress = r.bypass_egress;
+                c
             };
             self.enqueue_to(
                 now,

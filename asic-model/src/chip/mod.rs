@@ -14,7 +14,8 @@
 //! 4. [`ChipEvent::Dequeue`] (`queueing.rs`, paced by `pacer.rs`): the TM's scheduler for the
 //!    egress port hands out the next packet just early enough that, after the egress pipe's
 //!    latency, it reaches the MAC as the previous frame and its inter-frame gap end. The
-//!    packet takes the egress pipe's next issue slot.
+//!    packet takes the egress pipe's next issue slot, unless its ingress asked to bypass
+//!    egress: then it goes to the MAC at the next cycle edge (`queueing.rs`).
 //! 5. [`ChipEvent::EgressDone`] (`egress.rs`): the egress program runs, then the MAC sends
 //!    the frame as soon as the port is free; the frame is handed to the [`Wire`] with its
 //!    start time.
@@ -70,6 +71,7 @@ pub use mac::Wire;
 pub use pfc::{PauseDirection, PauseRecord};
 pub use plumbing::PlumbingCounters;
 pub use port::PortCounters;
+pub use scheduled::ControlFailure;
 
 use crate::kernel::Schedule;
 use crate::profile::ChipProfile;
@@ -158,8 +160,9 @@ impl Chip {
             let window = clock.time_of(ingress_latency + 1).ps();
             DepthExport::new(&profile.tm, window)
         });
+        // The TM's own seed if the operator gave one, else the chip's.
         let tm_config = TmConfig {
-            seed: config.seed,
+            seed: config.tm.seed.or(Some(config.seed)),
             ..config.tm
         };
         let tm = TrafficManager::new(profile.tm.clone(), tm_config, ports.len())
@@ -264,7 +267,7 @@ impl Chip {
                 epoch,
             } => self.pfc_refresh(now, port, priority, epoch, q, wire),
             ChipEvent::PauseEnd { port, priority } => self.pause_end(now, port, priority),
-            ChipEvent::Control { op } => self.run_control(now, op),
+            ChipEvent::Control { op } => self.run_control(op),
             ChipEvent::EgressDone { pkt } => {
                 self.egress_done(now, pkt, q, wire);
                 self.send_pfc_events(now, q, wire);

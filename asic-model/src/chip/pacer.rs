@@ -1,6 +1,7 @@
 //! The dequeue pacer: when the TM serves a port. The TM does not wait for the MAC to ask; it
 //! serves each port just early enough that the packet, after the egress pipe's fixed latency,
-//! reaches the MAC as the previous frame and its inter-frame gap end. It predicts when the
+//! reaches the MAC as the previous frame and its inter-frame gap end (a packet that bypasses
+//! egress gets there sooner and waits for the wire). It predicts when the
 //! wire will be free from the lengths of the packets it has already served
 //! ([`crate::mac::slot_time`] at the port's rate), so a backlogged port sends back to back at
 //! exactly line rate, and a packet that comes to an idle port is served at once.
@@ -75,6 +76,12 @@ impl DequeuePacer {
     pub(super) fn add_control_frame(&mut self, not_before: Time, slot: Time) -> Time {
         self.wire_free_at = self.wire_free_at.max(not_before) + slot;
         self.wire_free_at
+    }
+
+    /// When the last frame served and not yet out of the egress pipe leaves it, if any.
+    #[inline]
+    pub(super) fn last_exit(&self) -> Option<Time> {
+        self.in_flight.back().map(|&(exit, _)| exit)
     }
 
     /// The oldest served frame left the egress pipe, taking `sent` of the wire (`None`: the

@@ -28,6 +28,8 @@ pub(super) struct Packet {
     pub(super) rid: u16,
     /// Deflected by deflect-on-drop.
     pub(super) deflected: bool,
+    /// Its ingress set TNA's `bypass_egress`: it skips the egress pipe (`queueing.rs`).
+    pub(super) bypass_egress: bool,
     /// Made inside the chip (a mirror copy or a generated packet, or a multicast copy of
     /// one): its program may end it as the record it is ([`super::Chip::consumed`]).
     pub(super) made_here: bool,
@@ -67,6 +69,7 @@ impl PacketStore {
                 p.deq = None;
                 p.rid = 0;
                 p.deflected = false;
+                p.bypass_egress = false;
                 p.made_here = false;
                 p.live = true;
                 p.in_pipe = InPipe::No;

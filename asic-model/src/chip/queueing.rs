@@ -3,6 +3,17 @@
 //! the deflect-on-drop port), and the TM serves each port when the pacer says, handing the
 //! packet to the egress pipe. The TM itself (`tm`) keeps descriptors only; the bytes stay in
 //! the chip's packet store.
+//!
+//! A packet whose ingress set TNA's `bypass_egress` does not enter the egress pipe. On Tofino
+//! the egress parser buffer hands it straight to the egress buffer in front of the MAC (the
+//! "warp" path: Intel's tofino-model sends it from the TM to the port without running the
+//! egress pipe, and counts it in the egress buffer's `warp_rcv_pkt` and the parser buffer's
+//! `egr_bypass_count` instead of the deparser's `dprsr_rcv_pkt`). So it takes no egress issue
+//! slot and spends no egress latency (the parser, stages and deparser that `L_e` counts):
+//! it reaches the MAC at the first cycle edge at or after its service. The public sources give
+//! the warp path no latency of its own, and the model gives it none, as it gives none to the
+//! buffers around the egress pipe. It reaches the MAC after the frames served before it
+//! (the model keeps a port's frames in service order, which the pacer relies on).
 
 use super::packet::InPipe;
 use super::pipe::take_issue_slot;
@@ -67,8 +78,8 @@ impl Chip {
     }
 
     /// The TM serves `port` (a pending `Dequeue` ran): unless the egress FIFO is full, the
-    /// next packet of the port's scheduler takes its pipe's next egress issue slot, and the
-    /// port's next service is paced after it.
+    /// next packet of the port's scheduler takes its pipe's next egress issue slot (or, if it
+    /// bypasses egress, goes to the MAC), and the port's next service is paced after it.
     pub(super) fn dequeue(&mut self, now: Time, port: u16, q: &mut impl Schedule<ChipEvent>) {
         self.ports[port as usize].pacer.run();
         if self.egress_fifo_full(now, port, q) {
@@ -86,15 +97,21 @@ impl Chip {
         let p = &mut self.ports[port as usize];
         p.fifo.in_pipe += 1;
         let pipe_id = p.pipe as usize;
-        let pipe = &mut self.pipes[pipe_id];
-        let issue = take_issue_slot(self.clock, now, &mut pipe.egress_next_issue);
-        pipe.in_egress += 1;
-        let done = self.clock.time_of(issue + self.egress_latency);
         let slot = &mut self.packets.slots[d.handle as usize];
-        slot.in_pipe = InPipe::Egress(pipe_id as u16);
+        let done = if slot.bypass_egress {
+            // The warp path (see the module comment).
+            let edge = self.clock.time_of(self.clock.cycle_at_or_after(now));
+            p.pacer.last_exit().map_or(edge, |t| t.max(edge))
+        } else {
+            let pipe = &mut self.pipes[pipe_id];
+            let issue = take_issue_slot(self.clock, now, &mut pipe.egress_next_issue);
+            pipe.in_egress += 1;
+            slot.in_pipe = InPipe::Egress(pipe_id as u16);
+            slot.issue = issue;
+            self.clock.time_of(issue + self.egress_latency)
+        };
         slot.deq = Some(d);
         slot.deq_time = now;
-        slot.issue = issue;
         q.at_in_lane(
             2 * pipe_id + 1,
             done,

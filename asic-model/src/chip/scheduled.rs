@@ -1,6 +1,7 @@
 //! Control-plane operations scheduled in simulated time ([`Chip::schedule_control`]): when
 //! each takes effect, what the reads among them returned, and the ones refused when they
-//! ran. (Operations applied at once are in `crate::control_plane`.)
+//! ran ([`ControlFailure`]; the bench and the network runtime stop a run at the first).
+//! (Operations applied at once are in `crate::control_plane`.)
 //!
 //! An operation affects exactly the packets that reach the stage holding its table, register
 //! or meter at or after its time. A gress runs when the packet leaves it, so the operation is
@@ -19,15 +20,35 @@ use pipelines::time::Time;
 /// Scheduled operations, what the reads returned, and the operations refused.
 #[derive(Default)]
 pub(super) struct ScheduledControl {
-    /// Scheduled operations and their times by [`ChipEvent::Control`]'s index, taken when
-    /// they run.
+    /// Scheduled operations, with the time each was scheduled for, by
+    /// [`ChipEvent::Control`]'s index; taken when they run.
     ops: Vec<Option<(Time, ResolvedControlOp)>>,
     /// What the reads returned, in time order.
     reads: Vec<ControlRead>,
     /// Reads scheduled and not taken yet.
     reads_pending: usize,
-    /// Operations that were refused when they ran: (when, why).
-    failures: Vec<(Time, String)>,
+    /// Operations that were refused when they ran.
+    failures: Vec<ControlFailure>,
+}
+
+/// A scheduled operation the chip refused when it ran (a full table, a key that is not
+/// there): the caller, who knows what it scheduled, names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControlFailure {
+    /// Which operation: its number among the chip's scheduled operations, from 0 in the order
+    /// they were scheduled.
+    pub op: usize,
+    /// The time it was scheduled for.
+    pub at: Time,
+    /// Why the chip refused it (naming the table, register or meter).
+    pub error: String,
+}
+
+impl ControlFailure {
+    /// The refusal of the operation called `name`: `NAME, at TIME, was refused: WHY`.
+    pub fn refusal(&self, name: &str) -> String {
+        format!("{name}, at {}, was refused: {}", self.at, self.error)
+    }
 }
 
 impl Chip {
@@ -63,11 +84,11 @@ impl Chip {
 
     /// Scheduled operation `op` takes effect, or a read is taken and recorded; a refusal is
     /// recorded.
-    pub(super) fn run_control(&mut self, now: Time, op: u32) {
-        let (at, op) = self.control.ops[op as usize]
+    pub(super) fn run_control(&mut self, op: u32) {
+        let (at, resolved) = self.control.ops[op as usize]
             .take()
             .expect("each operation runs once");
-        let done = match &op {
+        let done = match &resolved {
             ResolvedControlOp::Read(r) => self.read(r, at).map(|pipes| {
                 self.control.reads_pending -= 1;
                 // Reads of later stages run sooner after their time: keep them in time order.
@@ -83,10 +104,14 @@ impl Chip {
                     },
                 )
             }),
-            _ => self.apply(&op),
+            _ => self.apply(&resolved),
         };
         if let Err(e) = done {
-            self.control.failures.push((now, e.to_string()));
+            self.control.failures.push(ControlFailure {
+                op: op as usize,
+                at,
+                error: e.to_string(),
+            });
         }
     }
 
@@ -95,8 +120,8 @@ impl Chip {
         &self.control.reads
     }
 
-    /// Scheduled operations that were refused when they ran: (when, why).
-    pub fn control_failures(&self) -> &[(Time, String)] {
+    /// Scheduled operations that were refused when they ran, in the order they ran.
+    pub fn control_failures(&self) -> &[ControlFailure] {
         &self.control.failures
     }
 

@@ -494,7 +494,7 @@ impl Runner {
         }
         self.report.packets_sent += self.packets.len();
         self.packets.clear();
-        let report = bench.run()?;
+        let report = bench.run().map_err(String::from)?;
         let clock = bench.chip().clock();
         let out: Vec<Departure> = bench.departures()[self.seen..].to_vec();
         self.seen = bench.departures().len();

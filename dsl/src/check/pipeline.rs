@@ -50,10 +50,12 @@ pub(super) fn find_pipeline(program: &Program) -> Result<[GressBlocks<'_>; 2]> {
         .iter()
         .find(|i| i.type_name.name == tna::SWITCH)
         .ok_or_else(|| {
+            // At the pipeline the package would name, if there is one.
+            let pipeline = instances.iter().find(|i| i.type_name.name == tna::PIPELINE);
             err(
                 ErrorKind::Semantic,
-                Span::default(),
-                "no `Switch(pipe) main;` package",
+                pipeline.map_or(Span::default(), |p| p.span),
+                "the program has no `Switch(pipe) main;` package",
             )
         })?;
     let pipe_name = match switch.args.as_slice() {
@@ -76,7 +78,10 @@ pub(super) fn find_pipeline(program: &Program) -> Result<[GressBlocks<'_>; 2]> {
             err(
                 ErrorKind::Undeclared,
                 pipe_name.span,
-                format!("no `Pipeline(...) {};` declared", pipe_name.name),
+                format!(
+                    "the program declares no `Pipeline(...) {};`",
+                    pipe_name.name
+                ),
             )
         })?;
     if pipe.args.len() != 6 {

@@ -216,17 +216,17 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             Stmt::If { span, .. } => Err(err(
                 ErrorKind::Unsupported,
                 *span,
-                "`if` inside an action (use the apply block)",
+                "an action cannot contain `if`: put the condition in the control's apply block",
             )),
             Stmt::Switch { span, .. } => Err(err(
                 ErrorKind::Unsupported,
                 *span,
-                "`switch` inside an action (use the apply block)",
+                "an action cannot contain `switch`: put it in the control's apply block",
             )),
             Stmt::Block(b) => Err(err(
                 ErrorKind::Unsupported,
                 b.span,
-                "a nested block in an action",
+                "an action cannot contain a nested block here",
             )),
         }
     }

@@ -79,12 +79,16 @@ pub(super) fn syntax_error(e: Error<Rule>, source: &str) -> CompileError {
         String::new()
     };
     let expected = describe(&tokens, word_before(source, at));
+    let letter = tokens.iter().any(|t| matches!(t, Token::Range('a', _)));
+    if let Some(e) = unsupported_type(source, at, refused, letter) {
+        return e;
+    }
     let (place, message) = match tokens.as_slice() {
         // Only the end of a block comment was expected: it runs to the end of the file.
         [Token::Text(t)] if t == "*/" => {
             let before = previous_token_end(source, at);
             let open = before + source[before..].find("/*").unwrap_or(0);
-            (open, "comment not closed: expected `*/`".to_string())
+            (open, "the comment is not closed: expected `*/`".to_string())
         }
         _ if expected.is_empty() => {
             let what = source[at..]
@@ -106,6 +110,62 @@ pub(super) fn syntax_error(e: Error<Rule>, source: &str) -> CompileError {
         },
         message,
     )
+}
+
+/// A type P4 has and the compiler does not, where the parse stopped at it: a header stack
+/// (`h_t[4] name`: a `[` where a `letter` could have come, as a declaration's name) or a
+/// signed or variable-length type (the keyword `int` or `varbit`, `refused` where a name was
+/// expected and followed by `<` or a name, as a type is). The error names the construct by
+/// its text.
+fn unsupported_type(source: &str, at: usize, refused: bool, letter: bool) -> Option<CompileError> {
+    let rest = &source[at..];
+    let word = word_at(source, at);
+    let (start, what, message) = if rest.starts_with('[') && letter {
+        // The type before the bracket.
+        let end = previous_token_end(source, at);
+        let start = end - word_before(source, end).len();
+        let what = text_through(source, start, ']', "[");
+        let message = format!(
+            "header stacks (`{what}`) are not supported: declare one header field per element"
+        );
+        (start, what, message)
+    } else if refused && matches!(word, "int" | "varbit") {
+        let after = rest[word.len()..].trim_start();
+        if !after.starts_with(|c: char| c == '<' || c == '_' || c.is_ascii_alphabetic()) {
+            return None;
+        }
+        let what = if after.starts_with('<') {
+            text_through(source, at, '>', word)
+        } else {
+            word
+        };
+        let message = if word == "int" {
+            let width = Some(&what[3..]).filter(|w| !w.is_empty()).unwrap_or("<N>");
+            format!("signed integers (`{what}`) are not supported: use `bit{width}`")
+        } else {
+            format!(
+                "variable-length fields (`{what}`) are not supported: a header is a fixed number \
+                 of `bit<N>` fields"
+            )
+        };
+        (at, what, message)
+    } else {
+        return None;
+    };
+    Some(err(
+        ErrorKind::Unsupported,
+        Span {
+            start,
+            end: start + what.len(),
+        },
+        message,
+    ))
+}
+
+/// The text of `source` from `start` to `close` on the same line, else `or`.
+fn text_through<'s>(source: &'s str, start: usize, close: char, or: &'s str) -> &'s str {
+    let line = source[start..].lines().next().unwrap_or("");
+    line.find(close).map_or(or, |i| &line[..=i])
 }
 
 /// A token pest tried, read from how pest prints it (its type is not public): a text, or a

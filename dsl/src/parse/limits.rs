@@ -53,7 +53,7 @@ pub(super) fn brackets(source: &str) -> Result<()> {
                             end: i + 1,
                         },
                         format!(
-                            "brackets nested more than {MAX_BRACKETS} deep (the compiler's limit)"
+                            "brackets are nested more than {MAX_BRACKETS} deep (the compiler's limit)"
                         ),
                     ));
                 }
@@ -72,7 +72,8 @@ pub(super) fn too_deep_to_parse(span: Span) -> CompileError {
         ErrorKind::Unsupported,
         span,
         format!(
-            "nested too deep to parse (statements and expressions nest at most {MAX_DEPTH} levels)"
+            "the program is nested too deep to parse (statements and expressions nest at most \
+             {MAX_DEPTH} levels)"
         ),
     )
 }
@@ -115,7 +116,7 @@ pub(super) fn nesting(pairs: Pairs<Rule>) -> Result<()> {
         if stmts > MAX_DEPTH {
             return Err(past_the_limit(
                 &pair,
-                "statements",
+                "statements are",
                 "each `if`, `else if`, `switch` and inner block",
             ));
         }
@@ -146,7 +147,7 @@ fn expr_levels(expr: &Pair<Rule>, above: usize) -> Result<usize> {
         if level > MAX_DEPTH {
             return Err(past_the_limit(
                 &part,
-                "expression",
+                "the expression is",
                 "each operator and each bracketed expression",
             ));
         }
@@ -154,7 +155,8 @@ fn expr_levels(expr: &Pair<Rule>, above: usize) -> Result<usize> {
     Ok(level)
 }
 
-/// The error for `what` nested past [`MAX_DEPTH`] at `pair`, saying what makes a level.
+/// The error for `what` (with its verb: `statements are`) nested past [`MAX_DEPTH`] at `pair`,
+/// saying what makes a level.
 fn past_the_limit(pair: &Pair<Rule>, what: &str, levels: &str) -> CompileError {
     err(
         ErrorKind::Unsupported,

@@ -1,4 +1,4 @@
-// error: 16:1040: brackets nested more than 1024 deep (the compiler's limit)
+// error: 16:1040: brackets are nested more than 1024 deep (the compiler's limit)
 header eth_h { bit<48> dst; bit<48> src; bit<16> ether_type; }
 struct headers_t { eth_h eth; }
 struct meta_t { bit<8> a; bit<16> b; bit<32> c; }

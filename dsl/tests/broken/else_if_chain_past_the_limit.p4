@@ -1,4 +1,4 @@
-// error: 272:14: statements nested more than 256 levels deep (the compiler's limit; each `if`, `else if`, `switch` and inner block is a level)
+// error: 272:14: statements are nested more than 256 levels deep (the compiler's limit; each `if`, `else if`, `switch` and inner block is a level)
 header eth_h { bit<48> dst; bit<48> src; bit<16> ether_type; }
 struct headers_t { eth_h eth; }
 struct meta_t { bit<8> a; bit<16> b; bit<32> c; }

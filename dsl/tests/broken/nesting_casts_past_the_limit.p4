@@ -1,4 +1,4 @@
-// error: 16:2058: expression nested more than 256 levels deep (the compiler's limit; each operator and each bracketed expression is a level)
+// error: 16:2058: the expression is nested more than 256 levels deep (the compiler's limit; each operator and each bracketed expression is a level)
 header eth_h { bit<48> dst; bit<48> src; bit<16> ether_type; }
 struct headers_t { eth_h eth; }
 struct meta_t { bit<8> a; bit<16> b; bit<32> c; }

@@ -121,7 +121,7 @@ fn at_and_past_the_limit(forms: &[Form], message: &str, past_at: fn(&Form, &str,
 fn statements_nest_to_the_limit_and_no_further() {
     at_and_past_the_limit(
         STATEMENT_FORMS,
-        "statements nested more than 256 levels deep",
+        "statements are nested more than 256 levels deep",
         |form, src, body| nth(src, body, form.level, MAX_DEPTH + 1),
     );
 }
@@ -132,7 +132,7 @@ fn expressions_nest_to_the_limit_and_no_further() {
     // `MAX_DEPTH`-th; an expression in brackets starts after its bracket.
     at_and_past_the_limit(
         EXPRESSION_FORMS,
-        "expression nested more than 256 levels deep",
+        "the expression is nested more than 256 levels deep",
         |form, src, body| {
             let op = nth(src, body, form.level, MAX_DEPTH);
             op + usize::from(form.level == "(")
@@ -190,7 +190,7 @@ fn brackets_nest_to_their_limit_outside_comments() {
         (e.span.start, e.message.as_str()),
         (
             MAX_BRACKETS,
-            "brackets nested more than 1024 deep (the compiler's limit)"
+            "brackets are nested more than 1024 deep (the compiler's limit)"
         )
     );
     // Brackets in comments are not nesting.

@@ -1,4 +1,4 @@
-// error: 6:8: parser (ingress): 17 states, the chip's parser has 16 (short by 1)
+// error: 6:8: parser (ingress) needs 17 states; the chip's parser has 16 (short by 1)
 // chip: teaching
 header eth_h { bit<48> dst; bit<48> src; bit<16> ether_type; }
 struct headers_t { eth_h eth; }

@@ -240,6 +240,7 @@ impl<'o> Net<'o> {
         let nh = hosts.len();
         let nc = chips.len();
         let mut queue = EventQueue::new();
+        let mut control_names = vec![Vec::new(); chips.len()];
         for c in control {
             if c.chip >= chips.len() {
                 return Err(format!(
@@ -253,6 +254,7 @@ impl<'o> Net<'o> {
                 chip: c.chip as u16,
             };
             chips[c.chip].schedule_control(c.at, c.op, &mut q);
+            control_names[c.chip].push(c.name);
         }
         Ok(Net {
             name,
@@ -281,6 +283,7 @@ impl<'o> Net<'o> {
             events: 0,
             scratch: Vec::with_capacity(1600),
             lockstep: None,
+            control_names,
         })
     }
 }

@@ -137,6 +137,9 @@ pub struct Net<'o> {
     pub(crate) scratch: Vec<u8>,
     /// Lockstep mode: every cycle of every chip visited between events.
     pub(crate) lockstep: Option<Lockstep>,
+    /// Per chip: the names of its scheduled control operations, in the order they were
+    /// scheduled (as the chip numbers them in its failures).
+    pub(crate) control_names: Vec<Vec<String>>,
 }
 
 impl<'o> Net<'o> {
@@ -200,15 +203,10 @@ impl<'o> Net<'o> {
             let chips = &mut self.chips;
             l.advance_to(end, |c, cycle| chips[c].tick(cycle));
         }
-        // A scheduled operation a chip refused (a read of an entry no longer installed, a
-        // full table) is the scenario's error, as on the bench: its result would be missing.
+        // A read the run stopped before is the scenario's error, as on the bench: its result
+        // would be missing. (A refused operation stopped the run when it ran.)
         for (c, chip) in self.chips.iter().enumerate() {
             let name = &self.topo.spec.chips[c].name;
-            if let Some((at, e)) = chip.control_failures().first() {
-                return Err(format!(
-                    "chip `{name}`: control-plane operation at {at}: {e}"
-                ));
-            }
             chip.check_reads_taken(end)
                 .map_err(|e| format!("chip `{name}`: {e}"))?;
         }
@@ -232,6 +230,16 @@ impl<'o> Net<'o> {
                     out: &mut self.outbox,
                 };
                 self.chips[c].handle(now, ev, &mut q, &mut w);
+                // A refused control operation stops the run, as on the bench.
+                if let (ChipEvent::Control { .. }, Some(f)) =
+                    (ev, self.chips[c].control_failures().first())
+                {
+                    return Err(format!(
+                        "chip `{}`: {}",
+                        self.topo.spec.chips[c].name,
+                        f.refusal(&self.control_names[c][f.op])
+                    ));
+                }
                 // The chip's transmit side paused or resumed by PFC frames it received.
                 // And its queues paused or resumed by its program (AFC).
                 for r in self.chips[c].drain_pause_log() {

@@ -1,6 +1,7 @@
 //! Each fast path of the pipe against its reference path, on random programs and layouts:
 //! the in-place deparser against emitting the headers, the MAU's micro-op actions against
-//! the general VLIW path, the parser's aligned extract against the slice-by-slice one.
+//! the general VLIW path, the parser's aligned extract against the slice-by-slice one, and
+//! the tables' hashed stores (exact, LPM alone or beside exact keys) against a linear search.
 //!
 //! The programs are random in what matters to the fast paths: fields of any width split
 //! into slices anywhere in a few containers (some sharing bits with other fields, as
@@ -789,6 +790,238 @@ fn extract_case(seed: u64) -> Result<(), TestCaseError> {
 #[test]
 fn the_aligned_extract_stores_what_the_slice_by_slice_one_does() {
     check(3000, extract_case);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (d) Table lookups against a linear search of the entries
+
+/// The bits of a `w`-bit value below a prefix of `len` bits.
+fn below_prefix(w: u16, len: u16) -> u128 {
+    if len >= w {
+        0
+    } else {
+        mask(w - len)
+    }
+}
+
+/// The entries of a table of `kinds` in install order, and P4's rules for which one a key
+/// finds.
+struct Reference {
+    kinds: Vec<MatchKind>,
+    widths: Vec<u16>,
+    entries: Vec<Entry>,
+}
+
+impl Reference {
+    /// An exact or LPM table (no `ternary` or `range` key, at most one `lpm`): the key alone
+    /// names an entry, and the longest matching prefix wins (an exact table has one match at
+    /// most). Any other table: the key and the priority name an entry, and the highest
+    /// priority wins, the first installed among equals.
+    fn by_prefix(&self) -> bool {
+        let lpm = self.kinds.iter().filter(|k| **k == MatchKind::Lpm).count();
+        lpm <= 1
+            && self
+                .kinds
+                .iter()
+                .all(|k| matches!(k, MatchKind::Exact | MatchKind::Lpm))
+    }
+
+    /// What names an entry (LPM values are drawn masked to their prefix).
+    fn identity(&self, e: &Entry) -> (Vec<KeyMatch>, u32) {
+        (e.key.clone(), if self.by_prefix() { 0 } else { e.priority })
+    }
+
+    fn lookup(&self, key: &[u128]) -> Option<&Entry> {
+        let hits = self.entries.iter().filter(|e| {
+            e.key
+                .iter()
+                .zip(key)
+                .zip(&self.widths)
+                .all(|((k, &v), &w)| match *k {
+                    KeyMatch::Exact(x) => v == x,
+                    KeyMatch::Ternary { value, mask } => v & mask == value & mask,
+                    KeyMatch::Lpm { value, prefix_len } => {
+                        v & !below_prefix(w, prefix_len) == value
+                    }
+                    KeyMatch::Range { lo, hi } => lo <= v && v <= hi,
+                })
+        });
+        if self.by_prefix() {
+            let prefix = |e: &&Entry| {
+                e.key
+                    .iter()
+                    .map(|k| match k {
+                        KeyMatch::Lpm { prefix_len, .. } => *prefix_len,
+                        _ => 0,
+                    })
+                    .sum::<u16>()
+            };
+            hits.max_by_key(prefix)
+        } else {
+            // `max_by_key` keeps the last of equals: the first installed, searched backwards.
+            hits.rev().max_by_key(|e| e.priority)
+        }
+    }
+}
+
+/// A random entry key of a table of `kinds` and `widths` (LPM values masked to the prefix).
+fn entry_key(g: &mut Rng, kinds: &[MatchKind], widths: &[u16]) -> Vec<KeyMatch> {
+    kinds
+        .iter()
+        .zip(widths)
+        .map(|(k, &w)| match k {
+            MatchKind::Exact => KeyMatch::Exact(g.bits(w)),
+            MatchKind::Lpm => {
+                let prefix_len = g.below(w as u64 + 1) as u16;
+                let value = g.bits(w) & !below_prefix(w, prefix_len);
+                KeyMatch::Lpm { value, prefix_len }
+            }
+            MatchKind::Ternary => KeyMatch::Ternary {
+                value: g.bits(w),
+                mask: g.bits(w),
+            },
+            MatchKind::Range => {
+                let (a, b) = (g.bits(w), g.bits(w));
+                KeyMatch::Range {
+                    lo: a.min(b),
+                    hi: a.max(b),
+                }
+            }
+        })
+        .collect()
+}
+
+/// A lookup key: half the time one that `e` matches (so that lookups hit), else random.
+fn lookup_key(g: &mut Rng, e: Option<&Entry>, widths: &[u16]) -> Vec<u128> {
+    match e {
+        Some(e) if g.chance(50) => e
+            .key
+            .iter()
+            .zip(widths)
+            .map(|(k, &w)| match *k {
+                KeyMatch::Exact(v) => v,
+                KeyMatch::Lpm { value, prefix_len } => {
+                    value | g.bits(w) & below_prefix(w, prefix_len)
+                }
+                KeyMatch::Ternary { value, .. } => value,
+                KeyMatch::Range { lo, .. } => lo,
+            })
+            .collect(),
+        _ => widths.iter().map(|&w| g.bits(w)).collect(),
+    }
+}
+
+/// Random keys (up to four, a few bits wide, so that entries overlap) and entries, installed
+/// and then some deleted: every lookup finds the entry a linear search by P4's rules finds,
+/// and an insert is refused as a duplicate exactly when an installed entry has its identity.
+fn table_case(seed: u64) -> Result<(), TestCaseError> {
+    let mut g = Rng(seed);
+    let n = 1 + g.below(4) as usize;
+    let shape = g.below(3);
+    let lpm_at = g.below(n as u64) as usize;
+    let any = [
+        MatchKind::Exact,
+        MatchKind::Ternary,
+        MatchKind::Lpm,
+        MatchKind::Range,
+    ];
+    let kinds: Vec<MatchKind> = (0..n)
+        .map(|i| match shape {
+            // Exact; an LPM table (one LPM key, the others exact); anything.
+            0 => MatchKind::Exact,
+            1 if i == lpm_at => MatchKind::Lpm,
+            1 => MatchKind::Exact,
+            _ => g.pick(&any),
+        })
+        .collect();
+    let widths: Vec<u16> = kinds.iter().map(|_| 1 + g.below(6) as u16).collect();
+    let table = Table {
+        name: "t".into(),
+        stage: 0,
+        keys: kinds
+            .iter()
+            .map(|&kind| TableKey {
+                field: 0,
+                kind,
+                name: "k".into(),
+                slice: None,
+            })
+            .collect(),
+        actions: vec![0],
+        default_action: ActionCall {
+            action: 0,
+            args: vec![0],
+        },
+        size: 64,
+        const_entries: Vec::new(),
+        next: TableNext::Always(None),
+        direct_counter: None,
+        parts: Vec::new(),
+    };
+    let id = pipelines::action_data::ActionShape {
+        params: vec![ActionParam {
+            name: "id".into(),
+            width: 32,
+        }],
+        ..Default::default()
+    };
+    let mut t = TableState::new(&table, &widths, &[id]).unwrap();
+    let mut r = Reference {
+        kinds: kinds.clone(),
+        widths: widths.clone(),
+        entries: Vec::new(),
+    };
+    for id in 0..g.below(40) {
+        let e = Entry {
+            key: entry_key(&mut g, &kinds, &widths),
+            action: ActionCall {
+                action: 0,
+                args: vec![id as u128],
+            },
+            priority: g.below(3) as u32,
+        };
+        let dup = r.entries.iter().any(|x| r.identity(x) == r.identity(&e));
+        prop_assert_eq!(
+            t.insert(e.clone()).is_err(),
+            dup,
+            "{:?} into {:?}",
+            e,
+            r.entries
+        );
+        if !dup {
+            r.entries.push(e);
+        }
+    }
+    for round in 0..2 {
+        for _ in 0..64 {
+            let e = r.entries.get(g.below(r.entries.len() as u64) as usize);
+            let key = lookup_key(&mut g, e, &widths);
+            let want = r.lookup(&key).map(|e| &e.action);
+            prop_assert_eq!(
+                t.lookup(&key),
+                want,
+                "round {}: key {:?} of {:?}",
+                round,
+                key,
+                kinds
+            );
+        }
+        let mut i = 0;
+        while i < r.entries.len() {
+            if g.chance(40) {
+                let e = r.entries.remove(i);
+                prop_assert!(t.delete(&e.key, e.priority).is_ok());
+            } else {
+                i += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn table_lookups_find_what_a_linear_search_finds() {
+    check(3000, table_case);
 }
 
 proptest! {

@@ -24,6 +24,15 @@ impl DepthView for Asked {
 /// A table on the IPv4 destination, split into `parts`, whose actions (`hit(port)` and the
 /// default `miss`) each read a queue depth, so the time they ask for says their stage.
 fn split_program(kind: MatchKind, parts: &[(u16, u32)]) -> (Builder, Hdr, TableId, ActionId) {
+    split_program_keys(&[kind], parts)
+}
+
+/// [`split_program`] keyed on the IPv4 destination (`kinds[0]`), then the source (`kinds[1]`,
+/// if given).
+fn split_program_keys(
+    kinds: &[MatchKind],
+    parts: &[(u16, u32)],
+) -> (Builder, Hdr, TableId, ActionId) {
     let last = parts.last().expect("parts").0;
     let (mut b, h) = Builder::router(last + 1);
     let depth = b.field("meta.depth", 19);
@@ -43,7 +52,10 @@ fn split_program(kind: MatchKind, parts: &[(u16, u32)]) -> (Builder, Hdr, TableI
     let t = b.table(
         "big",
         parts[0].0,
-        &[(h.ip_dst, kind)],
+        &[h.ip_dst, h.ip_src]
+            .into_iter()
+            .zip(kinds.iter().copied())
+            .collect::<Vec<_>>(),
         &[hit, miss],
         miss,
         vec![],
@@ -233,4 +245,32 @@ fn a_direct_counter_counts_in_every_part() {
     };
     assert_eq!((read(0), read(1)), (1, 2));
     assert_eq!(g.direct_miss_counter_read(t).unwrap().packets, 1);
+}
+
+#[test]
+fn lpm_parts_beside_an_exact_key_hold_longer_prefixes_first() {
+    let (b, h, t, hit) = split_program_keys(&[MatchKind::Lpm, MatchKind::Exact], &[(1, 2), (2, 3)]);
+    let mut g = b.load();
+    // Every frame comes from 10.0.0.1 (`ipv4_frame`).
+    let add = |g: &mut LoadedGress, dst: u128, len, port| {
+        let key = vec![
+            KeyMatch::Lpm {
+                value: dst,
+                prefix_len: len,
+            },
+            KeyMatch::Exact(0x0a00_0001),
+        ];
+        g.tables_mut()[t as usize]
+            .insert(entry(key, hit, &[port], 0))
+            .unwrap();
+    };
+    // Ranks as in an LPM table alone: the /32, the /24s in slot order, then the /8.
+    add(&mut g, 0x0a00_0000, 8, 1);
+    add(&mut g, 0x0a01_0000, 24, 2);
+    add(&mut g, 0x0a02_0000, 24, 3);
+    add(&mut g, 0x0a03_0005, 32, 4);
+    assert_eq!(stage_of(&mut g, &h, [10, 3, 0, 5]), (1, 4));
+    assert_eq!(stage_of(&mut g, &h, [10, 1, 0, 9]), (1, 2));
+    assert_eq!(stage_of(&mut g, &h, [10, 2, 0, 9]), (2, 3));
+    assert_eq!(stage_of(&mut g, &h, [10, 9, 9, 9]), (2, 1));
 }

@@ -129,7 +129,7 @@ fn config() -> impl Strategy<Value = TmConfig> {
                 } else {
                     PfcConfig::default()
                 },
-                seed,
+                seed: Some(seed),
                 ..TmConfig::default()
             }
         })

@@ -159,7 +159,7 @@ fn ecn_red_probability_and_seed() {
                 },
                 ..QueueConfig::default()
             },
-            seed,
+            seed: Some(seed),
             ..TmConfig::default()
         };
         let mut tm = TrafficManager::new(TmSpec::small(1000, 80, 1), cfg, 1).unwrap();
@@ -454,7 +454,7 @@ fn config_reads_from_ron() {
         queues: [(class: 1), (class: 0, gmin_cells: 2, ecn: Red(kmin_cells: 5, kmax_cells: 50, pmax: 0.1))],
         scheduler: SpOverDrr(levels: [1, 0], quanta: []),
         pfc: (quanta: 65535, groups: [(ports: [], priority: 3, xoff_cells: 400, hysteresis_cells: 64, headroom_cells: 200)]),
-        seed: 7,
+        seed: Some(7),
     )"#;
     let cfg: TmConfig = ron::from_str(text).unwrap();
     assert_eq!(cfg.admission, AdmissionPolicy::FlexibleBuffer);
