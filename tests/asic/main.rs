@@ -30,4 +30,5 @@ mod plumbing_more;
 mod report;
 mod stf;
 mod timing;
+mod trace;
 mod wireshark;
