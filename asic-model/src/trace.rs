@@ -895,7 +895,7 @@ impl TraceFilter {
         }
         if self.from.is_some() || self.to.is_some() {
             if let (Some(a), Some(b)) = (seen.first, seen.last) {
-                facts.push(format!("from {a} to {b}"));
+                facts.push(format!("what happened to them spans {a} to {b}"));
             }
         }
         format!("no packet matched {} ({})", self.flags(), facts.join("; "))
