@@ -2,14 +2,17 @@
 //! tests on the cycle-accurate chip model. With no arguments it runs the embedded L3-router
 //! demo.
 
-use asic_bench::run::run_scenario;
+use asic_bench::run::{run_scenario, run_traced};
 use asic_bench::scenario::ScenarioFile;
 use asic_bench::stf::{run_text, stf_files, StfReport};
 use asic_deploy::run::{load_with_text, place_in, run_observed, RunOptions};
 use asic_io::load::compile_file;
+use asic_io::trace::TraceOptions;
 use asic_model::profile;
+use asic_model::trace::TraceFilter;
 use asic_report::progress::SimProgress;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use pipelines::time::Time;
 
 #[global_allocator]
 static ALLOC: asic::perf::CountingAlloc = asic::perf::CountingAlloc;
@@ -70,6 +73,8 @@ enum Command {
         /// Visit every cycle of the chip (slow; same results, plus what the visits saw).
         #[arg(long)]
         lockstep: bool,
+        #[command(flatten)]
+        trace: TraceArgs,
     },
     /// Run a network scenario (chips, hosts, links, traffic): pcaps, CSV/JSON tables,
     /// a VCD waveform and plots in the output directory.
@@ -82,6 +87,12 @@ enum Command {
         /// Visit every cycle of every chip (slow; same results).
         #[arg(long)]
         lockstep: bool,
+        /// Trace the packets of this chip (by name; repeat or separate with commas; implies
+        /// --trace). Without it, --trace traces every chip.
+        #[arg(long, value_delimiter = ',', value_name = "NAME")]
+        trace_chip: Vec<String>,
+        #[command(flatten)]
+        trace: TraceArgs,
     },
     /// Measure the model's speed: switch-hops per second, simulated time per wall second and
     /// peak memory on each workload of docs/PERFORMANCE.md.
@@ -159,6 +170,58 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+}
+
+/// The per-packet trace's flags (docs/TRACE.md). Any filter implies `--trace`.
+#[derive(Args)]
+struct TraceArgs {
+    /// Write a per-packet trace: every parser state, stage lookup, PHV change, TM decision
+    /// and departure, at its cycle (trace.txt and trace.jsonl in the output directory;
+    /// `--trace -` writes the text to standard output; formats in docs/TRACE.md).
+    #[arg(long, num_args = 0..=1, value_name = "-",
+          value_parser = clap::builder::PossibleValuesParser::new(["-"]))]
+    trace: Option<Option<String>>,
+    /// Trace only these packets (numbered per chip from 0 as they come into being; repeat or
+    /// separate with commas).
+    #[arg(long, value_delimiter = ',', value_name = "N")]
+    trace_packet: Vec<u64>,
+    /// Trace only packets that came in on, were queued for or left by this port (repeat or
+    /// separate with commas).
+    #[arg(long, value_delimiter = ',', value_name = "PORT")]
+    trace_port: Vec<u16>,
+    /// Trace only what happens at or after this time (ns).
+    #[arg(long, value_name = "NS")]
+    trace_from_ns: Option<u64>,
+    /// Trace only what happens at or before this time (ns).
+    #[arg(long, value_name = "NS")]
+    trace_to_ns: Option<u64>,
+}
+
+impl TraceArgs {
+    /// What to trace (none: no trace flag was given); `chips`: `--trace-chip`'s names, which
+    /// turn the trace on too.
+    fn options(self, chips: Vec<String>) -> Result<Option<TraceOptions>, String> {
+        let on = self.trace.is_some()
+            || !chips.is_empty()
+            || !self.trace_packet.is_empty()
+            || !self.trace_port.is_empty()
+            || self.trace_from_ns.is_some()
+            || self.trace_to_ns.is_some();
+        if !on {
+            return Ok(None);
+        }
+        let time = |ns: Option<u64>, flag| ns.map(|n| Time::from_input_ns(n, flag)).transpose();
+        Ok(Some(TraceOptions {
+            filter: TraceFilter {
+                packets: self.trace_packet,
+                ports: self.trace_port,
+                from: time(self.trace_from_ns, "--trace-from-ns")?,
+                to: time(self.trace_to_ns, "--trace-to-ns")?,
+            },
+            chips,
+            text_to_stdout: self.trace.flatten().is_some(),
+        }))
+    }
 }
 
 #[derive(Subcommand)]
@@ -329,7 +392,12 @@ fn stf(paths: &[PathBuf]) -> Result<bool, String> {
     Ok(failed == 0)
 }
 
-fn net(scenario: &Path, out: &Path, lockstep: bool) -> Result<(), String> {
+fn net(
+    scenario: &Path,
+    out: &Path,
+    lockstep: bool,
+    trace: Option<&TraceOptions>,
+) -> Result<(), String> {
     std::fs::create_dir_all(out)
         .map_err(|e| format!("{}: cannot create directory: {e}", out.display()))?;
     let (s, text) = load_with_text(scenario)?;
@@ -337,6 +405,7 @@ fn net(scenario: &Path, out: &Path, lockstep: bool) -> Result<(), String> {
     let opts = RunOptions {
         pcap_dir: Some(out),
         lockstep,
+        trace: trace.map(|t| (t, out)),
     };
     let base = scenario.parent().unwrap_or(Path::new(""));
     let run = run_observed(s, base, opts, &mut progress)
@@ -355,7 +424,13 @@ fn net(scenario: &Path, out: &Path, lockstep: bool) -> Result<(), String> {
                 .map_or(String::new(), |v| format!(" (first: {v})"))
         )?;
     }
-    outln!("\nwrote {} files to {}", report.files.len(), out.display())?;
+    // The trace's: trace.jsonl, and trace.txt unless its text went to standard output.
+    let traces = trace.map_or(0, |t| if t.text_to_stdout { 1 } else { 2 });
+    outln!(
+        "\nwrote {} files to {}",
+        report.files.len() + traces,
+        out.display()
+    )?;
     Ok(())
 }
 
@@ -413,9 +488,13 @@ fn main() -> ExitCode {
             scenario,
             out,
             lockstep,
-        }) => ScenarioFile::load(&scenario)
-            .map_err(|e| e.to_string())
-            .and_then(|sf| run_scenario(&sf, out.as_deref(), lockstep))
+            trace,
+        }) => trace
+            .options(Vec::new())
+            .and_then(|trace| {
+                let sf = ScenarioFile::load(&scenario).map_err(|e| e.to_string())?;
+                run_traced(&sf, out.as_deref(), lockstep, trace.as_ref())
+            })
             .and_then(|(report, dir)| {
                 out!("{}", report.render_text())?;
                 outln!("\nresults in {}", dir.display())
@@ -425,7 +504,11 @@ fn main() -> ExitCode {
             scenario,
             out,
             lockstep,
-        }) => net(&scenario, &out, lockstep),
+            trace_chip,
+            trace,
+        }) => trace
+            .options(trace_chip)
+            .and_then(|trace| net(&scenario, &out, lockstep, trace.as_ref())),
         Some(Command::Bench {
             workloads,
             quick,

@@ -97,7 +97,7 @@ pub fn run(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
         let label = format!("point {}/{} {}", p.index + 1, points.len(), p.label());
         let opts = RunOptions {
             pcap_dir: Some(&dir),
-            lockstep: false,
+            ..RunOptions::default()
         };
         let run = run_observed(scenario, &base_dir, opts, &mut progress.point(&label))?;
         let report = write_run(&run.record, &dir, &ReportOptions::default())?;

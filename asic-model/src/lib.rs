@@ -3,8 +3,9 @@
 //!
 //! Crates used, and why: `serde` + `ron` (chip profiles are data files with comments that
 //! cite each number's source; a chip's configuration is RON in scenarios); `thiserror`
-//! (profile errors that name the file, line and field); as a dev-dependency, `dsl` (the
-//! chip's tests compile the program they run).
+//! (profile errors that name the file, line and field); `serde_json` (the per-packet trace's
+//! JSON lines, [`trace`]); as a dev-dependency, `dsl` (the chip's tests compile the program
+//! they run).
 
 pub mod chip;
 pub mod control_plane;
@@ -12,3 +13,4 @@ pub mod kernel;
 pub mod mac;
 pub mod pfc_frame;
 pub mod profile;
+pub mod trace;

@@ -15,6 +15,7 @@ use asic_model::chip::{
 };
 use asic_model::kernel::{EventQueue, Lockstep, Schedule};
 use asic_model::profile::ChipProfile;
+use asic_model::trace::{PacketTrace, TraceFilter};
 use pipelines::control::ResolvedControlOp;
 use pipelines::entries::ResolvedEntry;
 use pipelines::program::Program;
@@ -430,6 +431,8 @@ pub struct Bench {
     lockstep: Option<Lockstep>,
     /// Every event run, when kept.
     trace: Option<Vec<(Time, Ev)>>,
+    /// The per-packet trace's packets, handed out by the chip at the end of a run.
+    packet_traces: Vec<PacketTrace>,
     /// No event after this runs, if set; else none after [`DRAIN_LIMIT`] past the last
     /// input (a packet recirculating on every pass would otherwise never end).
     stop_at: Option<Time>,
@@ -481,6 +484,7 @@ impl Bench {
             started: false,
             lockstep: None,
             trace: None,
+            packet_traces: Vec::new(),
             stop_at: None,
             last_input: Time::ZERO,
         })
@@ -575,6 +579,18 @@ impl Bench {
         self.trace.as_deref().unwrap_or(&[])
     }
 
+    /// Record the per-packet trace of the packets `filter` keeps (`asic_model::trace`); a
+    /// filter naming a port the chip lacks is refused. Set before [`Self::run`].
+    pub fn set_packet_trace(&mut self, filter: TraceFilter) -> Result<(), String> {
+        self.chip.set_trace(filter)
+    }
+
+    /// The traced packets, in the order their lives ended (those still inside the chip when
+    /// the run stopped last), once [`Self::run`] has run.
+    pub fn packet_traces(&self) -> &[PacketTrace] {
+        &self.packet_traces
+    }
+
     /// Run until every frame has entered and the chip is empty. A scheduled control operation
     /// the chip refuses stops the run there.
     pub fn run(&mut self) -> Result<RunReport, RunError> {
@@ -651,6 +667,9 @@ impl Bench {
                 }
             }
         }
+        // Packets still inside are traced as such, at the end of the run.
+        self.chip.end_trace(stopped.unwrap_or(self.queue.now()));
+        self.packet_traces.extend(self.chip.drain_trace());
         if let Some(e) = self.capture.error.take() {
             return Err(RunError::Other(e));
         }

@@ -7,6 +7,7 @@ use crate::bench::{Bench, RunError, RunReport};
 use crate::scenario::{ScenarioFile, Source};
 use asic_io::load::describe;
 use asic_io::pcap::read_pcap;
+use asic_io::trace::{TraceOptions, TraceWriter};
 use pipelines::control::resolve_op;
 use pipelines::time::Time;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,18 @@ pub fn run_scenario(
     sf: &ScenarioFile,
     out: Option<&Path>,
     lockstep: bool,
+) -> Result<(RunReport, PathBuf), String> {
+    run_traced(sf, out, lockstep, None)
+}
+
+/// [`run_scenario`], with the per-packet trace of `trace` written into the output directory
+/// (`trace.txt`, or the text to standard output, and `trace.jsonl`). A filter that keeps no
+/// packet is an error saying what the run had, once the other results are written.
+pub fn run_traced(
+    sf: &ScenarioFile,
+    out: Option<&Path>,
+    lockstep: bool,
+    trace: Option<&TraceOptions>,
 ) -> Result<(RunReport, PathBuf), String> {
     let s = &sf.scenario;
     let base = sf.base();
@@ -44,6 +57,9 @@ pub fn run_scenario(
         }
     }
     bench.set_lockstep(lockstep);
+    if let Some(t) = trace {
+        bench.set_packet_trace(t.filter.clone())?;
+    }
     match s.stop_ns {
         Some(ns) => {
             let at = Time::from_input_ns(ns, "stop_ns")
@@ -149,5 +165,23 @@ pub fn run_scenario(
         "summary.json",
         serde_json::to_string_pretty(&report).expect("report serializes"),
     )?;
+    if let Some(t) = trace {
+        write_trace(&bench, t, &dir)?;
+    }
     Ok((report, dir))
+}
+
+/// The bench's traced packets into the trace files in `dir`.
+fn write_trace(bench: &Bench, t: &TraceOptions, dir: &Path) -> Result<(), String> {
+    let chip = bench.chip();
+    if let (Some(seen), Some(filter)) = (chip.trace_seen(), chip.trace_filter()) {
+        if seen.matched == 0 {
+            return Err(format!("trace: {}", filter.nothing_matched(seen)));
+        }
+    }
+    let mut w = TraceWriter::create(dir, t.text_to_stdout)?;
+    for p in bench.packet_traces() {
+        w.write(p, None)?;
+    }
+    w.finish().map(|_| ())
 }

@@ -1,10 +1,14 @@
 //! Running network scenarios: load a file, build its network, run it, with captured ports
-//! written as pcaps (`<node>-port<N>.pcap`) and everything else the caller observes (a
-//! progress bar, for one) passed on.
+//! written as pcaps (`<node>-port<N>.pcap`), the chips' per-packet traces, if asked for,
+//! as `trace.txt` and `trace.jsonl`, and everything else the caller observes (a progress
+//! bar, for one) passed on.
 
 use crate::build::build;
 use crate::scenario::NetScenario;
 use asic_io::pcap::PcapOut;
+use asic_io::trace::{TraceOptions, TraceWriter};
+use asic_model::chip::Chip;
+use asic_model::trace::PacketTrace;
 use asic_net::records::RunRecord;
 use asic_net::{Capture, Net, NetRun, Observer};
 use pipelines::time::Time;
@@ -17,6 +21,8 @@ pub struct RunOptions<'a> {
     pub pcap_dir: Option<&'a Path>,
     /// Visit every cycle of every chip (same record).
     pub lockstep: bool,
+    /// Trace these chips' packets into trace files in this directory.
+    pub trace: Option<(&'a TraceOptions, &'a Path)>,
 }
 
 /// Read a scenario file.
@@ -31,16 +37,81 @@ pub fn run_observed(
     opts: RunOptions,
     observer: &mut dyn Observer,
 ) -> Result<NetRun, String> {
-    let network = build(scenario, base)?;
+    let mut network = build(scenario, base)?;
+    let names: Vec<String> = network
+        .topology
+        .spec
+        .chips
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    let traced = match opts.trace {
+        Some((t, _)) => set_traces(&mut network.chips, &names, t)?,
+        None => Vec::new(),
+    };
     let writer = PcapWriter {
         captures: network.captures.clone(),
         dir: opts.pcap_dir,
         files: Vec::new(),
+        trace: opts.trace.map(|(t, dir)| TraceOut {
+            dir,
+            stdout: t.text_to_stdout,
+            names: names.clone(),
+            writer: None,
+        }),
         inner: observer,
     };
     let mut net = Net::build(network, Box::new(writer))?;
     net.set_lockstep(opts.lockstep);
-    net.run()
+    let run = net.run()?;
+    if !traced.is_empty()
+        && traced
+            .iter()
+            .all(|&c| run.chips[c].trace_seen().is_some_and(|s| s.matched == 0))
+    {
+        let why: Vec<String> = traced
+            .iter()
+            .filter_map(|&c| {
+                let chip = &run.chips[c];
+                let (f, s) = (chip.trace_filter()?, chip.trace_seen()?);
+                Some(format!("chip {}: {}", names[c], f.nothing_matched(s)))
+            })
+            .collect();
+        return Err(format!("trace: {}", why.join("; ")));
+    }
+    Ok(run)
+}
+
+/// Turn the trace on for the chips `t` names (every chip if it names none); returns their
+/// indices. A name the network lacks, or a filter a chip refuses, is an error naming it.
+fn set_traces(
+    chips: &mut [Chip],
+    names: &[String],
+    t: &TraceOptions,
+) -> Result<Vec<usize>, String> {
+    let mut traced = Vec::new();
+    for name in &t.chips {
+        match names.iter().position(|n| n == name) {
+            Some(c) => traced.push(c),
+            None => {
+                return Err(format!(
+                    "--trace-chip {name}: the network has no chip `{name}` (its chips: {})",
+                    names.join(", ")
+                ))
+            }
+        }
+    }
+    if traced.is_empty() {
+        traced = (0..chips.len()).collect();
+    }
+    traced.sort_unstable();
+    traced.dedup();
+    for &c in &traced {
+        chips[c]
+            .set_trace(t.filter.clone())
+            .map_err(|e| format!("chip `{}`: {e}", names[c]))?;
+    }
+    Ok(traced)
 }
 
 /// Run a scenario whose relative paths are relative to `base`; pcaps go to `out` if given.
@@ -51,7 +122,7 @@ pub fn run_detailed(
 ) -> Result<NetRun, String> {
     let opts = RunOptions {
         pcap_dir: out,
-        lockstep: false,
+        ..RunOptions::default()
     };
     run_observed(scenario, base, opts, &mut ())
 }
@@ -91,12 +162,24 @@ pub fn place_in(file: &str, text: &str, message: String) -> String {
     located::locate(file, text, &message).to_string()
 }
 
-/// Captured frames into one pcap per captured port; the rest to the caller's observer.
+/// Captured frames into one pcap per captured port, traced packets into the trace files;
+/// the rest to the caller's observer.
 struct PcapWriter<'a> {
     captures: Vec<Capture>,
     dir: Option<&'a Path>,
     files: Vec<PcapOut>,
+    trace: Option<TraceOut<'a>>,
     inner: &'a mut dyn Observer,
+}
+
+/// Where the chips' traces go.
+struct TraceOut<'a> {
+    dir: &'a Path,
+    stdout: bool,
+    /// The chips' names, by index.
+    names: Vec<String>,
+    /// Open once the run starts.
+    writer: Option<TraceWriter>,
 }
 
 impl Observer for PcapWriter<'_> {
@@ -109,6 +192,11 @@ impl Observer for PcapWriter<'_> {
                 let file = dir.join(format!("{}-port{}.pcap", c.node, c.port));
                 self.files.push(PcapOut::create(&file)?);
             }
+        }
+        if let Some(t) = &mut self.trace {
+            std::fs::create_dir_all(t.dir)
+                .map_err(|e| format!("{}: cannot create directory: {e}", t.dir.display()))?;
+            t.writer = Some(TraceWriter::create(t.dir, t.stdout)?);
         }
         self.inner.start()
     }
@@ -124,9 +212,23 @@ impl Observer for PcapWriter<'_> {
         }
     }
 
+    fn trace(&mut self, chip: usize, packet: &PacketTrace) -> Result<(), String> {
+        match &mut self.trace {
+            Some(TraceOut {
+                names,
+                writer: Some(w),
+                ..
+            }) => w.write(packet, Some(&names[chip])),
+            _ => Ok(()),
+        }
+    }
+
     fn finish(&mut self, end: Time) {
         for f in std::mem::take(&mut self.files) {
             let _ = f.finish();
+        }
+        if let Some(w) = self.trace.as_mut().and_then(|t| t.writer.take()) {
+            let _ = w.finish();
         }
         self.inner.finish(end)
     }

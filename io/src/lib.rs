@@ -7,9 +7,12 @@
 //!   same everywhere and errors read alike.
 //! - [`pcap`]: pcap in (Ethernet, nanosecond or microsecond) and out (nanosecond
 //!   timestamps in simulated time).
+//! - [`trace`]: the per-packet trace's files (text and JSON lines), and what a run is asked
+//!   to trace.
 //!
 //! Crates used, and why: `pcap-file` (pure-Rust pcap read and write, nanosecond timestamps,
 //! no libpcap).
 
 pub mod load;
 pub mod pcap;
+pub mod trace;

@@ -3,13 +3,14 @@
 //! A [`Network`] is fully resolved: a topology, every chip built and configured (program
 //! loaded, entries installed; the deployment's job), the hosts' transport, the traffic, when
 //! to stop, what to sample and which ports to capture. The runtime reads no file but the
-//! flow-size CDFs its traffic names, and writes none: captured frames and progress go to
-//! an [`Observer`], so the caller decides what a terminal or a disk sees.
+//! flow-size CDFs its traffic names, and writes none: captured frames, per-packet traces and
+//! progress go to an [`Observer`], so the caller decides what a terminal or a disk sees.
 
 use crate::topology::Topology;
 use crate::traffic::Source;
 use crate::transport::TransportSpec;
 use asic_model::chip::Chip;
+use asic_model::trace::PacketTrace;
 use pipelines::control::ResolvedControlOp;
 use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
@@ -107,6 +108,15 @@ pub trait Observer {
         Ok(())
     }
 
+    /// The per-packet trace of a packet of chip `chip` (an index into [`Network::chips`])
+    /// whose life ended, or which was inside it when the run ended: handed out every few
+    /// thousand events and at the end, chip by chip (only chips given a trace with
+    /// `Chip::set_trace` have any).
+    fn trace(&mut self, chip: usize, packet: &PacketTrace) -> Result<(), String> {
+        let _ = (chip, packet);
+        Ok(())
+    }
+
     /// The run ended (at simulated time `end`).
     fn finish(&mut self, end: Time) {
         let _ = end;
@@ -126,6 +136,10 @@ impl<T: Observer + ?Sized> Observer for &mut T {
 
     fn capture(&mut self, capture: usize, start: Time, frame: &[u8]) -> Result<(), String> {
         (**self).capture(capture, start, frame)
+    }
+
+    fn trace(&mut self, chip: usize, packet: &PacketTrace) -> Result<(), String> {
+        (**self).trace(chip, packet)
     }
 
     fn finish(&mut self, end: Time) {

@@ -428,8 +428,10 @@ impl InPlace {
     /// where the parser found them (see `InPlace::write_back`); then this returns true.
     /// Otherwise it returns false, with the checksums in the PHV, having written at most
     /// some slices inside `data[..payload]`, which the caller then replaces with [`emit`]'s
-    /// headers.
+    /// headers. Inlined into each caller: the traced gress (`crate::trace`) is a second
+    /// caller, which would otherwise keep it out of line in the untraced one.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub fn deparse(
         &self,
         prog: &DeparserProgram,

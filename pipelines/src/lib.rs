@@ -4,8 +4,10 @@
 //! ([`spec`]), and executes it: the parser engine ([`parser`]), the PHV ([`phv`]), match
 //! tables ([`table`], their entries' action data decoded when installed: [`action_data`]),
 //! the match-action stages ([`mau`]), the deparser ([`deparser`]) and a loaded gress with
-//! its timing ([`pipe`]). [`verify`] checks a program against a chip before
-//! it is loaded, so a bad program is an error, never a panic at run time. [`dataflow`] says
+//! its timing ([`pipe`]); [`trace`] is what the parser and the stages tell a per-packet
+//! trace (nothing, at no cost, when the packet is not traced). [`verify`] checks a program
+//! against a chip before it is loaded, so a bad program is an error, never a panic at run
+//! time. [`dataflow`] says
 //! what every part of a program reads and writes, for the verifier, the fast paths' plans
 //! and the compiler; [`alu`] is the arithmetic the MAU and the stateful ALUs share.
 //!
@@ -43,4 +45,5 @@ pub mod salu;
 pub mod spec;
 pub mod table;
 pub mod time;
+pub mod trace;
 pub mod verify;

@@ -19,6 +19,7 @@ use crate::phv::{mask, HeaderWire, Phv, SelectRead, WireLayout};
 use crate::program::{
     CasePattern, HeaderId, Next, ParserOp, ParserProgram, PhvLayout, SelectKey, Transition,
 };
+use crate::trace::GressTracer;
 use std::fmt;
 
 impl std::error::Error for ParseError {}
@@ -146,7 +147,9 @@ pub fn extract_bits(header: &HeaderWire, data: &[u8], at_bit: usize, phv: &mut P
 /// On failure the headers extracted so far stay valid in the PHV. `wire` is
 /// [`WireLayout::new`] of `layout` and `prog`. `extracted` is set to every extraction,
 /// in order, as (header, bit offset in the packet): what the deparser needs to know to leave
-/// the headers where they are ([`crate::deparser::InPlace`]).
+/// the headers where they are ([`crate::deparser::InPlace`]). `tracer` is told each state,
+/// extraction and transition ([`crate::trace`]).
+#[allow(clippy::too_many_arguments)]
 pub fn parse(
     prog: &ParserProgram,
     layout: &PhvLayout,
@@ -155,11 +158,13 @@ pub fn parse(
     phv: &mut Phv,
     max_depth: usize,
     extracted: &mut Vec<(HeaderId, u32)>,
+    tracer: &mut impl GressTracer,
 ) -> Result<usize, ParseFailure> {
     extracted.clear();
     let mut cursor_bits = 0usize;
     let mut state_id = prog.start;
     for _ in 0..max_depth {
+        tracer.parser_state(state_id);
         let state = &prog.states[state_id as usize];
         let truncated = |needed_bits: usize, at: usize| ParseFailure {
             error: ParseError::Truncated {
@@ -190,6 +195,7 @@ pub fn parse(
                         s.put(phv, 1);
                     }
                     extracted.push((h, cursor_bits as u32));
+                    tracer.parser_extract(h, cursor_bits as u32);
                     cursor_bits += bits;
                 }
                 ParserOp::Advance(bits) => {
@@ -204,8 +210,13 @@ pub fn parse(
                 }
             }
         }
+        // The tracer is told in each arm: a (key, next) pair built for it costs the untraced
+        // parser a few instructions per state.
         let next = match &state.transition {
-            Transition::Direct(n) => *n,
+            Transition::Direct(n) => {
+                tracer.parser_next(0, *n);
+                *n
+            }
             Transition::Select { cases, default, .. } => {
                 let mut key: u128 = 0;
                 for k in &wire.selects[state_id as usize] {
@@ -226,13 +237,15 @@ pub fn parse(
                     };
                     key = if w >= 128 { v } else { (key << w) | v };
                 }
-                cases
+                let next = cases
                     .iter()
                     .find(|c| match c.pattern {
                         CasePattern::Masked { value, mask } => key & mask == value & mask,
                         CasePattern::Range { lo, hi } => lo <= key && key <= hi,
                     })
-                    .map_or(*default, |c| c.next)
+                    .map_or(*default, |c| c.next);
+                tracer.parser_next(key, next);
+                next
             }
         };
         match next {

@@ -31,6 +31,7 @@ use crate::salu::RegisterBank;
 use crate::spec::{LatencySpec, PipeSpec, StageFeatures};
 use crate::table::{TableError, TableState};
 use crate::time::{Clock, Time};
+use crate::trace::{GressLog, GressTracer, NoTrace};
 use crate::verify::{verify_gress, VerifyError};
 use std::fmt;
 
@@ -467,6 +468,33 @@ impl LoadedGress {
         inp: &GressInputs,
         depths: &dyn DepthView,
     ) -> Result<GressOutputs, ParseError> {
+        self.run(data, inp, depths, NoTrace)
+    }
+
+    /// [`LoadedGress::process_with_depths`], recording into `log` what the parser and
+    /// each stage did ([`crate::trace`]). The packet's outcome is the same as untraced.
+    /// Out of line: the traced walk is not the untraced path's code.
+    #[inline(never)]
+    pub fn process_traced(
+        &mut self,
+        data: &mut Vec<u8>,
+        inp: &GressInputs,
+        depths: &dyn DepthView,
+        log: &mut GressLog,
+    ) -> Result<GressOutputs, ParseError> {
+        self.run(data, inp, depths, log)
+    }
+
+    /// The gress on one packet, telling `tracer` what it does: inlined into each caller,
+    /// so the untraced one is the untraced code.
+    #[inline(always)]
+    fn run<T: GressTracer>(
+        &mut self,
+        data: &mut Vec<u8>,
+        inp: &GressInputs,
+        depths: &dyn DepthView,
+        mut tracer: T,
+    ) -> Result<GressOutputs, ParseError> {
         if self.identity {
             // No header becomes valid, so the deparser emits nothing before the payload
             // (the whole packet), and every output reads its zeroed field.
@@ -497,6 +525,9 @@ impl LoadedGress {
             f.set(layout, phv, value as u128);
         }
 
+        tracer.begin(phv);
+        // The tracer is told in each arm: the result matched as `parse` returns it (held in
+        // a variable, it cost the untraced gress a few instructions per packet).
         let (payload, parser_error) = match parse(
             &self.prog.parser,
             layout,
@@ -505,13 +536,21 @@ impl LoadedGress {
             phv,
             self.max_depth,
             &mut self.extracted,
+            &mut tracer,
         ) {
-            Ok(p) => (p, 0),
+            Ok(p) => {
+                tracer.parsed(phv);
+                (p, 0)
+            }
             Err(f) => match self.prog.parser.on_error {
-                ParserErrorPolicy::Drop => return Err(f.error),
+                ParserErrorPolicy::Drop => {
+                    tracer.parsed(phv);
+                    return Err(f.error);
+                }
                 ParserErrorPolicy::Continue => {
                     let code = f.error.code();
                     self.parser_error.set(layout, phv, code as u128);
+                    tracer.parsed(phv);
                     (f.payload, code)
                 }
             },
@@ -531,6 +570,7 @@ impl LoadedGress {
             phv,
             &mut self.ext,
             &pkt,
+            tracer,
         );
         let deparser = &self.prog.deparser;
         // Checksums, and headers where the parser found them written back in place;

@@ -771,8 +771,9 @@ impl TableState {
         self.lookup_entry(key).map(|e| &e.call)
     }
 
-    /// The entry matching `key`, if any.
-    #[inline]
+    /// The entry matching `key`, if any. Inlined into each caller: the traced walk is a
+    /// second one, which would otherwise keep it out of line in the untraced walk.
+    #[inline(always)]
     pub fn lookup_entry(&self, key: &[u128]) -> Option<&Installed> {
         match &self.store {
             Store::Exact(map) => map.get(key),
@@ -789,18 +790,57 @@ impl TableState {
                     m.get(&k)
                 })
             }
-            Store::Ordered(list) => list
-                .iter()
-                .find(|e| {
-                    e.key
-                        .iter()
-                        .zip(key)
-                        .zip(&self.widths)
-                        .all(|((k, &v), &w)| matches(k, v, w))
-                })
-                .map(|e| &e.entry),
+            Store::Ordered(list) => first_match(list, key, &self.widths).map(|e| &e.entry),
         }
     }
+
+    /// The key and priority of the entry matching `key`, as it was installed (an exact
+    /// entry's key is the looked-up value; an LPM entry's, its prefix): what a trace shows
+    /// of the entry a packet hit. Not on the per-packet path.
+    pub fn matched_key(&self, key: &[u128]) -> Option<(Vec<KeyMatch>, u32)> {
+        let exact = || key.iter().map(|&v| KeyMatch::Exact(v)).collect();
+        match &self.store {
+            Store::Exact(map) => map.contains_key(key).then(|| (exact(), 0)),
+            Store::ExactOne(map) => map.contains_key(&key[0]).then(|| (exact(), 0)),
+            Store::Lpm(levels) => levels
+                .iter()
+                .find(|(_, mask, m)| m.contains_key(&(key[0] & mask)))
+                .map(|&(prefix_len, mask, _)| {
+                    let value = key[0] & mask;
+                    (vec![KeyMatch::Lpm { value, prefix_len }], 0)
+                }),
+            Store::LpmExact { lpm, levels } => levels.iter().find_map(|&(prefix_len, mask, ref m)| {
+                let mut k: KeyValues = key.into();
+                k[*lpm] = key[*lpm] & mask;
+                m.contains_key(&k).then(|| {
+                    let key = k
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &value)| match i == *lpm {
+                            true => KeyMatch::Lpm { value, prefix_len },
+                            false => KeyMatch::Exact(value),
+                        })
+                        .collect();
+                    (key, 0)
+                })
+            }),
+            Store::Ordered(list) => {
+                first_match(list, key, &self.widths).map(|e| (e.key.clone(), e.priority))
+            }
+        }
+    }
+}
+
+/// The first entry of a list in priority order that matches `key` (keys of `widths` bits).
+#[inline]
+fn first_match<'a>(list: &'a [Ranked], key: &[u128], widths: &[u16]) -> Option<&'a Ranked> {
+    list.iter().find(|e| {
+        e.key
+            .iter()
+            .zip(key)
+            .zip(widths)
+            .all(|((k, &v), &w)| matches(k, v, w))
+    })
 }
 
 fn exact_value(k: &KeyMatch) -> u128 {

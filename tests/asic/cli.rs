@@ -3,7 +3,8 @@
 use crate::common::repo;
 use std::process::Command;
 
-fn asic(args: &[&str]) -> (bool, String, String) {
+/// Run the `asic` command: (success, standard output, standard error).
+pub(crate) fn asic(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_asic"))
         .args(args)
         .output()

@@ -109,6 +109,7 @@ fn a_network_in_lockstep_gives_the_same_record() {
         let opts = net::RunOptions {
             pcap_dir: None,
             lockstep,
+            trace: None,
         };
         net::run_observed(s, Path::new(""), opts, &mut ()).unwrap()
     };

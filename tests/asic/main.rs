@@ -36,4 +36,5 @@ mod split;
 mod stf;
 mod timing;
 mod tm_seed;
+mod trace;
 mod wireshark;

@@ -26,7 +26,7 @@ fn pcaps_parse_and_name_the_right_ports() {
     let out = dir.join("out");
     let opts = net::RunOptions {
         pcap_dir: Some(&out),
-        lockstep: false,
+        ..net::RunOptions::default()
     };
     let rec = net::run_file(&scen, opts, &mut ()).unwrap().record;
     assert!(rec.flows.iter().all(|f| f.end_ps.is_some()));

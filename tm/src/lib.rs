@@ -77,7 +77,7 @@ mod sched;
 pub mod spec;
 pub mod stats;
 
-use admission::{Admission, AdmissionContext, Needs, Policy, Share};
+use admission::{Admission, AdmissionContext, Alpha, Needs, Policy, Share};
 use config::{ClassParams, ConfigError, PgParams, QueueParams, TmConfig};
 use pfc::PfcEvent;
 use rand_chacha::rand_core::SeedableRng;
@@ -394,6 +394,58 @@ impl TrafficManager {
             });
         }
         Err(reason)
+    }
+
+    /// The figures behind refusing `req` for `reason`, as a person reads them: the limit and
+    /// what met it. A refusal changes no cell count, so asked right after [`Self::enqueue`]
+    /// refused `req`, the figures are those the decision saw. `None` where there is no figure
+    /// (no such port, queue or class) and for Flexible Buffer and plug-in policies, whose
+    /// thresholds are their own.
+    pub fn refusal_detail(&self, req: &EnqueueRequest, reason: Refusal) -> Option<String> {
+        if req.port as usize >= self.nports || req.queue as usize >= self.qpp {
+            return None;
+        }
+        let qp = self.qparams[req.queue as usize];
+        let q = &self.queues[req.port as usize * self.qpp + req.queue as usize];
+        let cells = self.spec.cells_for(req.bytes as usize).max(1);
+        let shared = q.nh_cells.saturating_sub(qp.gmin);
+        let needed = (q.nh_cells + cells).saturating_sub(qp.gmin) - shared;
+        let pool = self.pools[qp.pool as usize];
+        let free = pool.size.saturating_sub(pool.used);
+        Some(match reason {
+            Refusal::BufferFull => format!(
+                "the packet needs {cells} cells; {} of the buffer's {} are free",
+                self.spec.cells - self.used_cells,
+                self.spec.cells
+            ),
+            Refusal::PoolFull => format!(
+                "the packet needs {needed} shared cells; pool {} has {free} of {} free",
+                qp.pool, pool.size
+            ),
+            Refusal::QueueLimit => format!(
+                "the queue holds {shared} shared cells; {needed} more would pass its static \
+                 limit of {}",
+                qp.static_limit.unwrap_or(0)
+            ),
+            Refusal::DynamicThreshold => {
+                let alpha = qp.class_alpha.0 as f64 / Alpha::ONE as f64;
+                let threshold = alpha * free as f64;
+                format!(
+                    "the queue holds {shared} shared cells, at or above its threshold α·(pool \
+                     free) = {alpha} × {free} = {threshold} cells"
+                )
+            }
+            Refusal::HeadroomExhausted => {
+                let pg = &self.pgs[self.pg_index(req.ingress_port, req.priority)?];
+                format!(
+                    "the packet needs {cells} cells; the PFC headroom of port {} priority {} \
+                     holds {} of {}",
+                    req.ingress_port, req.priority, pg.headroom_used, pg.params.headroom
+                )
+            }
+            Refusal::NoSuchPort | Refusal::NoSuchQueue | Refusal::NoSuchClass => return None,
+            Refusal::FlexibleThreshold => return None,
+        })
     }
 
     fn pg_index(&self, ingress_port: u16, priority: u8) -> Option<usize> {

@@ -3,6 +3,7 @@
 //! it arrived on.
 
 use super::Chip;
+use pipelines::time::Time;
 use tm::Refusal;
 
 /// Why a packet was dropped. Every packet that enters the chip is either transmitted or
@@ -90,21 +91,25 @@ impl DropReason {
 }
 
 impl Chip {
-    /// The end of packet `h`: counted under `reason` and against its ingress port, its buffer
-    /// back in the store. A packet the chip made that its program ends is consumed, not
-    /// dropped: a program's own records (BFC's dequeue records, a refresh walk's last step)
-    /// end this way by design.
-    pub(super) fn drop_packet(&mut self, h: u32, reason: DropReason) {
+    /// The end of packet `h` at `now`: counted under `reason` and against its ingress port,
+    /// its buffer back in the store. A packet the chip made that its program ends is consumed,
+    /// not dropped: a program's own records (BFC's dequeue records, a refresh walk's last
+    /// step) end this way by design.
+    pub(super) fn drop_packet(&mut self, h: u32, now: Time, reason: DropReason) {
         let p = &self.packets.slots[h as usize];
         let by_program = matches!(
             reason,
             DropReason::IngressProgramDrop | DropReason::EgressProgramDrop
         );
-        if p.made_here && by_program {
+        let consumed = p.made_here && by_program;
+        if consumed {
             self.consumed += 1;
         } else {
             self.drops[reason.index()] += 1;
             self.ports[p.ingress_port as usize].counters.drops += 1;
+        }
+        if self.trace.is_some() {
+            self.trace_drop(h, now, reason, consumed);
         }
         self.packets.release(h);
     }

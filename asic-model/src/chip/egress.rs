@@ -54,16 +54,19 @@ impl Chip {
                 deflected: slot.deflected,
             };
             // The outputs are read in place, as after ingress.
-            let res = egress.process(&mut slot.data, &inputs);
+            let res = match self.trace.as_deref_mut() {
+                None => egress.process(&mut slot.data, &inputs),
+                Some(t) => t.egress(h, egress, &mut slot.data, &inputs),
+            };
             let Ok(out) = &res else {
                 self.left_egress_pipe(now, port, q);
                 self.left_egress_pacing(now, port, None, q);
-                return self.drop_packet(h, DropReason::EgressParserError);
+                return self.drop_packet(h, now, DropReason::EgressParserError);
             };
             if self.gress_exit(now, h, Gress::Egress, out, q) {
                 self.left_egress_pipe(now, port, q);
                 self.left_egress_pacing(now, port, None, q);
-                return self.drop_packet(h, DropReason::EgressProgramDrop);
+                return self.drop_packet(h, now, DropReason::EgressProgramDrop);
             }
         }
         let len = self.packets.slots[h as usize].data.len();
@@ -84,9 +87,13 @@ impl Chip {
             // The loopback: the frame comes back into this pipe's ingress through the same
             // port, its first bit `latency` after it left, whole one frame time later.
             self.plumbing.counters.recirculated += 1;
+            let back = start + self.plumbing.recirc_latency;
+            if self.trace.is_some() {
+                self.trace_departure(h, port, start, Some(back));
+            }
             let slot = &mut self.packets.slots[h as usize];
             slot.ingress_port = port;
-            slot.rx_start = start + self.plumbing.recirc_latency;
+            slot.rx_start = back;
             slot.rid = 0;
             slot.deflected = false;
             q.at(
@@ -94,6 +101,9 @@ impl Chip {
                 ChipEvent::Arrive { pkt: h },
             );
             return;
+        }
+        if self.trace.is_some() {
+            self.trace_departure(h, port, start, None);
         }
         wire.transmit(port, start, &self.packets.slots[h as usize].data);
         self.packets.release(h);

@@ -10,6 +10,7 @@ use super::packet::InPipe;
 use super::port::PortKind;
 use super::{Chip, ChipEvent, DropReason};
 use crate::kernel::Schedule;
+use crate::trace::Origin;
 use pipelines::pipe::GressInputs;
 use pipelines::program::Gress;
 use pipelines::time::Time;
@@ -43,12 +44,18 @@ impl Chip {
         let ingress = &mut p.ingress;
         // The outputs are read where the gress returned them (moving them out copied the
         // whole record).
-        let res = ingress.process_with_depths(&mut slot.data, &inputs, &depths);
+        let res = match self.trace.as_deref_mut() {
+            None => ingress.process_with_depths(&mut slot.data, &inputs, &depths),
+            Some(t) => {
+                let (pipe, latency) = (pipe as u16, self.ingress_latency);
+                t.ingress(h, pipe, latency, ingress, slot, &inputs, &depths)
+            }
+        };
         let Ok(out) = &res else {
-            return self.drop_packet(h, DropReason::IngressParserError);
+            return self.drop_packet(h, now, DropReason::IngressParserError);
         };
         if self.gress_exit(now, h, Gress::Ingress, out, q) {
-            return self.drop_packet(h, DropReason::IngressProgramDrop);
+            return self.drop_packet(h, now, DropReason::IngressProgramDrop);
         }
         let r = &out.requests;
         self.packets.slots[h as usize].bypass_egress = r.bypass_egress;
@@ -64,7 +71,7 @@ impl Chip {
                     let (queue, cos, dod) = (out.queue, r.ingress_cos, r.deflect_on_drop);
                     self.enqueue_to(now, h, port, queue, 0, cos, dod, q)
                 }
-                Err(reason) => self.drop_packet(h, reason),
+                Err(reason) => self.drop_packet(h, now, reason),
             };
         }
         // Destinations: the unicast port (or this pipe's first recirculation port), then
@@ -96,7 +103,7 @@ impl Chip {
         }
         if let Some(reason) = reason {
             self.plumbing.dests = dests;
-            return self.drop_packet(h, reason);
+            return self.drop_packet(h, now, reason);
         }
         // Every copy but the last is a new packet; the last is the original.
         let n = dests.len();
@@ -108,6 +115,10 @@ impl Chip {
                 let c = self.copy_packet(h, &[], usize::MAX);
                 // Copies carry the TM's metadata, the request to bypass egress included.
                 self.packets.slots[c as usize].bypass_egress = r.bypass_egress;
+                if self.trace.is_some() {
+                    let group = r.mcast_group;
+                    self.trace_made(c, Some(h), Origin::Multicast { group, rid }, now);
+                }
                 c
             };
             self.enqueue_to(

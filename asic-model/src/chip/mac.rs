@@ -126,6 +126,9 @@ impl Chip {
         pkt.data.extend_from_slice(frame);
         pkt.ingress_port = port;
         pkt.rx_start = start;
+        if self.trace.is_some() {
+            self.trace_arrival(h);
+        }
         q.at(arrive, ChipEvent::Arrive { pkt: h });
         Ok(free_at)
     }

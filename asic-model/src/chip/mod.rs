@@ -39,7 +39,8 @@
 //!   multicast, [`PlumbingCounters`]), `pktgen.rs` (the packet generator), `afc.rs`
 //!   (advanced flow control), `depth.rs` (queue depths published to ingress),
 //!   `scheduled.rs` (control-plane operations in simulated time), `lockstep.rs` (what
-//!   lockstep mode sees at each cycle edge).
+//!   lockstep mode sees at each cycle edge), `trace.rs` (the per-packet trace, when asked
+//!   for).
 
 mod afc;
 mod config;
@@ -61,6 +62,7 @@ mod plumbing;
 mod port;
 mod queueing;
 mod scheduled;
+mod trace;
 
 pub use config::{ChipConfig, DodConfig, McastGroup, MirrorSession, PktGenApp, PortSpeed};
 pub use drop::DropReason;
@@ -122,6 +124,8 @@ pub struct Chip {
     /// What lockstep mode saw.
     lockstep: LockstepCounters,
     lockstep_check: lockstep::LockstepCheck,
+    /// The per-packet trace's recorder, when asked for (`trace.rs`).
+    trace: Option<Box<trace::ChipTrace>>,
 }
 
 impl Chip {
@@ -187,6 +191,7 @@ impl Chip {
             depths,
             lockstep: LockstepCounters::default(),
             lockstep_check: lockstep::LockstepCheck::default(),
+            trace: None,
         })
     }
 

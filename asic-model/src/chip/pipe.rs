@@ -96,7 +96,7 @@ impl Chip {
         // only a copy to the CPU (none is modelled), bit 2 the mirror copy. So "mirror and
         // drop" (a truncated copy of a packet that is then dropped) makes the copy.
         if r.mirror_session != 0 && out.drop_ctl & DROP_CTL_NO_MIRROR == 0 {
-            self.mirror(now, h, r, q);
+            self.mirror(now, h, gress, r, q);
         }
         out.drop_ctl & DROP_CTL_DROP != 0
     }

@@ -10,6 +10,7 @@
 use super::{Chip, ChipError, ChipEvent, PktGenApp};
 use crate::kernel::Schedule;
 use crate::profile::{ChipProfile, MAX_PORTS};
+use crate::trace::Origin;
 use pipelines::time::{Time, MAX_INPUT_NS};
 
 /// The packet generator's applications and their periodic timers.
@@ -140,6 +141,9 @@ impl Chip {
         let c = &mut self.ports[port as usize].counters;
         c.rx_packets += 1;
         c.rx_bytes += a.template.len() as u64;
+        if self.trace.is_some() {
+            self.trace_made(h, None, Origin::Generated { app }, now);
+        }
         self.issue_ingress(now, h, q);
     }
 }

@@ -43,7 +43,9 @@ use super::port::{Port, PortKind};
 use super::{Chip, ChipConfig, ChipError, ChipEvent, DodConfig, MirrorSession};
 use crate::kernel::Schedule;
 use crate::profile::ChipProfile;
+use crate::trace::Origin;
 use pipelines::pipe::TmRequests;
+use pipelines::program::Gress;
 use pipelines::time::{Clock, Time};
 use std::collections::HashMap;
 
@@ -205,13 +207,14 @@ impl Chip {
         c
     }
 
-    /// Mirror packet `h` (as it is now) to `session`: the program's mirror header, then
-    /// the packet, truncated, enqueued to the session's port and queue as a packet of its
-    /// own.
+    /// Mirror packet `h` (as it is now, at the exit of `gress`) to `session`: the program's
+    /// mirror header, then the packet, truncated, enqueued to the session's port and queue as
+    /// a packet of its own.
     pub(super) fn mirror(
         &mut self,
         now: Time,
         h: u32,
+        gress: Gress,
         r: &TmRequests,
         q: &mut impl Schedule<ChipEvent>,
     ) {
@@ -233,6 +236,9 @@ impl Chip {
         let c = self.copy_packet(h, r.mirror_header.as_bytes(), max);
         self.packets.slots[c as usize].made_here = true;
         self.plumbing.counters.mirror_copies += 1;
+        if self.trace.is_some() {
+            self.trace_made(c, Some(h), Origin::Mirror { session, gress }, now);
+        }
         self.enqueue_to(now, c, s.port, s.queue, 0, 0, false, q);
     }
 }

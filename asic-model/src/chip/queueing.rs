@@ -51,22 +51,30 @@ impl Chip {
             now_ps: now.ps(),
         };
         let mut port = port;
-        if let Err(refusal) = self.tm.enqueue(request) {
+        let verdict = self.tm.enqueue(request);
+        if self.trace.is_some() {
+            self.trace_enqueue(now, &request, &verdict, false);
+        }
+        if let Err(refusal) = verdict {
             let dod = self.plumbing.dod.filter(|_| deflect);
             let Some(d) = dod else {
-                return self.drop_packet(h, DropReason::Tm(refusal));
+                return self.drop_packet(h, now, DropReason::Tm(refusal));
             };
-            let pipe = self.ports[slot.ingress_port as usize].pipe;
+            let pipe = self.ports[request.ingress_port as usize].pipe;
             // Without a port, the pipe's recirculation port (the configuration check
             // refused deflection to none on a chip without one).
             let Some(to) = d.port.or_else(|| self.profile.recirc_port(pipe, 0)) else {
-                return self.drop_packet(h, DropReason::Tm(refusal));
+                return self.drop_packet(h, now, DropReason::Tm(refusal));
             };
             port = to;
             request.port = port;
             request.queue = d.queue;
-            if self.tm.enqueue(request).is_err() {
-                return self.drop_packet(h, DropReason::DeflectRefused);
+            let verdict = self.tm.enqueue(request);
+            if self.trace.is_some() {
+                self.trace_enqueue(now, &request, &verdict, true);
+            }
+            if verdict.is_err() {
+                return self.drop_packet(h, now, DropReason::DeflectRefused);
             }
             self.plumbing.counters.deflected += 1;
             self.packets.slots[h as usize].deflected = true;
@@ -126,6 +134,9 @@ impl Chip {
         self.ports[port as usize].pacer.next_at = next;
         if self.tm.has_packets(port) {
             self.schedule_dequeue(port, next, q);
+        }
+        if self.trace.is_some() {
+            self.trace_dequeue(d.handle);
         }
     }
 }

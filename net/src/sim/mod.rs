@@ -186,6 +186,7 @@ impl<'o> Net<'o> {
             self.events += 1;
             if self.events % 4096 == 0 {
                 self.observer.progress(now, total);
+                self.hand_out_traces()?;
             }
             self.handle(now, ev)?;
             // Scheduled reads are taken even after the last flow completes: their results
@@ -213,8 +214,22 @@ impl<'o> Net<'o> {
         if self.sample_period.is_some() {
             self.sample(end);
         }
+        for chip in &mut self.chips {
+            chip.end_trace(end);
+        }
+        self.hand_out_traces()?;
         self.observer.finish(end);
         Ok(self.finish(end))
+    }
+
+    /// The traced packets whose life ended, chip by chip, to the observer.
+    fn hand_out_traces(&mut self) -> Result<(), String> {
+        for (c, chip) in self.chips.iter_mut().enumerate() {
+            for p in chip.drain_trace() {
+                self.observer.trace(c, &p)?;
+            }
+        }
+        Ok(())
     }
 
     fn handle(&mut self, now: Time, ev: Ev) -> Result<(), String> {

@@ -1,6 +1,7 @@
 //! Execution: the per-packet walk through the decoded control ([`run_control`]), running
 //! each matched action as micro-ops or through the general VLIW path ([`run_action`]), with
-//! the externs it drives.
+//! the externs it drives. Both tell a [`GressTracer`] what they do ([`crate::trace`]; the
+//! untraced walk passes [`crate::trace::NoTrace`], which compiles to nothing).
 
 use super::decode::{ControlPlan, Gate, GateOperand, KeyRead, MicroOp, Src, Step, StepNext};
 use super::externs::{ExternState, PacketCtx};
@@ -11,6 +12,7 @@ use crate::program::{
 };
 use crate::salu::{execute, minmax_lanes};
 use crate::table::{KeyValues, TableState};
+use crate::trace::GressTracer;
 use rand_core::Rng;
 use smallvec::SmallVec;
 
@@ -36,6 +38,7 @@ fn operand(o: &Operand, args: &[u128], layout: &PhvLayout, phv: &Phv) -> u128 {
 }
 
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn extern_index(
     i: ExternIndex,
     size: usize,
@@ -44,11 +47,14 @@ fn extern_index(
     ext: &ExternState,
     layout: &PhvLayout,
     phv: &Phv,
+    tracer: &mut impl GressTracer,
 ) -> usize {
     let v = match i {
         ExternIndex::Operand(o) => operand(&o, args, layout, phv),
         ExternIndex::Hash(h) => {
-            ext.hashes[h as usize].compute(&control.hashes[h as usize], layout, phv)
+            let v = ext.hashes[h as usize].compute(&control.hashes[h as usize], layout, phv);
+            tracer.hash(h, v);
+            v
         }
     };
     (v % size.max(1) as u128) as usize
@@ -63,8 +69,9 @@ fn src(s: Src, args: &[u128], phv: &Phv) -> u32 {
     }
 }
 
-/// Run a hazard-free action's decoded operations in order.
-#[inline]
+/// Run a hazard-free action's decoded operations in order. Inlined into each walk, traced
+/// or not (a second caller would otherwise keep it out of line in the untraced one).
+#[inline(always)]
 pub(super) fn run_micro_ops(
     ops: &[MicroOp],
     action: &Action,
@@ -114,6 +121,7 @@ pub fn run_action(
     phv: &mut Phv,
     ext: &mut ExternState,
     pkt: &PacketCtx,
+    tracer: &mut impl GressTracer,
 ) {
     // (field, value, bits written): written after every operation and extern has read.
     let mut results: SmallVec<[(u16, u128, u128); 16]> = SmallVec::new();
@@ -136,10 +144,12 @@ pub fn run_action(
                     Some(_) => minmax_lanes(reg.width()).unwrap_or(1) as usize,
                     None => 1,
                 };
-                let i = extern_index(index, reg.len() / lanes, args, control, ext, layout, phv);
+                let size = reg.len() / lanes;
+                let i = extern_index(index, size, args, control, ext, layout, phv, tracer);
                 let r = execute(s, &mut ext.registers[s.register as usize], i, |f| {
                     phv.get(&layout.fields[f as usize])
                 });
+                tracer.register(salu, i, r.old, r.new, r.output);
                 if let Some(d) = dst {
                     results.push((d, r.output, u128::MAX));
                 }
@@ -149,19 +159,22 @@ pub fn run_action(
             }
             ExternCall::Meter { meter, index, dst } => {
                 let size = ext.meters[meter as usize].len();
-                let i = extern_index(index, size, args, control, ext, layout, phv);
+                let i = extern_index(index, size, args, control, ext, layout, phv, tracer);
                 let t = pkt.stage_time(control.meters[meter as usize].stage);
                 let colour = ext.meters[meter as usize].color(i, t, pkt.bytes);
+                tracer.meter(meter, i, colour);
                 results.push((dst, colour as u128, u128::MAX));
             }
             ExternCall::Count { counter, index } => {
                 let size = ext.counters[counter as usize].len();
-                let i = extern_index(index, size, args, control, ext, layout, phv);
+                let i = extern_index(index, size, args, control, ext, layout, phv, tracer);
                 ext.counters[counter as usize].count(i, pkt.bytes);
+                tracer.counter(counter, i);
             }
             ExternCall::Hash { hash, dst } => {
                 let v =
                     ext.hashes[hash as usize].compute(&control.hashes[hash as usize], layout, phv);
+                tracer.hash(hash, v);
                 results.push((dst, v, u128::MAX));
             }
             ExternCall::Random { dst } => {
@@ -174,13 +187,18 @@ pub fn run_action(
                 } else {
                     lo
                 };
+                tracer.random(dst, v);
                 results.push((dst, v, u128::MAX));
             }
             ExternCall::QueueDepth { port, queue, dst } => {
                 // Runtime values beyond the id widths read 0, like ports the chip lacks.
                 let id = |o| u16::try_from(operand(&o, args, layout, phv)).ok();
                 let d = match (id(port), id(queue)) {
-                    (Some(p), Some(q)) => pkt.depths.depth_cells(p, q, pkt.stage_time(stage)),
+                    (Some(p), Some(q)) => {
+                        let d = pkt.depths.depth_cells(p, q, pkt.stage_time(stage));
+                        tracer.queue_depth(p, Some(q), d as u128);
+                        d
+                    }
                     _ => 0,
                 };
                 let max = mask(layout.fields[dst as usize].width as u32);
@@ -189,7 +207,11 @@ pub fn run_action(
             ExternCall::EmptyQueues { port, dst } => {
                 let w = layout.fields[dst as usize].width;
                 let m = match u16::try_from(operand(&port, args, layout, phv)) {
-                    Ok(p) => pkt.depths.empty_queues(p, w, pkt.stage_time(stage)),
+                    Ok(p) => {
+                        let m = pkt.depths.empty_queues(p, w, pkt.stage_time(stage));
+                        tracer.queue_depth(p, None, m);
+                        m
+                    }
                     Err(_) => mask(w as u32),
                 };
                 results.push((dst, m & mask(w as u32), u128::MAX));
@@ -246,8 +268,14 @@ pub(super) fn eval(c: &Cond, layout: &PhvLayout, phv: &Phv) -> bool {
     }
 }
 
-/// Run the control over a parsed PHV.
-pub fn run_control(
+/// Run the control over a parsed PHV. Never inlined: one function per tracer, so the
+/// untraced gress keeps the shape it has without tracing (the walk apart from the parser and
+/// deparser around it), which the measured instructions per hop depend on. The tracer is
+/// taken by value: [`crate::trace::NoTrace`] is then no argument at all (a recording tracer
+/// is a reference).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub fn run_control<T: GressTracer>(
     control: &ControlProgram,
     plan: &ControlPlan,
     layout: &PhvLayout,
@@ -255,11 +283,24 @@ pub fn run_control(
     phv: &mut Phv,
     ext: &mut ExternState,
     pkt: &PacketCtx,
+    mut tracer: T,
 ) -> ControlStats {
     let mut stats = ControlStats::default();
+    // The stage of the last step traced (tracing only).
+    let mut traced_stage = None;
     // `DONE` is past the last step.
     let mut at = plan.entry;
     while let Some(step) = plan.steps.get(at as usize) {
+        if T::ON {
+            let stage = match step {
+                Step::Gate { id, .. } => control.gateways[*id as usize].stage,
+                Step::Table { stage, .. } => *stage,
+            };
+            if traced_stage != Some(stage) {
+                traced_stage = Some(stage);
+                tracer.stage(stage, phv);
+            }
+        }
         at = match step {
             Step::Gate {
                 gate,
@@ -272,6 +313,7 @@ pub fn run_control(
                     Gate::Cmp(a, op, b) => op.holds(a.value(layout, phv), b.value(layout, phv)),
                     Gate::Cond => eval(&control.gateways[*id as usize].cond, layout, phv),
                 };
+                tracer.gateway(*id, holds);
                 if holds {
                     *on_true
                 } else {
@@ -310,6 +352,7 @@ pub fn run_control(
                     }
                 };
                 let hit = slot.is_some();
+                tracer.table(*id, key, state, slot, call);
                 let action = &control.actions[call.action as usize];
                 match &plan.actions[call.action as usize].ops {
                     Some(ops) => {
@@ -319,7 +362,8 @@ pub fn run_control(
                     None => {
                         // A hit runs in the stage of the part holding it, a miss in `stage`.
                         let at = found.map_or(*stage, |e| state.part_stage(key, e));
-                        run_action(action, at, &call.args, control, layout, phv, ext, pkt)
+                        let (args, t) = (&call.args, &mut tracer);
+                        run_action(action, at, args, control, layout, phv, ext, pkt, t)
                     }
                 }
                 let action_run = call.action;
@@ -343,6 +387,7 @@ pub fn run_control(
             }
         };
     }
+    tracer.end(phv);
     stats
 }
 

@@ -17,6 +17,7 @@ use pipelines::phv::{Phv, WireLayout};
 use pipelines::program::*;
 use pipelines::table::TableState;
 use pipelines::time::Clock;
+use pipelines::trace::NoTrace;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::cell::Cell;
@@ -559,6 +560,7 @@ fn deparse_case(seed: u64) -> Result<bool, TestCaseError> {
         &mut phv,
         4,
         &mut extracted,
+        &mut NoTrace,
     ) else {
         return Ok(false);
     };
@@ -576,6 +578,7 @@ fn deparse_case(seed: u64) -> Result<bool, TestCaseError> {
             &mut phv,
             &mut ext,
             &pkt,
+            &mut NoTrace,
         );
     }
     for &(_, f) in &layout.intrinsics {
@@ -714,6 +717,7 @@ fn micro_op_case(seed: u64) -> Result<(), TestCaseError> {
         &mut fast,
         &mut ext,
         &pkt,
+        NoTrace,
     );
     run_action(
         &control.actions[0],
@@ -724,6 +728,7 @@ fn micro_op_case(seed: u64) -> Result<(), TestCaseError> {
         &mut general,
         &mut ext,
         &pkt,
+        &mut NoTrace,
     );
     prop_assert_eq!(
         fast.containers(),
