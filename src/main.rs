@@ -156,19 +156,30 @@ enum Command {
     /// control-plane name. `#include "file"` reads a file beside the program; `#include
     /// <tna.p4>` (also `<core.p4>`, `<t2na.p4>`, `<common/headers.p4>`) one shipped with the
     /// compiler. docs/COMPILING.md has the rules and an example.
+    ///
+    /// `--html FILE` writes the allocation as a page to look at (bf-p4c users know it from P4
+    /// Insight): the stage × resource grid coloured by use, every table's placement, the
+    /// table dependency graph by stage, the PHV container map. `--emit dot` prints the
+    /// dependency graph for Graphviz.
     Compile {
         /// The program (`.p4`).
         program: PathBuf,
         /// Chip profile: a built-in name or a RON file.
         #[arg(long, default_value = "tofino2-like")]
         chip: String,
-        /// Print the compiled program instead of the resource report.
+        /// Print this instead of the resource report.
         #[arg(long, value_enum)]
         emit: Option<Emit>,
         /// Also write the resource report as JSON to this file, shaped like p4c's
         /// resources.json (`resources.mau.tables` lists every table's parts).
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Also write the visual resource view to this file: one self-contained HTML page
+        /// (no network needed) with the stage × resource grid, each table's placement, keys
+        /// and actions, the table dependency graph by stage, the PHV container map and the
+        /// latency per gress.
+        #[arg(long)]
+        html: Option<PathBuf>,
     },
 }
 
@@ -237,6 +248,8 @@ enum ChipsAction {
 enum Emit {
     /// The executable program format, as RON.
     Ir,
+    /// The table dependency graph placement obeyed, in Graphviz's language (`dot -Tsvg`).
+    Dot,
 }
 
 fn demo() -> Result<(), String> {
@@ -301,6 +314,7 @@ fn compile(
     chip: &str,
     emit: Option<Emit>,
     json: Option<PathBuf>,
+    html: Option<PathBuf>,
 ) -> Result<(), String> {
     let chip = profile::load(chip).map_err(|e| e.to_string())?;
     let compiled = compile_file(program, &chip, true)?;
@@ -312,11 +326,17 @@ fn compile(
                 ron::ser::to_string_pretty(&compiled.program, cfg).map_err(|e| e.to_string())?
             )?;
         }
+        Some(Emit::Dot) => out!("{}", dsl::depgraph::dot(&compiled.report))?,
         None => out!("{}", compiled.report.render_text())?,
     }
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(&compiled.report).map_err(|e| e.to_string())?;
         std::fs::write(&path, text)
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    if let Some(path) = html {
+        let page = asic::resource_view::render(&compiled, &chip);
+        std::fs::write(&path, page)
             .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
     }
     Ok(())
@@ -522,7 +542,8 @@ fn main() -> ExitCode {
             chip,
             emit,
             json,
-        }) => compile(&program, &chip, emit, json),
+            html,
+        }) => compile(&program, &chip, emit, json, html),
         Some(Command::Stf { paths }) => {
             return match stf(&paths) {
                 Ok(true) => ExitCode::SUCCESS,

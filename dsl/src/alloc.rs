@@ -13,6 +13,10 @@
 //! - action dependency: likewise when its actions read a field an ancestor writes, or both
 //!   write the same field (the later write must land after the earlier one).
 //!
+//! Those edges, with their kinds and the fields or branches behind them, are kept in
+//! [`Placement::dependencies`]: the table dependency graph the report carries
+//! ([`crate::depgraph`]).
+//!
 //! Splitting, as bf-p4c does: a table that no stage from its earliest has room for is split
 //! into parts ([`TablePart`]), each a logical table holding a share of the entries: from its
 //! earliest stage on, each stage takes the largest part its free resources allow (whole
@@ -130,6 +134,40 @@ pub struct Placement {
     pub stages: Vec<StageUsage>,
     /// Each table's parts, in table order (one for a table in one stage).
     pub tables: Vec<Vec<PartUse>>,
+    /// The table dependency graph placement obeyed: the control-flow edges, then every
+    /// match and action dependency of a node on an ancestor, node by node in placement
+    /// order.
+    pub dependencies: Vec<Dependency>,
+}
+
+/// What kind of dependency orders two nodes (bf-p4c's table dependency graph groups its
+/// edge types into these three).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum DepKind {
+    /// The later node's key, condition or extern input reads a field the earlier one may
+    /// write (bf-p4c's `IXBAR_READ`): it goes at least one stage after the earlier one's last.
+    Match,
+    /// The later node's actions read a field the earlier one may write, or both write one
+    /// (`ACTION_READ`, `OUTPUT`): also one stage after.
+    Action,
+    /// Control flow: the later node follows the earlier one (`CONTROL_*`): not in an
+    /// earlier stage than its last.
+    Control,
+}
+
+/// One edge of the table dependency graph, as placement found and used it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Dependency {
+    /// The earlier node.
+    pub from: Node,
+    /// The node that depends on it.
+    pub to: Node,
+    /// Which kind of dependency (a match one when both a match and an action one hold).
+    pub kind: DepKind,
+    /// Match and action: the fields `from` may write that `to` reads (or writes).
+    pub fields: Vec<FieldId>,
+    /// Control: the branches of `from` that lead to `to`.
+    pub branches: Vec<Branch>,
 }
 
 /// What one node needs from its stage.
@@ -175,6 +213,26 @@ struct Access {
     match_reads: BTreeSet<FieldId>,
     action_reads: BTreeSet<FieldId>,
     writes: BTreeSet<FieldId>,
+}
+
+impl Access {
+    /// How a node touching these fields depends on an ancestor touching `earlier`'s, and
+    /// through which fields: match when a field the ancestor writes feeds this node's match
+    /// (a pair with both kinds is a match edge, as bf-p4c ranks them), else action when
+    /// this node's actions read or write one.
+    fn depends_on(&self, earlier: &Access) -> Option<(DepKind, Vec<FieldId>)> {
+        let w = &earlier.writes;
+        let matched: Vec<FieldId> = w.intersection(&self.match_reads).copied().collect();
+        if !matched.is_empty() {
+            return Some((DepKind::Match, matched));
+        }
+        let acted: BTreeSet<FieldId> = w
+            .intersection(&self.action_reads)
+            .chain(w.intersection(&self.writes))
+            .copied()
+            .collect();
+        (!acted.is_empty()).then(|| (DepKind::Action, acted.into_iter().collect()))
+    }
 }
 
 fn ceil_div(a: u64, b: u64) -> u32 {
@@ -374,20 +432,50 @@ fn index(n: Node, tables: usize) -> usize {
     }
 }
 
-fn successors(c: &ControlProgram, n: Node) -> Vec<Node> {
+/// Which way control leaves a node for a successor (bf-p4c's control dependency edges:
+/// `CONTROL_DEFAULT_NEXT_TABLE`, `CONTROL_TABLE_HIT`/`MISS`, `CONTROL_ACTION`,
+/// `CONTROL_COND_TRUE`/`FALSE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Branch {
+    /// The table's one next node, whatever happened.
+    Next,
+    /// After a hit.
+    Hit,
+    /// After a miss.
+    Miss,
+    /// After this action ran (`switch (t.apply().action_run)`).
+    Action(ActionId),
+    /// After an action the `switch` does not list.
+    Default,
+    /// The gateway's condition held.
+    True,
+    /// It did not.
+    False,
+}
+
+/// The nodes control may go to after `n`, each with the branch that leads there (a node
+/// reached by several branches is listed once per branch).
+fn successors(c: &ControlProgram, n: Node) -> Vec<(Node, Branch)> {
+    let to = |x: &Option<Node>, b: Branch| x.map(|n| (n, b));
     match n {
         Node::Table(t) => match &c.tables[t as usize].next {
-            TableNext::Always(x) => x.iter().copied().collect(),
-            TableNext::HitMiss { hit, miss } => hit.iter().chain(miss.iter()).copied().collect(),
+            TableNext::Always(x) => to(x, Branch::Next).into_iter().collect(),
+            TableNext::HitMiss { hit, miss } => to(hit, Branch::Hit)
+                .into_iter()
+                .chain(to(miss, Branch::Miss))
+                .collect(),
             TableNext::ByAction { cases, default } => cases
                 .iter()
-                .filter_map(|c| c.1)
-                .chain(default.iter().copied())
+                .filter_map(|&(a, x)| to(&x, Branch::Action(a)))
+                .chain(to(default, Branch::Default))
                 .collect(),
         },
         Node::Gateway(g) => {
             let g = &c.gateways[g as usize];
-            g.on_true.iter().chain(g.on_false.iter()).copied().collect()
+            to(&g.on_true, Branch::True)
+                .into_iter()
+                .chain(to(&g.on_false, Branch::False))
+                .collect()
         }
     }
 }
@@ -936,7 +1024,7 @@ pub fn place(
             }
             state[i] = 1;
             stack.push((i, true));
-            for s in successors(c, node_of(i)) {
+            for (s, _) in successors(c, node_of(i)) {
                 let j = index(s, nt);
                 preds[j].push(i);
                 if state[j] == 0 {
@@ -979,6 +1067,7 @@ pub fn place(
     let mut last = vec![0usize; n];
     let mut table_parts: Vec<Vec<(usize, u32)>> = vec![Vec::new(); nt];
     let mut ancestors: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    let mut dependencies = control_dependencies(c, order.iter().map(|&i| node_of(i)));
     for &i in &order {
         let mut anc = BTreeSet::new();
         for &p in &preds[i] {
@@ -996,15 +1085,20 @@ pub fn place(
         }
         let mut after: Option<usize> = None;
         for &a in &anc {
-            let w = &access[a].writes;
-            let x = &access[i];
-            let dep = !w.is_disjoint(&x.match_reads)
-                || !w.is_disjoint(&x.action_reads)
-                || !w.is_disjoint(&x.writes);
-            if dep && last[a] + 1 > earliest {
+            let Some((kind, fields)) = access[i].depends_on(&access[a]) else {
+                continue;
+            };
+            if last[a] + 1 > earliest {
                 earliest = last[a] + 1;
                 after = Some(a);
             }
+            dependencies.push(Dependency {
+                from: node_of(a),
+                to: node_of(i),
+                kind,
+                fields,
+                branches: Vec::new(),
+            });
         }
         ancestors[i] = anc;
         let (what, span) = describe(c, i, nt, table_spans, gateway_spans);
@@ -1115,7 +1209,30 @@ pub fn place(
     Ok(Placement {
         stages: usage,
         tables,
+        dependencies,
     })
+}
+
+/// The control-flow edges out of `nodes`, in their order: one per successor, with every
+/// branch that leads to it.
+fn control_dependencies(c: &ControlProgram, nodes: impl Iterator<Item = Node>) -> Vec<Dependency> {
+    let mut out: Vec<Dependency> = Vec::new();
+    for from in nodes {
+        let first = out.len();
+        for (to, branch) in successors(c, from) {
+            match out[first..].iter_mut().find(|d| d.to == to) {
+                Some(d) => d.branches.push(branch),
+                None => out.push(Dependency {
+                    from,
+                    to,
+                    kind: DepKind::Control,
+                    fields: Vec::new(),
+                    branches: vec![branch],
+                }),
+            }
+        }
+    }
+    out
 }
 
 /// A node's name for messages and where to point.

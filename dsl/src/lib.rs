@@ -13,7 +13,8 @@
 //! 5. [`alloc`]: tables and gateways → MAU stages under the table dependency graph and every
 //!    per-stage resource; extern arrays and hash units follow their table;
 //! 6. [`report`]: what the program uses of the chip (text, and JSON shaped like p4c's
-//!    `resources.json`).
+//!    `resources.json`), with the table dependency graph placement obeyed ([`depgraph`],
+//!    also in Graphviz's language).
 //!
 //! # The language
 //!
@@ -66,6 +67,7 @@ pub mod alloc;
 pub mod ast;
 pub mod check;
 mod control;
+pub mod depgraph;
 pub mod error;
 pub mod include;
 mod layout;

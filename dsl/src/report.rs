@@ -16,6 +16,7 @@ use pipelines::spec::PipeSpec;
 use serde::Serialize;
 
 use crate::alloc::{Item, Kind, PartUse, Placement};
+use crate::depgraph::{self, DepGraph};
 use crate::phv::PhvUsage;
 use crate::tna;
 
@@ -121,6 +122,8 @@ pub struct GressReport {
     pub gateways: Vec<u16>,
     /// Extern arrays and hash units → stage.
     pub externs: Vec<ExternPlacement>,
+    /// The table dependency graph placement obeyed.
+    pub dependencies: DepGraph,
     /// 8-bit PHV containers.
     pub phv_b8: Use,
     /// 16-bit PHV containers.
@@ -277,6 +280,7 @@ pub fn gress_report(
             .collect(),
         gateways: control.gateways.iter().map(|g| g.stage).collect(),
         externs,
+        dependencies: depgraph::graph(control, layout, &placement.dependencies),
         stages,
         phv_b8: Use::new(phv.b8.into(), spec.phv.b8.into()),
         phv_b16: Use::new(phv.b16.into(), spec.phv.b16.into()),

@@ -32,6 +32,7 @@ mod plumbing;
 mod plumbing_more;
 mod readout;
 mod report;
+mod resource_view;
 mod split;
 mod stf;
 mod timing;

@@ -2,6 +2,7 @@
 //! binary per file cost more CI time than running them all.
 
 mod common;
+mod depgraph;
 mod error_files;
 mod errors;
 mod externs;

@@ -242,7 +242,7 @@ pub enum KeyMatch {
 }
 
 /// A value as a person reads it in a message: decimal when small, else hexadecimal.
-pub(crate) fn value(v: u128) -> String {
+pub fn value(v: u128) -> String {
     if v < 256 {
         v.to_string()
     } else {
