@@ -349,7 +349,10 @@ impl ChipProfile {
             (l.deparser_cycles, "pipe.latency.deparser_cycles"),
             (l.stage_base_cycles, "pipe.latency.stage_base_cycles"),
             (l.tcam_extra_cycles, "pipe.latency.tcam_extra_cycles"),
-            (l.stateful_extra_cycles, "pipe.latency.stateful_extra_cycles"),
+            (
+                l.stateful_extra_cycles,
+                "pipe.latency.stateful_extra_cycles",
+            ),
             (l.meter_extra_cycles, "pipe.latency.meter_extra_cycles"),
         ] {
             if v > MAX_LATENCY_CYCLES {
@@ -716,7 +719,10 @@ mod tests {
                 |p| p.pipe.latency.tcam_extra_cycles = u32::MAX,
                 "pipe.latency.tcam_extra_cycles",
             ),
-            (|p| p.pipe.latency.parser_cycles = 10_001, "pipe.latency.parser_cycles"),
+            (
+                |p| p.pipe.latency.parser_cycles = 10_001,
+                "pipe.latency.parser_cycles",
+            ),
             (|p| p.pipe.stage.sram_depth = 0, "pipe.stage.sram_depth"),
             (
                 |p| p.pipe.stage.logical_tables = 0,

@@ -674,7 +674,9 @@ impl Bench {
             return Err(RunError::Other(e));
         }
         if let Some(end) = stopped {
-            self.chip.check_reads_taken(end).map_err(RunError::ReadNotTaken)?;
+            self.chip
+                .check_reads_taken(end)
+                .map_err(RunError::ReadNotTaken)?;
         }
         for p in self.capture.pcaps.drain(..).flatten() {
             p.finish().map_err(RunError::Other)?;

@@ -49,11 +49,11 @@ pub fn run_traced(
     if let Some(file) = &s.entries {
         // Entries the chip refuses (a key or argument that does not fit, a full table) are
         // the entries file's errors.
-        for (i, op) in base.control(file, &compiled.program)?.iter().enumerate() {
+        for placed in base.control(file, &compiled.program)? {
             bench
                 .chip_mut()
-                .apply(op)
-                .map_err(|e| format!("{}: operation {}: {e}", sf.resolve(file).display(), i + 1))?;
+                .apply(&placed.op)
+                .map_err(|e| format!("{}: {e}", placed.place))?;
         }
     }
     bench.set_lockstep(lockstep);

@@ -18,7 +18,6 @@ use asic_net::traffic::{Size, Source};
 use asic_net::Network;
 use located::{locate, parse_ron, read_text};
 use pipelines::control::resolve_op;
-use pipelines::entries::EntrySpec;
 use pipelines::program::Program;
 use pipelines::time::Time;
 use std::collections::BTreeMap;
@@ -129,13 +128,16 @@ fn chip<'l>(
         seed,
     };
     let deployed = dep.deploy(&ctx, config)?;
-    let mut specs: Vec<EntrySpec> = match m.entries {
+    // An entries file's error is placed in that file; the scenario's inline entries and the
+    // deployment's are named by their number among them.
+    let mut entries = match m.entries {
         None => Vec::new(),
-        Some(Entries::Inline(v)) => v.clone(),
-        Some(Entries::File(f)) => base.entry_specs(f)?,
+        Some(Entries::Inline(v)) => resolve_entries(v, program)?,
+        Some(Entries::File(f)) => base.entries(f, program)?,
     };
-    specs.extend(deployed.entries);
-    let entries = resolve_entries(&specs, program)?;
+    entries.extend(
+        resolve_entries(&deployed.entries, program).map_err(|e| format!("the deployment's {e}"))?,
+    );
     let chip = Chip::with_entries(prof.clone(), program, deployed.config, &entries)
         .map_err(|e| e.to_string())?;
     Ok((chip, program))

@@ -60,7 +60,12 @@ pub enum Failure {
 
 impl Failure {
     /// Every failure, in report order.
-    pub const ALL: [Failure; 4] = [Failure::Panic, Failure::Signal, Failure::Hang, Failure::Memory];
+    pub const ALL: [Failure; 4] = [
+        Failure::Panic,
+        Failure::Signal,
+        Failure::Hang,
+        Failure::Memory,
+    ];
 
     /// The name in reports and findings' file names.
     pub fn name(self) -> &'static str {
@@ -124,8 +129,17 @@ impl Summary {
 
 /// A report from a worker.
 enum Report {
-    Done { index: u64, outcome: String, peak: usize },
-    Panic { index: u64, peak: usize, location: String, message: String },
+    Done {
+        index: u64,
+        outcome: String,
+        peak: usize,
+    },
+    Panic {
+        index: u64,
+        peak: usize,
+        location: String,
+        message: String,
+    },
 }
 
 impl Report {
@@ -325,7 +339,11 @@ pub fn campaign(kind: Kind, opts: &Options) -> Result<Summary, String> {
         loop {
             let index = opts.from + s.execs;
             match w.next(opts.hang)? {
-                Ok(Report::Done { index: i, outcome, peak }) => {
+                Ok(Report::Done {
+                    index: i,
+                    outcome,
+                    peak,
+                }) => {
                     expect_index(i, index)?;
                     match outcome.as_str() {
                         "ok" => s.accepted += 1,
@@ -334,7 +352,12 @@ pub fn campaign(kind: Kind, opts: &Options) -> Result<Summary, String> {
                     }
                     s.peak_heap = s.peak_heap.max(peak);
                 }
-                Ok(Report::Panic { index: i, peak, location, message }) => {
+                Ok(Report::Panic {
+                    index: i,
+                    peak,
+                    location,
+                    message,
+                }) => {
                     expect_index(i, index)?;
                     s.peak_heap = s.peak_heap.max(peak);
                     record(&mut s, opts, index, Failure::Panic, location, message)?;
@@ -346,7 +369,11 @@ pub fn campaign(kind: Kind, opts: &Options) -> Result<Summary, String> {
                         opts.from + opts.execs
                     ))
                 }
-                Err(End::Failed { failure, signature, message }) => {
+                Err(End::Failed {
+                    failure,
+                    signature,
+                    message,
+                }) => {
                     record(&mut s, opts, index, failure, signature, message)?;
                     s.execs += 1;
                     break;
@@ -375,7 +402,9 @@ fn expect_index(got: u64, want: u64) -> Result<(), String> {
     if got == want {
         Ok(())
     } else {
-        Err(format!("a worker reported input {got} where {want} was due"))
+        Err(format!(
+            "a worker reported input {got} where {want} was due"
+        ))
     }
 }
 
@@ -434,7 +463,11 @@ fn write_finding(kind: Kind, opts: &Options, dir: &Path, f: &Finding) -> Result<
     let min_path = write(format!("{stem}.min.{ext}"), &minimal)?;
     let printed = reproduce(kind, opts, &min_path, true)?.1;
     let mut note = String::new();
-    let _ = writeln!(note, "kind: {kind}\nseed: {}\nindex: {}", opts.seed, f.index);
+    let _ = writeln!(
+        note,
+        "kind: {kind}\nseed: {}\nindex: {}",
+        opts.seed, f.index
+    );
     let _ = writeln!(note, "failure: {} ({})", f.failure.name(), f.signature);
     let _ = writeln!(note, "message: {}", f.message);
     let _ = writeln!(
@@ -479,7 +512,11 @@ fn reproduce(
     let failed = match w.next(opts.hang)? {
         Ok(Report::Panic { location, .. }) => Some((Failure::Panic, location)),
         Ok(Report::Done { .. }) | Err(End::Finished) => None,
-        Err(End::Failed { failure, signature, message }) => return Ok((Some((failure, signature)), message)),
+        Err(End::Failed {
+            failure,
+            signature,
+            message,
+        }) => return Ok((Some((failure, signature)), message)),
     };
     let _ = w.next(opts.hang)?;
     Ok((failed, w.printed()))
@@ -493,9 +530,16 @@ const MINIMIZE_TIME: Duration = Duration::from_secs(120);
 
 /// The input cut down while it still fails alike: chunks of lines removed, halving the
 /// chunk, then chunks of bytes; at most [`MINIMIZE_TRIES`] candidates and [`MINIMIZE_TIME`].
-fn minimize(kind: Kind, opts: &Options, input: &[u8], f: &Finding) -> Result<(Vec<u8>, usize), String> {
+fn minimize(
+    kind: Kind,
+    opts: &Options,
+    input: &[u8],
+    f: &Finding,
+) -> Result<(Vec<u8>, usize), String> {
     let scratch = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
-    let path = scratch.path().join(format!("candidate.{}", kind.extension()));
+    let path = scratch
+        .path()
+        .join(format!("candidate.{}", kind.extension()));
     let mut tries = 0;
     let start = Instant::now();
     let fails = |candidate: &[u8]| -> Result<bool, String> {
@@ -508,7 +552,10 @@ fn minimize(kind: Kind, opts: &Options, input: &[u8], f: &Finding) -> Result<(Ve
         let units = |data: &[u8]| -> Vec<usize> {
             // Unit boundaries: after each newline, or every byte.
             let mut b: Vec<usize> = if by_lines {
-                (0..data.len()).filter(|&i| data[i] == b'\n').map(|i| i + 1).collect()
+                (0..data.len())
+                    .filter(|&i| data[i] == b'\n')
+                    .map(|i| i + 1)
+                    .collect()
             } else {
                 (1..=data.len()).collect()
             };
@@ -551,8 +598,18 @@ pub fn render(summaries: &[Summary]) -> String {
     let _ = writeln!(
         out,
         "{:<9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>7} {:>5} {:>6} {:>9} {:>9} {:>8}",
-        "kind", "execs", "accepted", "rejected", "skipped", "panics", "signals", "hangs", "memory",
-        "peak heap", "wall", "execs/s"
+        "kind",
+        "execs",
+        "accepted",
+        "rejected",
+        "skipped",
+        "panics",
+        "signals",
+        "hangs",
+        "memory",
+        "peak heap",
+        "wall",
+        "execs/s"
     );
     for s in summaries {
         let secs = s.wall.as_secs_f64();

@@ -74,8 +74,15 @@ impl Args {
 
     /// Refuse flags the command does not take.
     fn only(&self, allowed: &[&str]) -> Result<(), String> {
-        match self.flags.iter().find(|(n, _)| !allowed.contains(&n.as_str())) {
-            Some((n, _)) => Err(format!("unknown option {n} (this command takes {})", allowed.join(", "))),
+        match self
+            .flags
+            .iter()
+            .find(|(n, _)| !allowed.contains(&n.as_str()))
+        {
+            Some((n, _)) => Err(format!(
+                "unknown option {n} (this command takes {})",
+                allowed.join(", ")
+            )),
             None => Ok(()),
         }
     }
@@ -113,7 +120,16 @@ fn main() {
                 .map_err(|e| format!("standard output: {e}"))
         }
         "" | "help" | "--help" | "-h" => {
-            println!("{}", include_str!("main.rs").lines().skip(2).take(7).map(|l| l.trim_start_matches("//! ")).collect::<Vec<_>>().join("\n"));
+            println!(
+                "{}",
+                include_str!("main.rs")
+                    .lines()
+                    .skip(2)
+                    .take(7)
+                    .map(|l| l.trim_start_matches("//! "))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
             Ok(())
         }
         what => fuzz(what, &a),
@@ -137,7 +153,13 @@ fn worker(kind: Kind, source: Source, a: &Args, backtrace: bool) -> Result<(), S
 /// 1) if any input failed.
 fn fuzz(what: &str, a: &Args) -> Result<(), String> {
     a.only(&[
-        "--execs", "--from", "--seed", "--jobs", "--hang-secs", "--mem-mib", "--findings",
+        "--execs",
+        "--from",
+        "--seed",
+        "--jobs",
+        "--hang-secs",
+        "--mem-mib",
+        "--findings",
         "--no-minimize",
     ])?;
     let kinds: Vec<Kind> = match what {

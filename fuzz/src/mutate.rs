@@ -77,11 +77,13 @@ impl Corpus {
     fn new(kind: Kind) -> Corpus {
         let seeds: Vec<Vec<u8>> = match kind {
             Kind::P4 => texts(&matching(&[""], ".p4")),
-            Kind::Profile => texts(&[
-                matching(&["asic-model/profiles/"], ".ron"),
-                matching(&["programs/bfc/tofino2-100g"], ".ron"),
-            ]
-            .concat()),
+            Kind::Profile => texts(
+                &[
+                    matching(&["asic-model/profiles/"], ".ron"),
+                    matching(&["programs/bfc/tofino2-100g"], ".ron"),
+                ]
+                .concat(),
+            ),
             Kind::Scenario => vec![file("programs/l3router/scenario.ron").to_vec()],
             // The sweep's base scenario has placeholders a sweep fills; they are filled here
             // as a sweep point would be, so the file parses.
@@ -117,7 +119,9 @@ impl Corpus {
         };
         let mut words: Vec<String> = donors
             .iter()
-            .flat_map(|d| identifiers(d).map(|(a, b)| String::from_utf8_lossy(&d[a..b]).into_owned()))
+            .flat_map(|d| {
+                identifiers(d).map(|(a, b)| String::from_utf8_lossy(&d[a..b]).into_owned())
+            })
             .collect();
         words.sort();
         words.dedup();
@@ -210,7 +214,9 @@ fn byte_mutation(data: &mut Vec<u8>, corpus: &Corpus, rng: &mut ChaCha8Rng) {
         }
         4 => {
             let at = below(rng, len + 1);
-            let bytes: Vec<u8> = (0..1 + below(rng, 16)).map(|_| rng.next_u32() as u8).collect();
+            let bytes: Vec<u8> = (0..1 + below(rng, 16))
+                .map(|_| rng.next_u32() as u8)
+                .collect();
             data.splice(at..at, bytes);
         }
         5 => {
@@ -222,7 +228,11 @@ fn byte_mutation(data: &mut Vec<u8>, corpus: &Corpus, rng: &mut ChaCha8Rng) {
         6 if len >= 4 => {
             let i = below(rng, len - 3);
             let w = WORDS[below(rng, WORDS.len())];
-            let w = if below(rng, 2) == 0 { w.to_le_bytes() } else { w.to_be_bytes() };
+            let w = if below(rng, 2) == 0 {
+                w.to_le_bytes()
+            } else {
+                w.to_be_bytes()
+            };
             data[i..i + 4].copy_from_slice(&w);
         }
         _ => data.truncate(below(rng, len + 1)),
@@ -250,7 +260,12 @@ fn text_mutation(data: &mut Vec<u8>, corpus: &Corpus, rng: &mut ChaCha8Rng) {
             if let Some(&(a, b)) = lines.get(below(rng, lines.len().max(1))) {
                 let line = data[a..b].to_vec();
                 let times = [1, 2, 8, 64][below(rng, 4)];
-                let copies: Vec<u8> = line.iter().copied().cycle().take(line.len() * times).collect();
+                let copies: Vec<u8> = line
+                    .iter()
+                    .copied()
+                    .cycle()
+                    .take(line.len() * times)
+                    .collect();
                 data.splice(b..b, copies);
             }
         }
@@ -297,7 +312,10 @@ fn deepen(data: &mut Vec<u8>, rng: &mut ChaCha8Rng) {
     data.splice(at..at, std::iter::repeat_n(open, k));
 }
 
-fn pick(rng: &mut ChaCha8Rng, tokens: impl Iterator<Item = (usize, usize)>) -> Option<(usize, usize)> {
+fn pick(
+    rng: &mut ChaCha8Rng,
+    tokens: impl Iterator<Item = (usize, usize)>,
+) -> Option<(usize, usize)> {
     let all: Vec<(usize, usize)> = tokens.collect();
     (!all.is_empty()).then(|| all[below(rng, all.len())])
 }
@@ -327,7 +345,15 @@ fn tokens<'a>(
 ) -> impl Iterator<Item = (usize, usize)> + 'a {
     (0..data.len())
         .filter(move |&i| start(data[i]) && (i == 0 || !is(data[i - 1])))
-        .map(move |i| (i, data[i..].iter().position(|&c| !is(c)).map_or(data.len(), |n| i + n)))
+        .map(move |i| {
+            (
+                i,
+                data[i..]
+                    .iter()
+                    .position(|&c| !is(c))
+                    .map_or(data.len(), |n| i + n),
+            )
+        })
 }
 
 /// Numbers: decimal, hex, with `_` separators and a fraction (`1_000`, `0x8808`, `200.0`).
@@ -358,7 +384,11 @@ mod tests {
             let a: Vec<Vec<u8>> = (0..20).map(|i| generate(kind, 7, i)).collect();
             let b: Vec<Vec<u8>> = (0..20).map(|i| generate(kind, 7, i)).collect();
             assert_eq!(a, b, "{kind}");
-            assert_ne!(generate(kind, 7, 0), generate(kind, 8, 0), "{kind}: the seed matters");
+            assert_ne!(
+                generate(kind, 7, 0),
+                generate(kind, 8, 0),
+                "{kind}: the seed matters"
+            );
             let distinct: std::collections::BTreeSet<&Vec<u8>> = a.iter().collect();
             assert!(distinct.len() > 15, "{kind}: inputs differ");
         }
@@ -379,8 +409,14 @@ mod tests {
         for _ in 0..50 {
             let mut data = b"a(b[c]{d})".to_vec();
             deepen(&mut data, &mut rng);
-            let opens = data.iter().filter(|&&c| c == b'(' || c == b'[' || c == b'{').count();
-            let closes = data.iter().filter(|&&c| c == b')' || c == b']' || c == b'}').count();
+            let opens = data
+                .iter()
+                .filter(|&&c| c == b'(' || c == b'[' || c == b'{')
+                .count();
+            let closes = data
+                .iter()
+                .filter(|&&c| c == b')' || c == b']' || c == b'}')
+                .count();
             assert!(opens >= closes && opens > 3);
         }
     }

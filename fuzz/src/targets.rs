@@ -20,10 +20,10 @@ use asic_deploy::build::topology;
 use asic_deploy::run::run_detailed;
 use asic_deploy::scenario::NetScenario;
 use asic_io::load::Base;
-use asic_net::traffic::Source;
 use asic_io::pcap::read_pcap;
 use asic_model::chip::{Chip, ChipConfig};
 use asic_model::profile::{self, ChipProfile};
+use asic_net::traffic::Source;
 use pipelines::program::Program;
 use pipelines::time::Time;
 use std::path::{Path, PathBuf};
@@ -139,7 +139,10 @@ impl Fixture {
         for chip in [&self.tofino2, &self.teaching] {
             if let Ok(c) = dsl::compile(source, "fuzz.p4", &chip.pipe) {
                 if let Err(e) = Chip::new(chip.clone(), &c.program) {
-                    panic!("the chip refuses what the compiler emitted for {}: {e}", chip.name);
+                    panic!(
+                        "the chip refuses what the compiler emitted for {}: {e}",
+                        chip.name
+                    );
                 }
                 outcome = Outcome::Accepted;
             }
@@ -163,7 +166,8 @@ impl Fixture {
     /// Frames of `in1.pcap` into port 0 of `bench`, run to [`STOP_NS`].
     fn feed(&self, mut bench: Bench) -> Result<(), String> {
         let frames = self.frames.get_or_init(|| {
-            let frames = read_pcap(&self.path("programs/l3router/in1.pcap")).expect("in1.pcap reads");
+            let frames =
+                read_pcap(&self.path("programs/l3router/in1.pcap")).expect("in1.pcap reads");
             (0..)
                 .map(|i| Time::from_ns(i * 1000))
                 .zip(frames.into_iter().map(|f| f.data))
@@ -219,7 +223,9 @@ impl Fixture {
         }
         let pairs = self.entry_programs.get_or_init(|| {
             let base = Base(self.dir.path());
-            let tofino2_100g = base.profile("programs/bfc/tofino2-100g.ron").expect("profile");
+            let tofino2_100g = base
+                .profile("programs/bfc/tofino2-100g.ron")
+                .expect("profile");
             [
                 (self.teaching.clone(), "programs/l3router/l3router.p4"),
                 (tofino2_100g, "programs/bfc/bfc.p4"),
@@ -233,9 +239,12 @@ impl Fixture {
         });
         let mut outcome = Outcome::Rejected;
         for (chip, program) in pairs {
-            let installed = Base(&dir).control("fuzz-entries.ron", program).and_then(|ops| {
-                Bench::with_config(chip.clone(), program, ChipConfig::default(), &ops)
-            });
+            let installed = Base(&dir)
+                .control("fuzz-entries.ron", program)
+                .and_then(|placed| {
+                    let ops: Vec<_> = placed.into_iter().map(|p| p.op).collect();
+                    Bench::with_config(chip.clone(), program, ChipConfig::default(), &ops)
+                });
             if installed.and_then(|b| self.feed(b)).is_ok() {
                 outcome = Outcome::Accepted;
             }
@@ -285,7 +294,11 @@ mod tests {
         for (dir, ext) in dirs {
             for path in walk(&root.join(dir)) {
                 if path.extension().is_some_and(|e| e == ext) {
-                    let rel = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+                    let rel = path
+                        .strip_prefix(&root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .replace('\\', "/");
                     assert!(
                         FILES.iter().any(|(p, _)| *p == rel),
                         "{rel} is not in fuzz/src/corpus.rs"

@@ -69,8 +69,8 @@ fn run(kind: Kind, source: Source) -> Result<(), String> {
     let (seed, from, count, file) = match source {
         Source::Generated { seed, from, count } => (seed, from, count, None),
         Source::File(path) => {
-            let bytes =
-                std::fs::read(&path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+            let bytes = std::fs::read(&path)
+                .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
             (0, 0, 1, Some(bytes))
         }
     };

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 /// The `(failure, signature)` of each recorded finding of `kind`.
 fn known(kind: Kind) -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("findings").join(kind.name());
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("findings")
+        .join(kind.name());
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };

@@ -9,7 +9,9 @@
 use asic_model::profile::{self, ChipProfile};
 use located::read_text;
 use pipelines::control::{resolve_op, ControlOp, ResolvedControlOp};
-use pipelines::entries::{parse_control_file, parse_entries, resolve, EntrySpec, ResolvedEntry};
+use pipelines::entries::{
+    control_file_places, parse_control_file, parse_entries, resolve, EntrySpec, ResolvedEntry,
+};
 use pipelines::program::Program;
 use std::path::{Path, PathBuf};
 
@@ -43,35 +45,67 @@ impl Base<'_> {
         compile_file(&self.path(program), chip, false)
     }
 
-    /// Read an entries file (a list of entries) as written, not yet resolved.
-    pub fn entry_specs(&self, file: &str) -> Result<Vec<EntrySpec>, String> {
+    /// Read an entries file and resolve it against `program`.
+    /// An error names the entry and the place the file writes it.
+    pub fn entries(&self, file: &str, program: &Program) -> Result<Vec<ResolvedEntry>, String> {
         let path = self.path(file);
         let origin = path.display().to_string();
         let text = read_text(&path, "entries")?;
-        parse_entries(&text, &origin)
-    }
-
-    /// Read an entries file and resolve it against `program`.
-    pub fn entries(&self, file: &str, program: &Program) -> Result<Vec<ResolvedEntry>, String> {
-        let origin = self.path(file).display().to_string();
-        resolve_entries(&self.entry_specs(file)?, program).map_err(|e| format!("{origin}: {e}"))
+        let places = control_file_places(&text);
+        parse_entries(&text, &origin)?
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                resolve(program, e).map_err(|r| {
+                    let at = item_at(&origin, &places, i);
+                    format!("{at}: entry {} (table `{}`): {r}", i + 1, e.table)
+                })
+            })
+            .collect()
     }
 
     /// Read a control file (table entries, or `(tables: [...], registers: [...],
-    /// meters: [...])`) and resolve its operations against `program`.
-    pub fn control(&self, file: &str, program: &Program) -> Result<Vec<ResolvedControlOp>, String> {
+    /// meters: [...])`) and resolve its operations against `program`, each with its place.
+    pub fn control(&self, file: &str, program: &Program) -> Result<Vec<PlacedOp>, String> {
         let path = self.path(file);
         let origin = path.display().to_string();
         let text = read_text(&path, "entries")?;
+        let places = control_file_places(&text);
         parse_control_file(&text, &origin)?
             .ops()
             .iter()
             .enumerate()
             .map(|(i, op)| {
-                resolve_op(program, op).map_err(|r| format!("{origin}: {}: {r}", describe(i, op)))
+                let at = item_at(&origin, &places, i);
+                match resolve_op(program, op) {
+                    // The chip's errors name the table, register or meter themselves.
+                    Ok(op) => Ok(PlacedOp {
+                        op,
+                        place: format!("{at}: entry {}", i + 1),
+                    }),
+                    Err(r) => Err(format!("{at}: {}: {r}", describe(i, op))),
+                }
             })
             .collect()
     }
+}
+
+/// `file:line:col` of the `i`-th item of a file whose items are at `places`, or `file` alone.
+fn item_at(origin: &str, places: &[(usize, usize)], i: usize) -> String {
+    match places.get(i) {
+        Some((line, col)) => format!("{origin}:{line}:{col}"),
+        None => origin.to_string(),
+    }
+}
+
+/// A control-file operation resolved, with where the file writes it (`file:line:col: entry
+/// 3`), the prefix of any error the chip finds when it applies the operation.
+#[derive(Clone, Debug)]
+pub struct PlacedOp {
+    /// The operation.
+    pub op: ResolvedControlOp,
+    /// Where it is written and what it is.
+    pub place: String,
 }
 
 /// Compile a program file for a chip; errors are one line naming `file:line:col`, followed

@@ -137,9 +137,178 @@ pub fn position_of(text: &str, needle: &str) -> (usize, usize) {
     (line, col)
 }
 
+/// 1-based line and column of each item of a RON list: the file's top-level list
+/// (`field` none), or the list a field of the file's top-level struct holds
+/// (`(tables: [...])` with `field` `Some("tables")`); empty when there is no such list.
+/// Errors found while resolving the `i`-th item (an entry, a host) are placed with it.
+/// Strings and comments are skipped, so brackets and commas inside them do not count.
+pub fn list_items(text: &str, field: Option<&str>) -> Vec<(usize, usize)> {
+    let tokens = significant(text);
+    // Where the list opens: the first token, or the `[` after `field :` inside the struct.
+    let open = match field {
+        None => tokens.first().filter(|t| t.ch == '[').map(|_| 0),
+        Some(name) => tokens.iter().enumerate().position(|(i, t)| {
+            t.depth == 1
+                && t.ch == ':'
+                && i > 0
+                && tokens[i - 1].word == Some(name)
+                && tokens.get(i + 1).is_some_and(|n| n.ch == '[')
+        }),
+    };
+    let Some(open) = open else { return Vec::new() };
+    let open = if field.is_some() { open + 1 } else { open };
+    let inner = tokens[open].depth + 1;
+    let mut items = Vec::new();
+    let mut expect_item = true;
+    for t in &tokens[open + 1..] {
+        if t.depth < inner {
+            break; // the list's `]`
+        }
+        if t.depth == inner && t.ch == ',' {
+            expect_item = true;
+        } else if expect_item {
+            items.push((t.line, t.col));
+            expect_item = false;
+        }
+    }
+    items
+}
+
+/// A character of RON outside strings and comments (an identifier counts once, at its first
+/// character), with the bracket depth it sits at (an opening bracket at the depth outside it).
+struct Token<'a> {
+    ch: char,
+    word: Option<&'a str>,
+    depth: usize,
+    line: usize,
+    col: usize,
+}
+
+fn significant(text: &str) -> Vec<Token<'_>> {
+    let mut out = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    let (mut line, mut col, mut depth) = (1, 0, 0usize);
+    // Advance over one character, keeping the line and column.
+    let step = |c: char, line: &mut usize, col: &mut usize| {
+        if c == '\n' {
+            *line += 1;
+            *col = 0;
+        } else {
+            *col += 1;
+        }
+    };
+    while let Some((at, c)) = chars.next() {
+        step(c, &mut line, &mut col);
+        let next = chars.peek().map(|&(_, n)| n);
+        match c {
+            '/' if next == Some('/') => {
+                while let Some(&(_, n)) = chars.peek() {
+                    if n == '\n' {
+                        break;
+                    }
+                    chars.next();
+                    col += 1;
+                }
+            }
+            '/' if next == Some('*') => {
+                let mut prev = ' ';
+                for (_, n) in chars.by_ref() {
+                    step(n, &mut line, &mut col);
+                    if prev == '*' && n == '/' {
+                        break;
+                    }
+                    prev = n;
+                }
+            }
+            '"' | '\'' => {
+                let token = Token {
+                    ch: c,
+                    word: None,
+                    depth,
+                    line,
+                    col,
+                };
+                let mut escaped = false;
+                for (_, n) in chars.by_ref() {
+                    step(n, &mut line, &mut col);
+                    if escaped {
+                        escaped = false;
+                    } else if n == '\\' {
+                        escaped = true;
+                    } else if n == c {
+                        break;
+                    }
+                }
+                out.push(token);
+            }
+            c if c.is_whitespace() => {}
+            c if c.is_alphanumeric() || c == '_' => {
+                let (start_col, mut end) = (col, at + c.len_utf8());
+                while let Some(&(i, n)) = chars.peek() {
+                    if !(n.is_alphanumeric() || n == '_' || n == '.') {
+                        break;
+                    }
+                    end = i + n.len_utf8();
+                    chars.next();
+                    col += 1;
+                }
+                let word = Some(&text[at..end]);
+                out.push(Token {
+                    ch: c,
+                    word,
+                    depth,
+                    line,
+                    col: start_col,
+                });
+            }
+            '[' | '(' | '{' => {
+                out.push(Token {
+                    ch: c,
+                    word: None,
+                    depth,
+                    line,
+                    col,
+                });
+                depth += 1;
+            }
+            ']' | ')' | '}' => {
+                depth = depth.saturating_sub(1);
+                out.push(Token {
+                    ch: c,
+                    word: None,
+                    depth,
+                    line,
+                    col,
+                });
+            }
+            _ => out.push(Token {
+                ch: c,
+                word: None,
+                depth,
+                line,
+                col,
+            }),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_items_are_placed_past_strings_and_comments() {
+        let list = "// a comment, with [brackets]\n[\n  (a: \"x,]\"), /* (b) */ (a: \"y\"),\n  (a: [1, 2]),\n]";
+        assert_eq!(list_items(list, None), vec![(3, 3), (3, 25), (4, 3)]);
+        let fields = "(\n  tables: [ (t: 1),\n (t: 2) ],\n  meters: [\n    (m: 'c'),\n  ],\n)";
+        assert_eq!(list_items(fields, Some("tables")), vec![(2, 13), (3, 2)]);
+        assert_eq!(list_items(fields, Some("meters")), vec![(5, 5)]);
+        assert_eq!(list_items(fields, Some("registers")), vec![]);
+        assert_eq!(list_items(fields, None), vec![]);
+        assert_eq!(list_items("[]", None), vec![]);
+        assert_eq!(list_items("[1,2,]", None), vec![(1, 2), (1, 4)]);
+    }
 
     #[test]
     fn positions_are_one_based() {

@@ -374,7 +374,9 @@ pub fn expand(
             if size == 0 {
                 Err(format!("{place}: size must be at least 1 byte"))
             } else if size > MAX_FLOW_BYTES {
-                Err(format!("{place}: size {size} bytes; a flow may carry at most {MAX_FLOW_BYTES}"))
+                Err(format!(
+                    "{place}: size {size} bytes; a flow may carry at most {MAX_FLOW_BYTES}"
+                ))
             } else {
                 Ok(size)
             }

@@ -16,7 +16,7 @@
 //! (indices and numbers) or an error naming the entry and what is wrong.
 
 use crate::program::{ActionCall, Entry, Gress, KeyMatch, Program};
-use located::parse_ron;
+use located::{list_items, parse_ron};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -335,6 +335,20 @@ pub fn parse_control_file(text: &str, origin: &str) -> Result<ControlFile, Strin
         })
     } else {
         Ok(parse_ron(text, origin)?)
+    }
+}
+
+/// 1-based line and column of each operation of a control file, in [`ControlFile::ops`]
+/// order (entries, registers, meters), so that an error about the `i`-th operation is
+/// placed where the file writes it; empty if the text does not parse as one of the forms.
+pub fn control_file_places(text: &str) -> Vec<(usize, usize)> {
+    if first_significant(text) == Some('[') {
+        list_items(text, None)
+    } else {
+        ["tables", "registers", "meters"]
+            .into_iter()
+            .flat_map(|field| list_items(text, Some(field)))
+            .collect()
     }
 }
 

@@ -809,21 +809,23 @@ impl TableState {
                     let value = key[0] & mask;
                     (vec![KeyMatch::Lpm { value, prefix_len }], 0)
                 }),
-            Store::LpmExact { lpm, levels } => levels.iter().find_map(|&(prefix_len, mask, ref m)| {
-                let mut k: KeyValues = key.into();
-                k[*lpm] = key[*lpm] & mask;
-                m.contains_key(&k).then(|| {
-                    let key = k
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &value)| match i == *lpm {
-                            true => KeyMatch::Lpm { value, prefix_len },
-                            false => KeyMatch::Exact(value),
-                        })
-                        .collect();
-                    (key, 0)
+            Store::LpmExact { lpm, levels } => {
+                levels.iter().find_map(|&(prefix_len, mask, ref m)| {
+                    let mut k: KeyValues = key.into();
+                    k[*lpm] = key[*lpm] & mask;
+                    m.contains_key(&k).then(|| {
+                        let key = k
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &value)| match i == *lpm {
+                                true => KeyMatch::Lpm { value, prefix_len },
+                                false => KeyMatch::Exact(value),
+                            })
+                            .collect();
+                        (key, 0)
+                    })
                 })
-            }),
+            }
             Store::Ordered(list) => {
                 first_match(list, key, &self.widths).map(|e| (e.key.clone(), e.priority))
             }

@@ -99,12 +99,12 @@ fn a_bad_entry_names_the_entry() {
     let dir = scratch("entry", GOOD);
     std::fs::write(
         dir.join("entries.ron"),
-        r#"[ (table: "ipv4_lpm", key: [Lpm("10.0.1.0", 24)], action: "fly", args: []) ]"#,
+        "[\n  // a good entry, then a bad one\n  (table: \"l2_fwd\", key: [Exact(3)], action: \"l2_forward\", args: [3]),\n    (table: \"ipv4_lpm\", key: [Lpm(\"10.0.1.0\", 24)], action: \"fly\", args: []),\n]",
     )
     .unwrap();
     let err = run(&dir);
     assert!(
-        err.contains("entries.ron: entry 1 (table `ipv4_lpm`)") && err.contains("fly"),
+        err.contains("entries.ron:4:5: entry 2 (table `ipv4_lpm`)") && err.contains("fly"),
         "{err}"
     );
 }
@@ -242,11 +242,11 @@ fn entries_are_checked_against_the_program() {
         ),
         (
             r#"[ (table: "l2_fwd", key: [Exact("02:00:00:00:00:03")], action: "l2_forward", args: [512]) ]"#,
-            "entries.ron: operation 1: table Ingress.l2_fwd: action `Ingress.l2_forward`: argument `port` is bit<9>, and 512 does not fit",
+            "entries.ron:1:3: entry 1: table Ingress.l2_fwd: action `Ingress.l2_forward`: argument `port` is bit<9>, and 512 does not fit",
         ),
         (
             r#"[ (table: "ipv4_lpm", key: [Exact("10.0.1.7")], action: "drop") ]"#,
-            "entries.ron: operation 1: table Ingress.ipv4_lpm: key `hdr.ipv4.dst_addr` (bit<32>, Lpm): the entry's match is Exact (0xa000107)",
+            "entries.ron:1:3: entry 1: table Ingress.ipv4_lpm: key `hdr.ipv4.dst_addr` (bit<32>, Lpm): the entry's match is Exact (0xa000107)",
         ),
         (
             r#"[ (table: "ipv4_lpm", key: [Lpm("10.0.1.0", 40)], action: "drop") ]"#,

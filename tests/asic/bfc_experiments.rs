@@ -192,7 +192,10 @@ fn testbed_th_sweep() {
             assert!(m.utilisation > 0.85, "T = {t} µs: high utilisation");
         }
     }
-    assert!(rows.last().unwrap().1.utilisation > 0.95, "utilisation approaches 100 %");
+    assert!(
+        rows.last().unwrap().1.utilisation > 0.95,
+        "utilisation approaches 100 %"
+    );
     let at2 = &rows.iter().find(|r| r.0 == 2.0).unwrap().1;
     assert!(
         (5.0..30.0).contains(&at2.port_mean_kb),

@@ -224,7 +224,8 @@ fn policer_colours_match_an_rfc2698_calculation() {
         .program;
     let clock = Clock::new(profile.clock_hz);
     let meter_stage = program.ingress.control.meters[0].stage;
-    let entries = std::fs::read_to_string(repo("programs/examples/policer.reads.entries.ron")).unwrap();
+    let entries =
+        std::fs::read_to_string(repo("programs/examples/policer.reads.entries.ron")).unwrap();
     let m = &parse_control_file(&entries, "policer.reads.entries.ron")
         .unwrap()
         .meters[0];

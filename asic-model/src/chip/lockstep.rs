@@ -284,9 +284,17 @@ Switch(pipe) main;
         let exit = chip.packets.live_packets().next().unwrap().issue + chip.ingress_latency;
         chip.tick(exit - 1);
         chip.tick(exit);
-        assert_eq!(chip.lockstep_counters().violations, 0, "{:?}", chip.lockstep_violation());
+        assert_eq!(
+            chip.lockstep_counters().violations,
+            0,
+            "{:?}",
+            chip.lockstep_violation()
+        );
         chip.tick(exit + 1);
         let v = chip.lockstep_violation().unwrap();
-        assert!(v.contains(&format!("cycle {}:", exit + 1)) && v.contains("still there"), "{v}");
+        assert!(
+            v.contains(&format!("cycle {}:", exit + 1)) && v.contains("still there"),
+            "{v}"
+        );
     }
 }

@@ -313,7 +313,8 @@ fn a_program_that_fits_tofino2_fails_on_teaching_naming_the_resource() {
     let e = compile(&src, "dc_router.p4", &profile("teaching")).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Resource);
     assert!(
-        e.message.contains("ipv4_host has 16384 entries, but split across stages 1..3"),
+        e.message
+            .contains("ipv4_host has 16384 entries, but split across stages 1..3"),
         "{}",
         e.message
     );
