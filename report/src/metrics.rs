@@ -47,8 +47,13 @@
 //! # Throughput
 //!
 //! A cumulative byte counter (see [`Series::is_byte_counter`]) becomes a rate series by
-//! [`windowed_rate`]: per window `[k·w, (k+1)·w)`, the bytes counted at points inside the
-//! window, times 8, over the window length, in Gb/s.
+//! [`windowed_rate`]: per window from `k·w` to `(k+1)·w`, the counter's value at its end
+//! minus its value at its start, times 8, over the window length, in Gb/s. The value at a
+//! time is the last point at or before it: a sampled counter's point at `t` counts the bytes
+//! sent up to `t`, so a point on a window's boundary closes that window. (Counting it in the
+//! next one instead shifts every window by a sample period, and a last window shorter than
+//! the others then divides a sample period more of bytes by its length: a 10G port read
+//! 10.6 Gb/s.)
 //!
 //! # Pauses and drops
 //!
@@ -250,10 +255,10 @@ pub fn series_stats(series: &Series, end_ps: u64) -> SeriesStats {
 }
 
 /// The rate of a cumulative byte counter in Gb/s per window of `window_ps`, from 0 to
-/// `end_ps`: a point at the start of each window, holding the bytes counted at points inside
-/// `[start, start + window)` times 8 over the window's length (the last window may be
-/// shorter). The first point's value is counted from 0. The result is named
-/// `<name>.rate` with unit `Gb/s`.
+/// `end_ps`: a point at the start of each window, holding the counter's growth from the
+/// window's start to its end (its last point at or before each) times 8 over the window's
+/// length (the last window may be shorter). The counter is 0 before its first point. The
+/// result is named `<name>.rate` with unit `Gb/s`.
 pub fn windowed_rate(counter: &Series, window_ps: u64, end_ps: u64) -> Series {
     let w = window_ps.max(1);
     let mut points = Vec::new();
@@ -263,7 +268,7 @@ pub fn windowed_rate(counter: &Series, window_ps: u64, end_ps: u64) -> Series {
     while start < end_ps {
         let stop = start.saturating_add(w).min(end_ps);
         let mut now = prev;
-        while i < counter.points.len() && counter.points[i].0 < stop {
+        while i < counter.points.len() && counter.points[i].0 <= stop {
             now = counter.points[i].1;
             i += 1;
         }

@@ -1,7 +1,8 @@
 //! The reference pages show what the tools do. Every example program of
 //! `docs/LANGUAGE.md` compiles, or fails with exactly the message the page shows after it;
 //! and every `asic` command in a console block of the reference pages prints what the page
-//! shows (`...` standing for any lines).
+//! shows (`...` standing for any lines); a `$ cat FILE` line there shows a file an earlier
+//! command wrote.
 //!
 //! How `LANGUAGE.md`'s examples are written (the page says it too): a ```` ```p4 program ````
 //! block is a whole program, the first one the *skeleton*; a ```` ```p4 KIND ```` block is
@@ -16,7 +17,12 @@ use std::path::Path;
 use std::process::Command;
 
 /// The pages whose console blocks are run.
-const PAGES: [&str; 3] = ["docs/LANGUAGE.md", "docs/SCENARIOS.md", "docs/OUTPUTS.md"];
+const PAGES: [&str; 4] = [
+    "docs/TUTORIAL.md",
+    "docs/LANGUAGE.md",
+    "docs/SCENARIOS.md",
+    "docs/OUTPUTS.md",
+];
 
 /// A fenced block: its info words, its text, and the line it starts on.
 struct Block {
@@ -246,23 +252,34 @@ fn every_command_on_the_reference_pages_prints_what_they_show() {
     for page in PAGES {
         let text = std::fs::read_to_string(repo(page)).unwrap();
         for b in blocks(&text).iter().filter(|b| b.info == ["console"]) {
-            // `$ asic ARGS` lines, each followed by what it prints.
+            // `$ asic ARGS` and `$ cat FILE` lines, each followed by what it prints.
             let mut runs: Vec<(String, Vec<&str>)> = Vec::new();
             for line in b.text.lines() {
-                match line.strip_prefix("$ asic ") {
-                    Some(args) => runs.push((args.to_string(), Vec::new())),
+                match line.strip_prefix("$ ") {
+                    Some(command) => runs.push((command.to_string(), Vec::new())),
                     None => match runs.last_mut() {
                         Some(r) => r.1.push(line),
                         None => failures.push(format!("{page}:{}: no command", b.line)),
                     },
                 }
             }
-            for (args, expected) in runs {
+            for (command, expected) in runs {
                 commands += 1;
-                let got = run_command(dir.path(), &args);
+                let got = if let Some(args) = command.strip_prefix("asic ") {
+                    run_command(dir.path(), args)
+                } else if let Some(file) = command.strip_prefix("cat ") {
+                    std::fs::read_to_string(dir.path().join(file))
+                        .unwrap_or_else(|e| format!("(cannot read {file}: {e})"))
+                } else {
+                    failures.push(format!(
+                        "{page}:{}: `$ {command}` is neither `asic` nor `cat`",
+                        b.line
+                    ));
+                    continue;
+                };
                 if let Err(line) = contains_in_order(&expected.join("\n"), &got) {
                     failures.push(format!(
-                        "{page}:{}: `asic {args}` did not print `{line}`; it printed:\n{got}",
+                        "{page}:{}: `{command}` did not print `{line}`; it printed:\n{got}",
                         b.line
                     ));
                 }

@@ -254,6 +254,18 @@ fn windowed_rate_of_a_byte_counter() {
     assert!(!series("leaf0.q.depth", "bytes", &[]).is_byte_counter());
 }
 
+/// A counter sampled every 1000 ps at a steady 125 B per 1000 ps (1000 Gb/s) reads 1000 Gb/s
+/// in every window: a point on a window's end counts the bytes sent up to it, in that window.
+/// The last window, 500 ps long, has no point after its start, so nothing is known to have
+/// been sent in it; it must never read more than the counter's rate.
+#[test]
+fn windowed_rate_of_a_sampled_counter_closes_each_window_with_its_boundary_point() {
+    let points: Vec<(u64, f64)> = (0..=4).map(|k| (k * 1000, k as f64 * 125.0)).collect();
+    let c = series("sw.port0.tx_bytes", "bytes", &points);
+    let r = metrics::windowed_rate(&c, 2000, 4500);
+    assert_eq!(r.points, [(0, 1000.0), (2000, 1000.0), (4000, 0.0)]);
+}
+
 #[test]
 fn pauses_counted_and_timed() {
     let rec = sample_record();
