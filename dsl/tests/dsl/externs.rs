@@ -685,6 +685,13 @@ fn meter_adjust_byte_count_becomes_the_arrays_byte_count_adjustment() {
     )
     .unwrap_err();
     assert!(e.render().contains("meta.tag"), "{}", e.render());
+    let e = compile(
+        &policer_executing(", MeterColor_t.GREEN"),
+        "t.p4",
+        &profile("tofino2-like"),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("colour-aware metering"), "{}", e.message);
     let packets = policer_executing(", -24").replace("MeterType_t.BYTES", "MeterType_t.PACKETS");
     let e = compile(&packets, "t.p4", &profile("tofino2-like")).unwrap_err();
     assert!(
