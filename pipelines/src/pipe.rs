@@ -25,7 +25,7 @@ use crate::parser::{parse, ParseError};
 use crate::phv::{FieldRef, Phv, WireLayout};
 use crate::program::{
     ControlProgram, CounterId, FieldId, Gress, GressProgram, HeaderId, Intrinsic, KeyMatch,
-    MeterId, Next, ParserErrorPolicy, RegisterId, TableId, Transition,
+    MeterArray, MeterId, Next, ParserErrorPolicy, RegisterId, TableId, Transition,
 };
 use crate::salu::RegisterBank;
 use crate::spec::{LatencySpec, PipeSpec, StageFeatures};
@@ -742,20 +742,21 @@ impl LoadedGress {
             })
     }
 
-    fn meter_index(&self, m: MeterId, index: u32) -> Result<usize, ControlError> {
-        let bank = self
-            .ext
+    /// Meter array `m` of the program, or the error naming it missing.
+    pub(crate) fn meter_array(&self, m: MeterId) -> Result<&MeterArray, ControlError> {
+        self.prog
+            .control
             .meters
             .get(m as usize)
             .ok_or(ControlError::NoSuch {
                 what: "meter array",
                 id: m,
-            })?;
-        Self::range(
-            &self.prog.control.meters[m as usize].name,
-            index,
-            bank.len(),
-        )
+            })
+    }
+
+    fn meter_index(&self, m: MeterId, index: u32) -> Result<usize, ControlError> {
+        let a = self.meter_array(m)?;
+        Self::range(&a.name, index, self.ext.meters[m as usize].len())
     }
 
     /// Configure one meter; its buckets start full.
@@ -782,15 +783,7 @@ impl LoadedGress {
         m: MeterId,
         bytes: i32,
     ) -> Result<(), ControlError> {
-        let a = self
-            .prog
-            .control
-            .meters
-            .get(m as usize)
-            .ok_or(ControlError::NoSuch {
-                what: "meter array",
-                id: m,
-            })?;
+        let a = self.meter_array(m)?;
         check_byte_count_adjust(a.unit, bytes, self.meter_adjust_range.clone()).map_err(
             |reason| ControlError::BadValue {
                 object: a.name.clone(),

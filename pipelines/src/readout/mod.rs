@@ -419,15 +419,7 @@ impl LoadedGress {
                 peak: r.tp,
             })
         };
-        let a = self
-            .program()
-            .control
-            .meters
-            .get(m as usize)
-            .ok_or(ControlError::NoSuch {
-                what: "meter array",
-                id: m,
-            })?;
+        let a = self.meter_array(m)?;
         let meters = match index {
             Some(i) => vec![level(i)?],
             None => (0..a.size)

@@ -553,14 +553,15 @@ fn stateful_alu_read_modify_writes_one_element_per_packet() {
     ));
 }
 
-#[test]
-fn meters_colour_by_rfc2698_in_simulated_time() {
+/// A router whose one table in stage 3 colours every packet with byte meter `index` of the
+/// `size` meters of `Ingress.m` into `meta.colour` (returned).
+fn metered(size: u32, index: u128) -> (LoadedGress, FieldId) {
     let (mut b, _h) = Builder::router(4);
     let colour = b.field("meta.colour", 8);
     b.g.control.meters.push(MeterArray {
         name: "Ingress.m".into(),
         stage: 3,
-        size: 2,
+        size,
         unit: CountKind::Bytes,
         byte_count_adjust: 0,
     });
@@ -570,13 +571,18 @@ fn meters_colour_by_rfc2698_in_simulated_time() {
         vec![],
         vec![ExternCall::Meter {
             meter: 0,
-            index: ExternIndex::Operand(Operand::Const(1)),
+            index: ExternIndex::Operand(Operand::Const(index)),
             dst: colour,
         }],
     );
     let t = b.table("m", 3, &[], &[a], a, vec![], 1);
     b.chain(&[Node::Table(t)]);
-    let mut g = b.load();
+    (b.load(), colour)
+}
+
+#[test]
+fn meters_colour_by_rfc2698_in_simulated_time() {
+    let (mut g, colour) = metered(2, 1);
     // Frames are 42 bytes. CIR = 42 B/us, PIR = 84 B/us, CBS = 63 B, PBS = 126 B.
     g.meter_configure(
         0,
@@ -622,28 +628,7 @@ fn meters_colour_by_rfc2698_in_simulated_time() {
 /// bits is refused naming the array.
 #[test]
 fn a_meters_byte_count_adjustment_counts_the_wire_overhead() {
-    let (mut b, _h) = Builder::router(4);
-    let colour = b.field("meta.colour", 8);
-    b.g.control.meters.push(MeterArray {
-        name: "Ingress.m".into(),
-        stage: 3,
-        size: 1,
-        unit: CountKind::Bytes,
-        byte_count_adjust: 0,
-    });
-    let a = b.action_x(
-        "meter",
-        &[],
-        vec![],
-        vec![ExternCall::Meter {
-            meter: 0,
-            index: ExternIndex::Operand(Operand::Const(0)),
-            dst: colour,
-        }],
-    );
-    let t = b.table("m", 3, &[], &[a], a, vec![], 1);
-    b.chain(&[Node::Table(t)]);
-    let mut g = b.load();
+    let (mut g, colour) = metered(1, 0);
     let config = MeterConfig {
         cir: 62_000_000,
         pir: 62_000_000,
