@@ -373,6 +373,10 @@ pub enum TraceEvent {
         headroom: bool,
         /// Admitted to the deflect-on-drop port after a refusal.
         deflected: bool,
+        /// What-if trimming: refused by the queue it asked for, cut to this many bytes and
+        /// admitted to the header queue (`queue`) instead.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        trimmed_to: Option<u32>,
     },
     /// The TM refused the packet.
     Refused {
@@ -664,6 +668,7 @@ impl TraceEvent {
                 ecn_mark,
                 headroom,
                 deflected,
+                trimmed_to,
             } => {
                 let mut s = format!(
                     "admitted to port {port} queue {queue}: {}, queue depth {depth_before} → \
@@ -678,6 +683,9 @@ impl TraceEvent {
                     if on {
                         let _ = write!(s, "; {what}");
                     }
+                }
+                if let Some(b) = trimmed_to {
+                    let _ = write!(s, "; trimmed to {b} bytes (what-if trimming)");
                 }
                 s
             }

@@ -189,6 +189,20 @@ impl From<RunError> for String {
     }
 }
 
+/// What-if trimming on one (port, queue): packets its admission refused that the TM trimmed
+/// into the header queue instead.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct TrimReport {
+    /// The port (a front-panel or recirculation port).
+    pub port: u16,
+    /// The queue that refused them.
+    pub queue: u16,
+    /// Packets trimmed.
+    pub packets: u64,
+    /// Bytes they lost.
+    pub bytes_cut: u64,
+}
+
 /// Per-port results of a run.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct PortReport {
@@ -235,6 +249,9 @@ pub struct RunReport {
     pub ports: Vec<PortReport>,
     /// Drops by reason (only reasons that occurred).
     pub drops: Vec<(String, u64)>,
+    /// What-if trimming (`config.tm.trim`): per (port, queue) that trimmed any packet.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trims: Vec<TrimReport>,
     /// Most buffer cells in use at once.
     pub peak_buffer_cells: u32,
     /// Time of the last event (ps).
@@ -359,6 +376,15 @@ impl RunReport {
             s += "drops by reason:\n";
             for (r, n) in &self.drops {
                 s += &format!("  {r:<24} {n}\n");
+            }
+        }
+        if !self.trims.is_empty() {
+            s += "trimmed instead of dropped (what-if trimming, config.tm.trim):\n";
+            for t in &self.trims {
+                s += &format!(
+                    "  port {} queue {}: {} packets, {} bytes cut\n",
+                    t.port, t.queue, t.packets, t.bytes_cut
+                );
             }
         }
         if let Some(t) = self.stopped_at_ps {
@@ -719,6 +745,17 @@ impl Bench {
                 .iter()
                 .filter(|&&r| self.chip.drops(r) > 0)
                 .map(|&r| (r.name().to_string(), self.chip.drops(r)))
+                .collect(),
+            trims: self
+                .chip
+                .tm()
+                .trims()
+                .map(|(port, queue, packets, bytes_cut)| TrimReport {
+                    port,
+                    queue,
+                    packets,
+                    bytes_cut,
+                })
                 .collect(),
             peak_buffer_cells: self.chip.tm().peak_cells(),
             end_ps: self.queue.now().ps(),

@@ -44,8 +44,13 @@ pub fn run_traced(
         return Err(sf.error_at(&s.program, msg).to_string());
     }
     let compiled = base.compile(&s.program, &chip)?;
-    let mut bench = Bench::with_config(chip, &compiled.program, s.config.clone(), &[])
-        .map_err(|e| format!("{}: {e}", sf.path.display()))?;
+    let mut bench =
+        Bench::with_config(chip, &compiled.program, s.config.clone(), &[]).map_err(|e| {
+            match tm_config_field(&e) {
+                Some(path) => sf.config_error_at(&path, e.clone()).to_string(),
+                None => format!("{}: {e}", sf.path.display()),
+            }
+        })?;
     if let Some(file) = &s.entries {
         // Entries the chip refuses (a key or argument that does not fit, a full table) are
         // the entries file's errors.
@@ -184,4 +189,16 @@ fn write_trace(bench: &Bench, t: &TraceOptions, dir: &Path) -> Result<(), String
         w.write(p, None)?;
     }
     w.finish().map(|_| ())
+}
+
+/// The field a refused TM configuration names (`invalid TM configuration `trim.queue`: ...`,
+/// `tm::config::ConfigError`), as a path under `config` (`["tm", "trim", "queue"]`; indices
+/// dropped).
+fn tm_config_field(message: &str) -> Option<Vec<&str>> {
+    let field = message
+        .strip_prefix("invalid TM configuration `")?
+        .split('`')
+        .next()?;
+    let names = field.split('.').map(|n| n.split('[').next().unwrap_or(n));
+    Some(std::iter::once("tm").chain(names).collect())
 }

@@ -200,6 +200,21 @@ impl ScenarioFile {
         Located::at_value(&self.path.display().to_string(), &self.text, value, message)
     }
 
+    /// An error in the chip's configuration (`config: (...)`), located where the scenario
+    /// writes the field at `path` (relative to `config`).
+    pub fn config_error_at(&self, path: &[&str], message: impl Into<String>) -> Located {
+        let full: Vec<&str> = std::iter::once("config")
+            .chain(path.iter().copied())
+            .collect();
+        let (line, col) = located::position_of_field(&self.text, &full);
+        Located {
+            file: self.path.display().to_string(),
+            line,
+            col,
+            message: message.into(),
+        }
+    }
+
     /// An error found after parsing, located at the first name its message quotes that the
     /// scenario writes ([`located::locate`]).
     pub fn locate(&self, message: &str) -> Located {

@@ -124,6 +124,36 @@ pub fn locate(file: &str, text: &str, message: &str) -> Located {
     }
 }
 
+/// 1-based line and column where `text` writes the field at `path` (`["tm", "trim",
+/// "queue"]`: each name written as a RON field, `name:`, after the one before it); the last
+/// of them found if a later one is not written, (0, 0) if none is.
+pub fn position_of_field(text: &str, path: &[&str]) -> (usize, usize) {
+    let mut from = 0;
+    let mut found = None;
+    for name in path {
+        let at = text[from..]
+            .match_indices(name)
+            .map(|(i, _)| from + i)
+            .find(|&i| {
+                let before = text[..i].chars().next_back();
+                let after = text[i + name.len()..].trim_start();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && after.starts_with(':')
+            });
+        let Some(at) = at else { break };
+        found = Some(at);
+        from = at + name.len();
+    }
+    found.map_or((0, 0), |at| line_col(text, at))
+}
+
+/// 1-based line and column of byte `at` of `text`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let col = at - before.rfind('\n').map_or(0, |n| n + 1) + 1;
+    (line, col)
+}
+
 /// 1-based line and column of the first occurrence of `needle` written as a quoted string
 /// (else anywhere) in `text`; (0, 0) if absent.
 pub fn position_of(text: &str, needle: &str) -> (usize, usize) {
@@ -131,10 +161,7 @@ pub fn position_of(text: &str, needle: &str) -> (usize, usize) {
     let Some(at) = text.find(&quoted).or_else(|| text.find(needle)) else {
         return (0, 0);
     };
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let col = at - before.rfind('\n').map_or(0, |n| n + 1) + 1;
-    (line, col)
+    line_col(text, at)
 }
 
 /// 1-based line and column of each item of a RON list: the file's top-level list

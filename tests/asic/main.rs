@@ -38,4 +38,5 @@ mod stf;
 mod timing;
 mod tm_seed;
 mod trace;
+mod trim;
 mod wireshark;

@@ -116,6 +116,70 @@ fn deflected_packets_reach_the_recirculation_port_whole() {
     assert_eq!(chip.drops(DropReason::Tm(tm::Refusal::BufferFull)), 0);
 }
 
+/// The trimming paper's UPDATE (Popa et al. §4, Fig. 4): egress mirrors a deflected packet,
+/// truncated, to its pipe's recirculation port and drops it: exactly one copy per deflected
+/// packet, of the truncation length, and no deflected packet leaves whole.
+#[test]
+fn a_deflected_packet_mirrored_and_dropped_in_egress_makes_exactly_one_copy() {
+    let profile = big_teaching();
+    let probe = bench(&profile, ChipConfig::default());
+    let rp = probe.chip().recirc_port(0, 0).unwrap();
+    drop(probe);
+    // Queue 0 holds ten 200-byte packets (3 cells each); deflections and copies use queue 1
+    // of the recirculation port, limited by the buffer only.
+    let tm: tm::config::TmConfig = ron::from_str(
+        "(admission: Static, queues: [(static_limit_cells: Some(30)), (static_limit_cells: None)])",
+    )
+    .unwrap();
+    let config = ChipConfig {
+        tm,
+        dod: Some(DodConfig {
+            port: None,
+            queue: 1,
+        }),
+        mirror_sessions: vec![MirrorSession {
+            id: 2,
+            port: rp,
+            queue: 1,
+            truncate_bytes: Some(40),
+        }],
+        ..ChipConfig::default()
+    };
+    let mut b = bench(&profile, config);
+    let ctl = Ctl {
+        port: 1,
+        dod: 1,
+        emirror: 2,
+        ..Ctl::default()
+    };
+    feed_line_rate(&mut b, &[0, 2, 3], 20, 200, 10, ctl);
+    let r = b.run().unwrap();
+    conserved(&r);
+    let chip = b.chip();
+    let deflected_n = chip.plumbing_counters().deflected;
+    assert!(deflected_n > 0, "the buffer overflowed");
+    assert_eq!(chip.drops(DropReason::DeflectRefused), 0);
+    assert_eq!(chip.plumbing_counters().mirror_copies, deflected_n);
+    assert_eq!(chip.drops(DropReason::EgressProgramDrop), deflected_n);
+    // Only the copies left through the recirculation port, each 40 bytes.
+    let c = chip.port_counters(rp);
+    assert_eq!((c.tx_packets, c.tx_bytes), (deflected_n, 40 * deflected_n));
+    // Back in ingress, each copy went to port 1 (or was refused there: no second
+    // deflection); no deflected packet left whole.
+    let out = b.departures();
+    let copies_out = out.iter().filter(|d| d.data.len() == 40).count() as u64;
+    let tm_drops: u64 = tm::Refusal::ALL
+        .iter()
+        .map(|&r| chip.drops(DropReason::Tm(r)))
+        .sum();
+    assert_eq!(copies_out + tm_drops, deflected_n);
+    assert!(out.iter().all(|d| d.data.len() == 40 || deflected(d) == 0));
+    assert!(out
+        .iter()
+        .filter(|d| d.data.len() == 40)
+        .all(|d| deflected(d) == 1));
+}
+
 #[test]
 fn mirror_copies_have_exactly_the_truncation_length() {
     let profile = big_teaching();

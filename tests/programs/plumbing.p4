@@ -7,7 +7,10 @@
 // to `port`/`qid`. Always: deflect-on-drop from `dod`, ingress mirror session `mirror`
 // (cleared in the packet, so copies do not mirror again) with truncation `trunc`, and the
 // AFC request `afc` (cleared). Egress: records the replication id (when non-zero), the
-// deflection flag and the egress port into the header; mirrors to `emirror` (cleared).
+// deflection flag and the egress port into the header; mirrors to `emirror` (cleared). A
+// packet that asked for deflect-on-drop mirrors only if it was deflected, and is then dropped
+// after its copy, which asks for no deflection (the trimming paper's UPDATE: a truncated copy
+// of the deflected packet, the packet dropped).
 
 header ctl_h {
     bit<8>  loops;
@@ -93,11 +96,18 @@ control Egress(inout headers_t hdr,
                in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
     apply {
-        eg_dprsr_md.mirror_session = (bit<10>)hdr.ctl.emirror;
-        hdr.ctl.emirror = 0;
+        if (hdr.ctl.dod == 0) {
+            eg_dprsr_md.mirror_session = (bit<10>)hdr.ctl.emirror;
+        }
         if (eg_intr_md.deflection_flag != 0) {
             hdr.ctl.deflected = 1;
+            if (hdr.ctl.emirror != 0) {
+                eg_dprsr_md.mirror_session = (bit<10>)hdr.ctl.emirror;
+                eg_dprsr_md.drop_ctl = 1;
+                hdr.ctl.dod = 0;
+            }
         }
+        hdr.ctl.emirror = 0;
         hdr.ctl.egress_port = (bit<16>)eg_intr_md.egress_port;
         if (eg_intr_md.egress_rid != 0) {
             hdr.ctl.rid = eg_intr_md.egress_rid;

@@ -1,5 +1,5 @@
 //! The operator's configuration of the TM: admission policy, α per class, queue mapping,
-//! private minimums, pools, schedulers, PFC and ECN.
+//! private minimums, pools, schedulers, PFC and ECN, and the what-if payload trimming.
 //!
 //! This is data (serde, RON-friendly, every field has a default). The chip's fixed dimensions
 //! are in [`crate::spec::TmSpec`]; [`TmConfig::validate`] checks a configuration against them
@@ -201,6 +201,70 @@ impl Default for PfcConfig {
     }
 }
 
+/// **What-if (no public TM does this):** payload trimming at admission, the idealised
+/// output-queued switch of NDP (Handley et al., SIGCOMM 2017) and of the trimming paper's
+/// reference (Popa et al., arXiv 2207.04967, §2: "cut the packet down to its header instead
+/// of dropping it", enqueued on a higher-priority header queue of the same port). Tofino 1
+/// and 2 cannot: their TM only drops or deflects whole packets (deflect-on-drop).
+///
+/// When admission refuses a packet for a queue other than `queue` (buffer, pool, static,
+/// DT, FB or headroom limit; not a missing port, queue or class), the TM offers its first
+/// `bytes` bytes (the whole packet if shorter) to `queue` on the same port instead; if that
+/// queue admits it, the packet is trimmed: the chip cuts the rest and sets `mark`. If the
+/// header queue refuses it too, it is dropped for that queue's reason. The header queue's
+/// priority is the scheduler's: give it a higher strict-priority level (or a large DRR
+/// quantum) than the data queues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrimConfig {
+    /// Bytes kept from the packet's start (stored length, no FCS): its headers. At least 1.
+    pub bytes: u32,
+    /// The queue (on the same port) trimmed packets go to.
+    pub queue: u16,
+    /// A flag set in the kept bytes so that the receiver sees the cut (`None`: none; a
+    /// receiver may still tell from lengths that disagree).
+    #[serde(default)]
+    pub mark: Option<TrimMark>,
+}
+
+impl TrimConfig {
+    /// Checks the trimming configuration against a chip with `qpp` queues per port.
+    fn check(&self, qpp: usize) -> Result<(), ConfigError> {
+        if self.bytes == 0 {
+            return err("trim.bytes", "a trimmed packet keeps at least 1 byte");
+        }
+        if self.queue as usize >= qpp {
+            return err(
+                "trim.queue",
+                format!("no queue {}: ports have {qpp} queues", self.queue),
+            );
+        }
+        match self.mark {
+            Some(m) if m.offset >= self.bytes => err(
+                "trim.mark.offset",
+                format!(
+                    "byte {} is not among the {} bytes a trimmed packet keeps",
+                    m.offset, self.bytes
+                ),
+            ),
+            Some(m) if m.mask == 0 => err("trim.mark.mask", "a mask of 0 sets nothing"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A flag the chip sets in a trimmed packet: byte `offset` (from the frame's start) ORed
+/// with `mask`. NDP-style host frames (`asic-net`'s `packet.rs`) carry their `TRIMMED` flag
+/// (0x10) in byte 42.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrimMark {
+    /// Byte offset in the frame, below [`TrimConfig::bytes`].
+    pub offset: u32,
+    /// Bits to set (not 0).
+    pub mask: u8,
+}
+
 /// The operator's TM configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -227,6 +291,8 @@ pub struct TmConfig {
     pub seed: Option<u64>,
     /// Start with the event trace on.
     pub trace: bool,
+    /// What-if payload trimming instead of admission drops ([`TrimConfig`]); `None`: off.
+    pub trim: Option<TrimConfig>,
 }
 
 impl Default for TmConfig {
@@ -242,6 +308,7 @@ impl Default for TmConfig {
             pfc: PfcConfig::default(),
             seed: None,
             trace: false,
+            trim: None,
         }
     }
 }
@@ -545,6 +612,9 @@ impl TmConfig {
                 spec,
                 &format!("port_schedulers[{i}].scheduler"),
             )?;
+        }
+        if let Some(t) = &self.trim {
+            t.check(qpp)?;
         }
 
         Ok(Resolved {

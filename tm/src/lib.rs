@@ -78,7 +78,7 @@ pub mod spec;
 pub mod stats;
 
 use admission::{Admission, AdmissionContext, Alpha, Needs, Policy, Share};
-use config::{ClassParams, ConfigError, PgParams, QueueParams, TmConfig};
+use config::{ClassParams, ConfigError, PgParams, QueueParams, TmConfig, TrimMark};
 use pfc::PfcEvent;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -123,6 +123,21 @@ pub struct Admitted {
     pub ecn_mark: bool,
     /// Stored in PFC headroom.
     pub headroom: bool,
+    /// What-if trimming: refused as it was, the packet was trimmed and queued in the header
+    /// queue instead ([`config::TrimConfig`]).
+    pub trimmed: Option<Trimmed>,
+}
+
+/// How a packet admitted by what-if trimming was cut: the chip keeps `bytes` of it and sets
+/// `mark`; the TM queued it on `queue` of the port it asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trimmed {
+    /// The header queue it is in.
+    pub queue: u16,
+    /// Bytes kept (what the TM charged).
+    pub bytes: u32,
+    /// The flag to set.
+    pub mark: Option<TrimMark>,
 }
 
 /// A packet leaving the TM.
@@ -192,6 +207,15 @@ impl Refusal {
         Refusal::FlexibleThreshold,
         Refusal::HeadroomExhausted,
     ];
+
+    /// Whether admission refused the packet (a limit), not its destination (no such port,
+    /// queue or class).
+    pub fn is_admission(self) -> bool {
+        !matches!(
+            self,
+            Refusal::NoSuchPort | Refusal::NoSuchQueue | Refusal::NoSuchClass
+        )
+    }
 
     /// A short name for reports.
     pub fn name(self) -> &'static str {
@@ -546,19 +570,76 @@ impl TrafficManager {
         policy.admit(&ctx)
     }
 
-    /// Offer a packet. On `Ok` it is queued; on `Err` it was not, and the reason is counted.
+    /// Offer a packet. On `Ok` it is queued (trimmed, if [`Admitted::trimmed`] says so); on
+    /// `Err` it was not, and the reason is counted.
     pub fn enqueue(&mut self, req: EnqueueRequest) -> Result<Admitted, Refusal> {
+        match self.admit(&req) {
+            Ok(a) => Ok(a),
+            Err(r) => self.trim_or_refuse(&req, r),
+        }
+    }
+
+    /// What-if trimming ([`config::TrimConfig`]): `req`, refused for `reason`, cut to the configured
+    /// bytes and offered to the header queue of its port; refused (and counted) as it was if
+    /// trimming is off, does not apply, or the header queue refuses it too (then for that
+    /// queue's reason, counted there).
+    #[cold]
+    fn trim_or_refuse(
+        &mut self,
+        req: &EnqueueRequest,
+        reason: Refusal,
+    ) -> Result<Admitted, Refusal> {
+        let trim = match self.config.trim {
+            Some(t) if t.queue != req.queue && reason.is_admission() => t,
+            _ => return self.refuse(req, reason),
+        };
+        let header = EnqueueRequest {
+            queue: trim.queue,
+            bytes: req.bytes.min(trim.bytes),
+            ..*req
+        };
+        let mut a = match self.admit(&header) {
+            Ok(a) => a,
+            Err(r) => return self.refuse(&header, r),
+        };
+        let cut = (req.bytes - header.bytes) as u64;
+        let c = &mut self.queues[req.port as usize * self.qpp + req.queue as usize].counters;
+        c.trimmed_pkts += 1;
+        c.trimmed_bytes += cut;
+        self.counters.trimmed_pkts += 1;
+        self.counters.trimmed_bytes += cut;
+        if let Some(t) = &mut self.trace {
+            t.push(TraceEvent::Trim {
+                t: req.now_ps,
+                port: req.port,
+                queue: req.queue,
+                to_queue: trim.queue,
+                bytes: header.bytes,
+            });
+        }
+        a.trimmed = Some(Trimmed {
+            queue: trim.queue,
+            bytes: header.bytes,
+            mark: trim.mark,
+        });
+        Ok(a)
+    }
+
+    /// Admission of `req` and, if admitted, its enqueue; a refusal changes nothing (the
+    /// caller counts it).
+    fn admit(&mut self, req: &EnqueueRequest) -> Result<Admitted, Refusal> {
+        let req = *req;
         if req.port as usize >= self.nports {
-            return self.refuse(&req, Refusal::NoSuchPort);
+            return Err(Refusal::NoSuchPort);
         }
         if req.queue as usize >= self.qpp {
-            return self.refuse(&req, Refusal::NoSuchQueue);
+            return Err(Refusal::NoSuchQueue);
         }
         let qi = req.port as usize * self.qpp + req.queue as usize;
         let qp = self.qparams[req.queue as usize];
         let cells = self.spec.cells_for(req.bytes as usize).max(1);
         if self.used_cells as u64 + cells as u64 > self.spec.cells as u64 {
-            return self.refuse(&req, Refusal::BufferFull);
+            return Err(Refusal::BufferFull);
         }
         let pgi = self.pg_index(req.ingress_port, req.priority);
         let (lossless, xoff) = pgi.map_or((false, false), |i| {
@@ -592,14 +673,14 @@ impl TrafficManager {
                     }
                 };
                 if let Err(r) = verdict {
-                    return self.refuse(&req, r);
+                    return Err(r);
                 }
             }
             if pool.used as u64 + shared_needed as u64 > pool.size as u64 {
                 if lossless {
                     to_headroom = true;
                 } else {
-                    return self.refuse(&req, Refusal::PoolFull);
+                    return Err(Refusal::PoolFull);
                 }
             }
         }
@@ -607,7 +688,7 @@ impl TrafficManager {
             let i = pgi.expect("lossless");
             let pg = &self.pgs[i];
             if pg.headroom_used as u64 + cells as u64 > pg.params.headroom as u64 {
-                return self.refuse(&req, Refusal::HeadroomExhausted);
+                return Err(Refusal::HeadroomExhausted);
             }
             self.set_xoff(i, true, req.now_ps);
         }
@@ -680,6 +761,7 @@ impl TrafficManager {
             enq_depth_pkts: q_pkts,
             ecn_mark,
             headroom: to_headroom,
+            trimmed: None,
         })
     }
 
@@ -989,6 +1071,18 @@ impl TrafficManager {
             self.congested_total,
             self.congested_by_prio.get(p as usize).copied().unwrap_or(0),
         )
+    }
+
+    /// What-if trimming: every (port, queue) that trimmed packets, with its packets and
+    /// the bytes they lost, in port and queue order.
+    pub fn trims(&self) -> impl Iterator<Item = (u16, u16, u64, u64)> + '_ {
+        self.queues.iter().enumerate().filter_map(|(i, q)| {
+            let c = &q.counters;
+            (c.trimmed_pkts > 0).then(|| {
+                let (port, queue) = (i / self.qpp, i % self.qpp);
+                (port as u16, queue as u16, c.trimmed_pkts, c.trimmed_bytes)
+            })
+        })
     }
 
     /// Counters of one queue.

@@ -26,6 +26,12 @@ pub struct QueueCounters {
     pub headroom_pkts: u64,
     /// Largest depth reached, cells.
     pub max_depth_cells: u32,
+    /// What-if trimming ([`crate::config::TrimConfig`]): packets refused here and trimmed
+    /// into the header queue instead (counted on the queue they were refused by; the header
+    /// queue counts them in `enq_pkts`).
+    pub trimmed_pkts: u64,
+    /// Bytes those packets lost (their length minus what was kept).
+    pub trimmed_bytes: u64,
 }
 
 impl QueueCounters {
@@ -43,6 +49,8 @@ impl QueueCounters {
         self.ecn_marks += o.ecn_marks;
         self.headroom_pkts += o.headroom_pkts;
         self.max_depth_cells = self.max_depth_cells.max(o.max_depth_cells);
+        self.trimmed_pkts += o.trimmed_pkts;
+        self.trimmed_bytes += o.trimmed_bytes;
     }
 }
 
@@ -72,6 +80,10 @@ pub struct TmCounters {
     pub peak_cells: u32,
     /// PFC pause frames received (calls to `pause`, including quanta 0).
     pub pause_rx: u64,
+    /// What-if trimming: packets trimmed instead of refused, and the bytes they lost.
+    pub trimmed_pkts: u64,
+    /// See `trimmed_pkts`.
+    pub trimmed_bytes: u64,
 }
 
 /// What the trace records, when on ([`crate::TrafficManager::set_trace`]).
@@ -102,6 +114,20 @@ pub enum TraceEvent {
         depth_cells: u32,
         /// Cells in use in the buffer after.
         used_cells: u32,
+    },
+    /// What-if trimming: a packet refused by `queue` was trimmed to `bytes` and admitted
+    /// into `to_queue` (recorded after that `Enqueue`).
+    Trim {
+        /// Time, ps.
+        t: u64,
+        /// Egress port.
+        port: u16,
+        /// The queue that refused it.
+        queue: u16,
+        /// The header queue.
+        to_queue: u16,
+        /// Bytes kept.
+        bytes: u32,
     },
     /// A packet was refused.
     Drop {

@@ -3,7 +3,7 @@
 //! store recycles.
 
 use pipelines::time::Time;
-use tm::Dequeued;
+use tm::{Dequeued, Trimmed};
 
 /// A packet inside the chip.
 #[derive(Debug, Default)]
@@ -38,6 +38,20 @@ pub(super) struct Packet {
     /// The pipe stage it is in, by the events' account: what lockstep mode checks cycle by
     /// cycle against the pipes' counts and latencies.
     pub(super) in_pipe: InPipe,
+}
+
+impl Packet {
+    /// What-if trimming: keep the first `t.bytes` bytes and, if that cut any, set the flag.
+    pub(super) fn trim(&mut self, t: Trimmed) {
+        if self.data.len() <= t.bytes as usize {
+            return;
+        }
+        self.data.truncate(t.bytes as usize);
+        if let Some(m) = t.mark {
+            // The configuration keeps the flag's byte among those kept.
+            self.data[m.offset as usize] |= m.mask;
+        }
+    }
 }
 
 /// Which gress a packet is in (issued, or waiting for its issue slot, and not yet out of

@@ -4,6 +4,14 @@
 //! packet to the egress pipe. The TM itself (`tm`) keeps descriptors only; the bytes stay in
 //! the chip's packet store.
 //!
+//! **What-if trimming** (`config.tm.trim`, `tm::config::TrimConfig`; no Tofino does it): the
+//! TM may admit a packet it would have refused as a header in the port's header queue; the
+//! chip then cuts the packet's bytes to what the TM charged and, if bytes were cut, sets the
+//! configured flag. The packet is the same packet (it is not a drop), so conservation holds;
+//! the bytes it lost are counted in the TM's `trimmed_bytes`. IPv4 and UDP lengths are left
+//! as they were, as NDP's cut-payload switches leave them: a receiver sees the cut from the
+//! flag or from a frame shorter than its headers say.
+//!
 //! A packet whose ingress set TNA's `bypass_egress` does not enter the egress pipe. On Tofino
 //! the egress parser buffer hands it straight to the egress buffer in front of the MAC (the
 //! "warp" path: Intel's tofino-model sends it from the TM to the port without running the
@@ -21,7 +29,7 @@ use super::{Chip, ChipEvent, DropReason};
 use crate::kernel::Schedule;
 use crate::mac::slot_time;
 use pipelines::time::Time;
-use tm::EnqueueRequest;
+use tm::{Admitted, EnqueueRequest};
 
 impl Chip {
     /// Offer packet `h` to the TM for (`port`, `queue`); a refusal deflects it to the
@@ -54,6 +62,12 @@ impl Chip {
         let verdict = self.tm.enqueue(request);
         if self.trace.is_some() {
             self.trace_enqueue(now, &request, &verdict, false);
+        }
+        if let Ok(Admitted {
+            trimmed: Some(t), ..
+        }) = verdict
+        {
+            self.packets.slots[h as usize].trim(t);
         }
         if let Err(refusal) = verdict {
             let dod = self.plumbing.dod.filter(|_| deflect);

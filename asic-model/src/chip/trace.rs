@@ -740,13 +740,14 @@ impl Chip {
         let event = match verdict {
             Ok(a) => TraceEvent::Enqueue {
                 port,
-                queue,
+                queue: a.trimmed.map_or(queue, |t| t.queue),
                 cells: a.cells,
                 depth_before: a.enq_depth_cells,
                 depth_after: a.enq_depth_cells + a.cells,
                 ecn_mark: a.ecn_mark,
                 headroom: a.headroom,
                 deflected,
+                trimmed_to: a.trimmed.map(|t| t.bytes),
             },
             Err(r) => TraceEvent::Refused {
                 port,

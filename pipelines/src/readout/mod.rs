@@ -80,6 +80,10 @@ pub struct MeterState {
     pub unit: CountKind,
     /// Number of meters.
     pub size: u32,
+    /// Bytes added to each packet's length before a byte meter of the array colours it.
+    /// (Absent from readings made before it was kept: 0.)
+    #[serde(default)]
+    pub byte_count_adjust: i32,
     /// The meters read: the one asked for, or every configured one, by index.
     pub meters: Vec<MeterLevel>,
 }
@@ -415,15 +419,7 @@ impl LoadedGress {
                 peak: r.tp,
             })
         };
-        let a = self
-            .program()
-            .control
-            .meters
-            .get(m as usize)
-            .ok_or(ControlError::NoSuch {
-                what: "meter array",
-                id: m,
-            })?;
+        let a = self.meter_array(m)?;
         let meters = match index {
             Some(i) => vec![level(i)?],
             None => (0..a.size)
@@ -435,6 +431,7 @@ impl LoadedGress {
             name: a.name.clone(),
             unit: a.unit,
             size: a.size,
+            byte_count_adjust: self.externs().meters[m as usize].byte_count_adjust(),
             meters,
         })
     }

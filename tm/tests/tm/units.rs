@@ -3,7 +3,7 @@
 use super::req;
 use tm::config::{
     AdmissionPolicy, ConfigError, EcnConfig, PfcConfig, PfcGroup, PortScheduler, QueueConfig,
-    SchedulerConfig, TmConfig,
+    SchedulerConfig, TmConfig, TrimConfig, TrimMark,
 };
 use tm::export::DepthExport;
 use tm::spec::TmSpec;
@@ -512,4 +512,123 @@ fn profile_tm_blocks_parse_and_are_sourced() {
         seen += 1;
     }
     assert_eq!(seen, 4);
+}
+
+/// A TM with static limits of `limit` shared cells per queue (80-byte cells, 2 queues,
+/// strict priority: queue 1 first) and what-if trimming to `bytes` into queue 1.
+fn trimming_tm(limit: u32, bytes: u32) -> TrafficManager {
+    let cfg = TmConfig {
+        admission: AdmissionPolicy::Static,
+        default_queue: QueueConfig {
+            static_limit_cells: Some(limit),
+            ..QueueConfig::default()
+        },
+        scheduler: SchedulerConfig::StrictPriority,
+        trim: Some(TrimConfig {
+            bytes,
+            queue: 1,
+            mark: None,
+        }),
+        ..TmConfig::default()
+    };
+    TrafficManager::new(TmSpec::small(100_000, 80, 2), cfg, 1).unwrap()
+}
+
+/// The ideal trimming switch (Popa et al., §2; the digest's test 3.4.1 and 3.4.3): with the
+/// data queue at its limit, a 1500-byte packet becomes an 80-byte header in the header queue
+/// (nothing dropped, the data queue unchanged), counted on the data queue as trimmed with the
+/// 1420 bytes it lost; the header leaves before the data queued earlier. When the header
+/// queue is at its limit too, the packet is dropped for the header queue's reason, counted
+/// there.
+#[test]
+fn trimming_cuts_a_refused_packet_into_the_header_queue() {
+    // 1500 bytes = 19 cells: the data queue holds 10 packets (190 cells), not 11.
+    let mut tm = trimming_tm(190, 80);
+    for h in 0..10 {
+        let a = tm.enqueue(req(0, 0, 1500, h)).unwrap();
+        assert_eq!(a.trimmed, None);
+    }
+    let depth = tm.depth(0, 0);
+    let a = tm.enqueue(req(0, 0, 1500, 10)).unwrap();
+    let t = a.trimmed.expect("trimmed");
+    assert_eq!((t.queue, t.bytes, a.cells), (1, 80, 1));
+    assert_eq!(tm.depth(0, 0), depth, "the data queue is unchanged");
+    let (data, header) = (tm.queue_counters(0, 0), tm.queue_counters(0, 1));
+    assert_eq!((data.trimmed_pkts, data.trimmed_bytes), (1, 1420));
+    assert_eq!((header.enq_pkts, header.enq_bytes), (1, 80));
+    assert_eq!(data.drops.iter().sum::<u64>(), 0, "not a drop");
+    assert_eq!(tm.counters().trimmed_pkts, 1);
+    assert_eq!(tm.trims().collect::<Vec<_>>(), vec![(0, 0, 1, 1420)]);
+    // The header overtakes the ten data packets.
+    let d = tm.dequeue(0, 0).unwrap();
+    assert_eq!((d.handle, d.queue, d.bytes), (10, 1, 80));
+    // Fill the header queue to its limit (190 cells of 80-byte headers), then one more.
+    for h in 11..11 + 190 {
+        assert!(tm.enqueue(req(0, 0, 1500, h)).unwrap().trimmed.is_some());
+    }
+    assert_eq!(
+        tm.enqueue(req(0, 0, 1500, 500)).unwrap_err(),
+        Refusal::QueueLimit
+    );
+    assert_eq!(
+        tm.queue_counters(0, 1).drops[Refusal::QueueLimit as usize],
+        1
+    );
+    assert_eq!(tm.queue_counters(0, 0).trimmed_pkts, 191);
+    // A packet asking for the header queue itself is refused as it is, not trimmed again.
+    assert_eq!(
+        tm.enqueue(req(0, 1, 1500, 501)).unwrap_err(),
+        Refusal::QueueLimit
+    );
+    tm.check_invariants().unwrap();
+}
+
+#[test]
+fn trimming_is_off_by_default_and_its_configuration_is_checked() {
+    let mut tm = tm_with(SchedulerConfig::StrictPriority, 2);
+    assert_eq!(tm.config().trim, None);
+    let mut h = 0;
+    while tm.enqueue(req(0, 0, 1500, h)).is_ok() {
+        h += 1;
+    }
+    assert_eq!(tm.counters().trimmed_pkts, 0);
+    let bad = |trim: TrimConfig| {
+        let cfg = TmConfig {
+            trim: Some(trim),
+            ..TmConfig::default()
+        };
+        TrafficManager::new(TmSpec::small(1000, 80, 2), cfg, 1)
+            .unwrap_err()
+            .field
+    };
+    let ok = TrimConfig {
+        bytes: 80,
+        queue: 1,
+        mark: Some(TrimMark {
+            offset: 42,
+            mask: 0x10,
+        }),
+    };
+    let cfg = TmConfig {
+        trim: Some(ok),
+        ..TmConfig::default()
+    };
+    TrafficManager::new(TmSpec::small(1000, 80, 2), cfg, 1).unwrap();
+    assert_eq!(bad(TrimConfig { bytes: 0, ..ok }), "trim.bytes");
+    assert_eq!(bad(TrimConfig { queue: 2, ..ok }), "trim.queue");
+    let mark = |offset, mask| Some(TrimMark { offset, mask });
+    assert_eq!(
+        bad(TrimConfig {
+            mark: mark(80, 1),
+            ..ok
+        }),
+        "trim.mark.offset"
+    );
+    assert_eq!(
+        bad(TrimConfig {
+            mark: mark(42, 0),
+            ..ok
+        }),
+        "trim.mark.mask"
+    );
 }

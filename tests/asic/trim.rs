@@ -1,0 +1,133 @@
+//! What-if payload trimming in the TM (`config.tm.trim`, `tm::config::TrimConfig`): NDP-style
+//! host frames (`asic_net::packet`) through the L3 router on a `teaching` chip whose data
+//! queue is at its limit leave as headers that the hosts' parser sees as trimmed, overtake
+//! the data queued before them, and are counted; a bad trimming configuration is an error
+//! placed in the scenario.
+
+use crate::common::*;
+use asic_bench::bench::Bench;
+use asic_bench::run::run_scenario;
+use asic_bench::scenario::ScenarioFile;
+use asic_model::chip::ChipConfig;
+use asic_model::mac::slot_time;
+use asic_net::packet::{self, Header, DATA, HEADER_BYTES, TRIMMED};
+use pipelines::control::ResolvedControlOp;
+use pipelines::time::Time;
+use tm::config::{AdmissionPolicy, QueueConfig, SchedulerConfig, TmConfig, TrimConfig, TrimMark};
+
+/// An NDP DATA frame of flow `flow`, packet `seq`, to 10.0.1.2 (l3router: port 1), 1500 bytes.
+fn data_frame(flow: u64, seq: u32) -> Vec<u8> {
+    let h = Header {
+        dst_mac: [2, 0, 0, 0, 0, 0xf1],
+        src_mac: [2, 0, 0, 0, 0, flow as u8],
+        src_ip: u32::from_be_bytes([10, 0, 0, flow as u8]),
+        dst_ip: u32::from_be_bytes([10, 0, 1, 2]),
+        flags: DATA,
+        seq,
+        flow_id: flow,
+        len: (1500 - HEADER_BYTES) as u32,
+        ..Header::default()
+    };
+    let mut f = Vec::new();
+    packet::build(&mut f, &h, 1500 - HEADER_BYTES);
+    f
+}
+
+#[test]
+fn refused_packets_leave_as_marked_headers_ahead_of_the_data() {
+    let mut profile = chip("teaching");
+    profile.tm.cells = 2000;
+    let (program, entries) = l3router(&profile);
+    let ops: Vec<_> = entries
+        .into_iter()
+        .map(ResolvedControlOp::AddEntry)
+        .collect();
+    let config = ChipConfig {
+        tm: TmConfig {
+            admission: AdmissionPolicy::Static,
+            // Ten 1500-byte packets (19 cells each) per queue.
+            default_queue: QueueConfig {
+                static_limit_cells: Some(190),
+                ..QueueConfig::default()
+            },
+            scheduler: SchedulerConfig::StrictPriority,
+            trim: Some(TrimConfig {
+                bytes: 80,
+                queue: 1,
+                mark: Some(TrimMark {
+                    offset: 42,
+                    mask: TRIMMED,
+                }),
+            }),
+            ..TmConfig::default()
+        },
+        ..ChipConfig::default()
+    };
+    let mut b = Bench::with_config(profile, &program, config, &ops).unwrap();
+    b.keep_departures();
+    // Two senders at line rate into port 1: 2:1.
+    let n = 40;
+    let slot = slot_time(1500, 10);
+    for (port, flow) in [(0u16, 1u64), (2, 2)] {
+        let frames = (0..n)
+            .map(|k| (Time(k * slot.ps()), data_frame(flow, k as u32)))
+            .collect();
+        b.add_frames(port, frames).unwrap();
+    }
+    let r = b.run().unwrap();
+    crate::common::plumbing::conserved(&r);
+    assert_eq!(r.packets_dropped(), 0, "nothing dropped: {:?}", r.drops);
+    let out: Vec<_> = b.departures().iter().filter(|d| d.port == 1).collect();
+    assert_eq!(out.len() as u64, 2 * n);
+    let headers: Vec<_> = out.iter().filter(|d| d.data.len() < 1500).collect();
+    assert!(!headers.is_empty());
+    for d in &headers {
+        assert_eq!(d.data.len(), 80);
+        assert_eq!(d.data[42] & TRIMMED, TRIMMED, "the mark");
+        let h = packet::parse(&d.data).expect("a host frame");
+        assert!(h.is_data() && h.flags & TRIMMED != 0);
+        assert_eq!(h.len as usize, 1500 - HEADER_BYTES, "what it had carried");
+    }
+    assert!(out
+        .iter()
+        .filter(|d| d.data.len() == 1500)
+        .all(|d| d.data[42] & TRIMMED == 0));
+    // Counted on the data queue that refused them, with the bytes they lost.
+    let trims = &r.trims;
+    assert_eq!(trims.len(), 1);
+    let t = &trims[0];
+    assert_eq!((t.port, t.queue), (1, 0));
+    assert_eq!(t.packets, headers.len() as u64);
+    assert_eq!(t.bytes_cut, t.packets * (1500 - 80));
+    assert!(r.render_text().contains(&format!(
+        "  port 1 queue 0: {} packets, {} bytes cut",
+        t.packets, t.bytes_cut
+    )));
+    // A header overtakes data of its own flow sent before it.
+    let seq = |d: &asic_bench::bench::Departure| packet::parse(&d.data).unwrap();
+    let first = out.iter().position(|d| d.data.len() == 80).unwrap();
+    let h = seq(out[first]);
+    assert!(out[first + 1..]
+        .iter()
+        .any(|d| d.data.len() == 1500 && seq(d).flow_id == h.flow_id && seq(d).seq < h.seq));
+}
+
+#[test]
+fn a_bad_trimming_configuration_is_placed_in_the_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = repo("programs/l3router/l3router.p4");
+    let text = format!(
+        "(\n    chip: \"teaching\",\n    program: \"{}\",\n    config: (\n        tm: (\n            trim: Some((bytes: 80,\n                queue: 9)),\n        ),\n    ),\n    inputs: [],\n)\n",
+        program.display()
+    );
+    let path = dir.path().join("s.ron");
+    std::fs::write(&path, text).unwrap();
+    let sf = ScenarioFile::load(&path).unwrap();
+    let e = run_scenario(&sf, Some(dir.path()), false).unwrap_err();
+    assert!(
+        e.ends_with(
+            "s.ron:7:17: invalid TM configuration `trim.queue`: no queue 9: ports have 4 queues"
+        ),
+        "{e}"
+    );
+}
