@@ -47,7 +47,7 @@ pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
         let place = |e: String| format!("chip `{}`: {e}", topo.spec.chips[c].name);
         let mechanism = m.deploy.unwrap_or(&s.deploy);
         let (chip, program) =
-            chip(&topo, c, m, mechanism, s.seed, base, &mut loaded).map_err(place)?;
+            chip(&topo, c, m, mechanism, (s.seed, s.mtu), base, &mut loaded).map_err(place)?;
         control.extend(chip_control(
             program,
             &m.control,
@@ -96,7 +96,7 @@ fn chip<'l>(
     c: usize,
     m: &Merged,
     mechanism: &Mechanism,
-    seed: u64,
+    (seed, mtu): (u64, usize),
     base: Base,
     loaded: &'l mut Loaded,
 ) -> Result<(Chip, &'l Program), String> {
@@ -127,6 +127,7 @@ fn chip<'l>(
         chip: c,
         profile: prof,
         seed,
+        mtu,
     };
     let deployed = dep.deploy(&ctx, config)?;
     let mut specs: Vec<EntrySpec> = match m.entries {
@@ -136,8 +137,14 @@ fn chip<'l>(
     };
     specs.extend(deployed.entries);
     let entries = resolve_entries(&specs, program)?;
-    let chip = Chip::with_entries(prof.clone(), program, deployed.config, &entries)
+    let mut chip = Chip::with_entries(prof.clone(), program, deployed.config, &entries)
         .map_err(|e| e.to_string())?;
+    for (i, op) in deployed.control.iter().enumerate() {
+        let what = describe(i, op).replacen("entry", "deployment operation", 1);
+        let resolved = resolve_op(program, op).map_err(|e| format!("{what}: {e}"))?;
+        chip.apply(&resolved)
+            .map_err(|e| format!("{what}: {e}"))?;
+    }
     Ok((chip, program))
 }
 

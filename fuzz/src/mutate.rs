@@ -80,6 +80,7 @@ impl Corpus {
             Kind::Profile => texts(&[
                 matching(&["asic-model/profiles/"], ".ron"),
                 matching(&["programs/bfc/tofino2-100g"], ".ron"),
+                matching(&["programs/trimming/tofino1-trim"], ".ron"),
             ]
             .concat()),
             Kind::Scenario => vec![file("programs/l3router/scenario.ron").to_vec()],
