@@ -328,6 +328,12 @@ impl ChipProfile {
             ));
         }
         nonzero(s.logical_tables as u64, "pipe.stage.logical_tables")?;
+        if !(1..=32).contains(&p.meter.byte_count_adjust_bits) {
+            return Err(bad(
+                "pipe.meter.byte_count_adjust_bits",
+                "a signed adjustment needs 1 to 32 bits",
+            ));
+        }
         nonzero(s.vliw_slots as u64, "pipe.stage.vliw_slots")?;
         let phv = &p.phv;
         if phv.total() == 0 {
@@ -718,6 +724,10 @@ mod tests {
             ),
             (|p| p.pipe.latency.parser_cycles = 10_001, "pipe.latency.parser_cycles"),
             (|p| p.pipe.stage.sram_depth = 0, "pipe.stage.sram_depth"),
+            (
+                |p| p.pipe.meter.byte_count_adjust_bits = 33,
+                "pipe.meter.byte_count_adjust_bits",
+            ),
             (
                 |p| p.pipe.stage.logical_tables = 0,
                 "pipe.stage.logical_tables",

@@ -104,6 +104,9 @@ pub struct ExternPlacement {
     pub name: String,
     /// Its stage.
     pub stage: u16,
+    /// A meter array's byte-count adjustment: bytes added to each packet's length (0 for
+    /// anything else).
+    pub byte_count_adjust: i32,
 }
 
 /// One gress.
@@ -216,6 +219,7 @@ pub fn gress_report(
             kind: "register",
             name: x.name.clone(),
             stage: x.stage,
+            byte_count_adjust: 0,
         });
     }
     for x in &control.meters {
@@ -223,6 +227,7 @@ pub fn gress_report(
             kind: "meter",
             name: x.name.clone(),
             stage: x.stage,
+            byte_count_adjust: x.byte_count_adjust,
         });
     }
     for x in &control.counters {
@@ -230,6 +235,7 @@ pub fn gress_report(
             kind: "counter",
             name: x.name.clone(),
             stage: x.stage,
+            byte_count_adjust: 0,
         });
     }
     for x in &control.hashes {
@@ -237,6 +243,7 @@ pub fn gress_report(
             kind: "hash",
             name: x.name.clone(),
             stage: x.stage,
+            byte_count_adjust: 0,
         });
     }
     let phv_fields = layout
@@ -432,7 +439,11 @@ impl ResourceReport {
                 let _ = writeln!(s, "  gateway {i} -> stage {stage}");
             }
             for x in &g.externs {
-                let _ = writeln!(s, "  {} {} -> stage {}", x.kind, x.name, x.stage);
+                let adjust = match x.byte_count_adjust {
+                    0 => String::new(),
+                    b => format!(", byte-count adjustment {b:+}"),
+                };
+                let _ = writeln!(s, "  {} {} -> stage {}{adjust}", x.kind, x.name, x.stage);
             }
             let _ = writeln!(s, "  PHV allocation:");
             for f in &g.phv_fields {

@@ -115,6 +115,7 @@ pub fn describe(i: usize, op: &ControlOp) -> String {
         ControlOp::DeleteEntry(k) => ("table", &k.table),
         ControlOp::WriteRegister(r) => ("register", &r.register),
         ControlOp::ConfigureMeter(m) => ("meter", &m.meter),
+        ControlOp::SetMeterByteCountAdjust(a) => ("meter", &a.meter),
         ControlOp::ReadRegister(r) => ("register", &r.register),
         ControlOp::ReadCounter(c) => ("counter", &c.counter),
         ControlOp::ReadMeter(m) => ("meter", &m.meter),

@@ -18,8 +18,8 @@ use crate::entries::{
     find_by_name, parse_value, resolve, resolve_key, ControlFile, EntrySpec, KeySpec,
     ResolvedEntry, Value,
 };
-pub use crate::entries::{MeterSetting, RegisterWrite};
-use crate::meter::MeterConfig;
+pub use crate::entries::{MeterAdjust, MeterSetting, RegisterWrite};
+use crate::meter::{check_byte_count_adjust, MeterConfig};
 use crate::program::{
     CounterId, Gress, GressProgram, KeyMatch, MeterId, Program, RegisterId, TableId,
 };
@@ -52,6 +52,8 @@ pub enum ControlOp {
     WriteRegister(RegisterWrite),
     /// Configure one meter (its buckets start full).
     ConfigureMeter(MeterSetting),
+    /// Set a meter array's byte-count adjustment (its buckets stay as they are).
+    SetMeterByteCountAdjust(MeterAdjust),
     /// Read a register element, or every element not at its initial value.
     ReadRegister(RegisterRead),
     /// Read an indexed counter, or every non-zero counter of the array.
@@ -122,7 +124,8 @@ pub struct TableRead {
 // Here rather than beside `ControlFile`: the entries module, which reads the file, knows
 // nothing of operations (this module resolves them, through it).
 impl ControlFile {
-    /// The file's contents as operations, in order: entries, registers, meters.
+    /// The file's contents as operations, in order: entries, registers, meters, meter
+    /// arrays' byte-count adjustments.
     pub fn ops(&self) -> Vec<ControlOp> {
         self.tables
             .iter()
@@ -130,6 +133,12 @@ impl ControlFile {
             .map(ControlOp::AddEntry)
             .chain(self.registers.iter().cloned().map(ControlOp::WriteRegister))
             .chain(self.meters.iter().cloned().map(ControlOp::ConfigureMeter))
+            .chain(
+                self.meter_adjusts
+                    .iter()
+                    .cloned()
+                    .map(ControlOp::SetMeterByteCountAdjust),
+            )
             .collect()
     }
 }
@@ -173,6 +182,15 @@ pub enum ResolvedControlOp {
         index: u32,
         /// Rates and bursts.
         config: MeterConfig,
+    },
+    /// Set a meter array's byte-count adjustment.
+    SetMeterByteCountAdjust {
+        /// Gress of the meter array.
+        gress: Gress,
+        /// Meter array index.
+        meter: MeterId,
+        /// Bytes added to each packet's length.
+        bytes: i32,
     },
     /// Read state (changing nothing).
     Read(ResolvedRead),
@@ -236,7 +254,8 @@ impl ResolvedControlOp {
             ResolvedControlOp::WriteRegister { register, .. } => {
                 g.control.registers[*register as usize].stage
             }
-            ResolvedControlOp::ConfigureMeter { meter, .. } => {
+            ResolvedControlOp::ConfigureMeter { meter, .. }
+            | ResolvedControlOp::SetMeterByteCountAdjust { meter, .. } => {
                 g.control.meters[*meter as usize].stage
             }
             ResolvedControlOp::Read(r) => match &r.target {
@@ -258,7 +277,8 @@ impl ResolvedControlOp {
             ResolvedControlOp::AddEntry(e) | ResolvedControlOp::ModifyEntry(e) => e.gress,
             ResolvedControlOp::DeleteEntry { gress, .. }
             | ResolvedControlOp::WriteRegister { gress, .. }
-            | ResolvedControlOp::ConfigureMeter { gress, .. } => *gress,
+            | ResolvedControlOp::ConfigureMeter { gress, .. }
+            | ResolvedControlOp::SetMeterByteCountAdjust { gress, .. } => *gress,
             ResolvedControlOp::Read(r) => r.gress,
         }
     }
@@ -464,6 +484,18 @@ pub fn resolve_op(p: &Program, op: &ControlOp) -> Result<ResolvedControlOp, Stri
             }
         }
         ControlOp::ConfigureMeter(m) => resolve_meter_setting(p, m)?,
+        ControlOp::SetMeterByteCountAdjust(a) => {
+            let (gress, meter) = resolve_meter(p, &a.meter)?;
+            // The unit is known now; the range, the chip's, when the operation is applied.
+            let m = &gress_of(p, gress).control.meters[meter as usize];
+            check_byte_count_adjust(m.unit, a.bytes, i32::MIN..=i32::MAX)
+                .map_err(|e| format!("meter array {}: {e}", m.name))?;
+            ResolvedControlOp::SetMeterByteCountAdjust {
+                gress,
+                meter,
+                bytes: a.bytes,
+            }
+        }
         ControlOp::ReadRegister(r) => {
             let (gress, register) = resolve_register(p, &r.register)?;
             let a = &gress_of(p, gress).control.registers[register as usize];

@@ -113,6 +113,19 @@ pub struct MeterSetting {
     pub pbs: Value,
 }
 
+/// A meter array's byte-count adjustment, as written in files: bytes added to each packet's
+/// length before the array's byte meters colour it (BF Runtime's `MeterByteCountAdjust`
+/// table attribute, the driver's `bf_meter_bytecount_adjust_set`: one per meter array, not
+/// per meter). Signed; `+24` counts preamble, FCS and inter-frame gap (line rate).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeterAdjust {
+    /// Meter array name.
+    pub meter: String,
+    /// Bytes added to each packet's length (negative: taken away; a length below 0 counts 0).
+    pub bytes: i32,
+}
+
 /// One entry, as written.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -284,15 +297,16 @@ pub fn resolve_key(key: &[KeySpec]) -> Result<Vec<KeyMatch>, String> {
         .collect::<Result<Vec<_>, String>>()
 }
 
-/// Everything an entries file can set: table entries, register elements and meter
-/// configurations. A file is either a plain list of table entries (the original form) or
-/// this structure:
+/// Everything an entries file can set: table entries, register elements, meter
+/// configurations and meter arrays' byte-count adjustments. A file is either a plain list of
+/// table entries (the original form) or this structure:
 ///
 /// ```ron
 /// (
 ///     tables: [ (table: "l2_fwd", key: [Exact("02:00:00:00:00:03")], action: "l2_forward", args: [3]) ],
 ///     registers: [ (register: "flow_count", index: 3, value: 0) ],
 ///     meters: [ (meter: "port_meter", index: 0, cir: 1_000_000, pir: 2_000_000, cbs: 1500, pbs: 3000) ],
+///     meter_adjusts: [ (meter: "port_meter", bytes: 24) ],
 /// )
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -307,6 +321,9 @@ pub struct ControlFile {
     /// Meters to configure.
     #[serde(default)]
     pub meters: Vec<MeterSetting>,
+    /// Meter arrays' byte-count adjustments.
+    #[serde(default)]
+    pub meter_adjusts: Vec<MeterAdjust>,
 }
 
 /// The first significant character of a RON text (skipping whitespace and comments).
@@ -342,7 +359,7 @@ pub fn parse_control_file(text: &str, origin: &str) -> Result<ControlFile, Strin
 /// or meters is refused here: read it with [`parse_control_file`] so nothing is ignored.
 pub fn parse_entries(text: &str, origin: &str) -> Result<Vec<EntrySpec>, String> {
     let f = parse_control_file(text, origin)?;
-    if !f.registers.is_empty() || !f.meters.is_empty() {
+    if !f.registers.is_empty() || !f.meters.is_empty() || !f.meter_adjusts.is_empty() {
         return Err(format!(
             "{origin}: the file sets registers or meters; load it as a control file"
         ));
@@ -387,12 +404,14 @@ mod tests {
             tables: [ (table: "t", key: [Exact(1)], action: "a") ],
             registers: [ (register: "r", index: 3, value: "0x10") ],
             meters: [ (meter: "m", index: 0, cir: 1_000_000, pir: 2_000_000, cbs: 1500, pbs: 3000) ],
+            meter_adjusts: [ (meter: "m", bytes: -4) ],
         )"#;
         let f = parse_control_file(full, "e.ron").unwrap();
         assert_eq!(
             (f.tables.len(), f.registers.len(), f.meters.len()),
             (1, 1, 1)
         );
+        assert_eq!(f.meter_adjusts[0].bytes, -4);
         assert!(parse_entries(full, "e.ron")
             .unwrap_err()
             .contains("control file"));

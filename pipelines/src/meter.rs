@@ -14,13 +14,20 @@
 //! - else yellow if `Tc < B`, and `Tp -= B`;
 //! - else green, and `Tp -= B`, `Tc -= B`.
 //!
-//! The size B is the packet's length in bytes (as stored, without FCS) for a byte meter,
-//! and 1 for a packet meter; rates are per second and bursts in the same unit. An
-//! unconfigured meter colours every packet green. Colours use TNA's encoding.
+//! The size B is 1 for a packet meter. For a byte meter it is the packet's length in bytes
+//! as stored (without FCS) plus the array's byte-count adjustment, or 0 if that sum is
+//! negative: Tofino's meter ALU adds its table's signed `meter_bytecount_adjust` to the
+//! length and counts 0 on underflow (tofino-model, `src/shared/mau-meter-alu.cpp`). With +24
+//! (preamble and SFD 8, FCS 4, inter-frame gap 12) a byte meter counts what a frame takes of
+//! the wire, so a rate of line rate is line rate. (Tofino's metered length includes the
+//! 4-byte FCS, so there the same correction is +20; this model stores frames without it.)
+//! Rates are per second and bursts in the same unit. An unconfigured meter colours every
+//! packet green. Colours use TNA's encoding.
 
 use crate::program::CountKind;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
+use std::ops::RangeInclusive;
 
 /// Colour: green (TNA `MeterColor_t.GREEN`).
 pub const GREEN: u8 = 0;
@@ -57,6 +64,30 @@ impl MeterConfig {
         }
         Ok(())
     }
+}
+
+/// Whether a meter array counting `unit` may add `bytes` to each packet's length, the meter
+/// ALU holding the adjustments in `range` (the profile's `meter.byte_count_adjust_bits`). A
+/// packet meter counts packets whatever their length: it takes no adjustment but 0.
+pub fn check_byte_count_adjust(
+    unit: CountKind,
+    bytes: i32,
+    range: RangeInclusive<i32>,
+) -> Result<(), String> {
+    if unit == CountKind::Packets && bytes != 0 {
+        return Err(format!(
+            "counts packets; a byte-count adjustment ({bytes}) applies to byte meters only"
+        ));
+    }
+    if !range.contains(&bytes) {
+        return Err(format!(
+            "byte-count adjustment {bytes} is outside {} to {}, what the meter ALU holds \
+             (meter.byte_count_adjust_bits)",
+            range.start(),
+            range.end()
+        ));
+    }
+    Ok(())
 }
 
 const SCALE: u128 = crate::time::PS_PER_SEC as u128;
@@ -121,16 +152,32 @@ pub struct MeterReading {
 #[derive(Clone, Debug)]
 pub struct MeterBank {
     unit: CountKind,
+    /// Bytes added to a packet's length before a byte meter colours it (the array's, as a
+    /// Tofino meter table has one).
+    byte_count_adjust: i32,
     meters: Vec<Meter>,
 }
 
 impl MeterBank {
-    /// `size` unconfigured meters counting `unit`.
-    pub fn new(size: u32, unit: CountKind) -> MeterBank {
+    /// `size` unconfigured meters counting `unit`, adding `byte_count_adjust` to each
+    /// packet's length if they count bytes.
+    pub fn new(size: u32, unit: CountKind, byte_count_adjust: i32) -> MeterBank {
         MeterBank {
             unit,
+            byte_count_adjust,
             meters: vec![Meter::default(); size as usize],
         }
+    }
+
+    /// The byte-count adjustment of the array.
+    pub fn byte_count_adjust(&self) -> i32 {
+        self.byte_count_adjust
+    }
+
+    /// Set the byte-count adjustment of the array (the buckets stay as they are), checked
+    /// by the caller ([`check_byte_count_adjust`]).
+    pub fn set_byte_count_adjust(&mut self, bytes: i32) {
+        self.byte_count_adjust = bytes;
     }
 
     /// Number of meters.
@@ -175,7 +222,7 @@ impl MeterBank {
     /// Colour a packet of `bytes` bytes passing meter `i` at time `now`.
     #[inline]
     pub fn color(&mut self, i: usize, now: Time, bytes: u32) -> u8 {
-        let unit = self.unit;
+        let (unit, adjust) = (self.unit, self.byte_count_adjust as i64);
         let m = &mut self.meters[i];
         let Some(c) = m.config else {
             return GREEN;
@@ -186,7 +233,7 @@ impl MeterBank {
         }
         let b = match unit {
             CountKind::Packets => 1,
-            _ => bytes as u128,
+            _ => (bytes as i64 + adjust).max(0) as u128,
         } * SCALE;
         if m.tp < b {
             RED
@@ -215,7 +262,7 @@ mod tests {
     #[test]
     #[allow(clippy::vec_init_then_push)] // one push per packet, each after its arithmetic
     fn rfc2698_byte_meter_worked_example() {
-        let mut m = MeterBank::new(1, CountKind::Bytes);
+        let mut m = MeterBank::new(1, CountKind::Bytes, 0);
         m.configure(
             0,
             MeterConfig {
@@ -266,7 +313,7 @@ mod tests {
     /// exactly 1 token (3 × (10^12 / 3) is not exact in whole ps, so probe around it).
     #[test]
     fn packet_meter_refills_without_drift() {
-        let mut m = MeterBank::new(2, CountKind::Packets);
+        let mut m = MeterBank::new(2, CountKind::Packets, 0);
         let c = MeterConfig {
             cir: 3,
             pir: 3,
@@ -287,9 +334,47 @@ mod tests {
         }
     }
 
+    /// A byte meter at R = 1 byte per ns with both bursts one adjusted packet deep: with +20,
+    /// 1000-byte packets pass every 1020 ns and the one 1019 ns after is red (1019 tokens for
+    /// 1020 bytes); without the adjustment 1000 ns is enough. A negative adjustment below
+    /// the length counts 0 bytes.
+    #[test]
+    fn byte_count_adjustment_adds_to_each_packets_length() {
+        let c = MeterConfig {
+            cir: 1_000_000_000,
+            pir: 1_000_000_000,
+            cbs: 1020,
+            pbs: 1020,
+        };
+        let ns = |n: u64| Time(n * 1000);
+        let colours = |adjust: i32, gaps: &[u64]| {
+            let mut m = MeterBank::new(1, CountKind::Bytes, adjust);
+            m.configure(0, c).unwrap();
+            let mut t = 0;
+            let mut seq = vec![m.color(0, ns(0), 1000)];
+            for g in gaps {
+                t += g;
+                seq.push(m.color(0, ns(t), 1000));
+            }
+            seq
+        };
+        assert_eq!(colours(20, &[1020, 1020, 1020]), [GREEN; 4]);
+        assert_eq!(colours(20, &[1020, 1019]), [GREEN, GREEN, RED]);
+        assert_eq!(colours(20, &[1019]), [GREEN, RED]);
+        assert_eq!(colours(0, &[1000, 1000]), [GREEN; 3]);
+        assert_eq!(colours(19, &[1019]), [GREEN, GREEN]);
+        // Counting 0 bytes: every packet green, however close.
+        assert_eq!(colours(-1500, &[0, 0, 1]), [GREEN; 4]);
+        // A packet meter ignores lengths; the check refuses an adjustment for it.
+        let range = -8192..=8191;
+        assert!(check_byte_count_adjust(CountKind::Packets, 20, range.clone()).is_err());
+        assert!(check_byte_count_adjust(CountKind::Bytes, 8191, range.clone()).is_ok());
+        assert!(check_byte_count_adjust(CountKind::Bytes, -8193, range).is_err());
+    }
+
     #[test]
     fn configurations_follow_rfc2698_constraints() {
-        let mut m = MeterBank::new(1, CountKind::Bytes);
+        let mut m = MeterBank::new(1, CountKind::Bytes, 0);
         let bad = MeterConfig {
             cir: 10,
             pir: 5,

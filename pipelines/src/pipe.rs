@@ -20,7 +20,7 @@ use crate::deparser::{emit, mirror_header, InPlace, MirrorHeader};
 use crate::mau::{
     run_control, ControlPlan, ControlStats, DepthView, ExternState, NoDepths, PacketCtx,
 };
-use crate::meter::{MeterConfig, MeterReading};
+use crate::meter::{check_byte_count_adjust, MeterConfig, MeterReading};
 use crate::parser::{parse, ParseError};
 use crate::phv::{FieldRef, Phv, WireLayout};
 use crate::program::{
@@ -34,6 +34,7 @@ use crate::time::{Clock, Time};
 use crate::trace::{GressLog, GressTracer, NoTrace};
 use crate::verify::{verify_gress, VerifyError};
 use std::fmt;
+use std::ops::RangeInclusive;
 
 /// What a stage of the control holds that costs extra cycles: a TCAM table (or a part of
 /// one split across stages), a register array (with its stateful ALU), a meter array.
@@ -273,6 +274,8 @@ pub struct LoadedGress {
     stage_entry: Vec<u32>,
     clock: Clock,
     max_depth: usize,
+    /// The byte-count adjustments a meter array can hold (the profile's meter ALU).
+    meter_adjust_range: RangeInclusive<i32>,
     ext: ExternState,
     phv: Phv,
     /// The field of [`Intrinsic::ParserError`].
@@ -400,6 +403,7 @@ impl LoadedGress {
             timing,
             clock,
             max_depth: spec.parser.max_depth as usize,
+            meter_adjust_range: spec.meter.byte_count_adjust_range(),
             ext,
             // Only the containers the program uses: each packet clears them all.
             phv: Phv::new(prog.phv.containers()),
@@ -771,6 +775,32 @@ impl LoadedGress {
             })
     }
 
+    /// Set a meter array's byte-count adjustment: `bytes` added to each packet's length
+    /// before its byte meters colour it (BF Runtime's `MeterByteCountAdjust`).
+    pub fn meter_set_byte_count_adjust(
+        &mut self,
+        m: MeterId,
+        bytes: i32,
+    ) -> Result<(), ControlError> {
+        let a = self
+            .prog
+            .control
+            .meters
+            .get(m as usize)
+            .ok_or(ControlError::NoSuch {
+                what: "meter array",
+                id: m,
+            })?;
+        check_byte_count_adjust(a.unit, bytes, self.meter_adjust_range.clone()).map_err(
+            |reason| ControlError::BadValue {
+                object: a.name.clone(),
+                reason,
+            },
+        )?;
+        self.ext.meters[m as usize].set_byte_count_adjust(bytes);
+        Ok(())
+    }
+
     /// One meter's configuration and buckets.
     pub fn meter_read(&self, m: MeterId, index: u32) -> Result<MeterReading, ControlError> {
         let i = self.meter_index(m, index)?;
@@ -832,6 +862,9 @@ impl LoadedGress {
                 config,
                 ..
             } => self.meter_configure(*meter, *index, *config)?,
+            ResolvedControlOp::SetMeterByteCountAdjust { meter, bytes, .. } => {
+                self.meter_set_byte_count_adjust(*meter, *bytes)?
+            }
             ResolvedControlOp::Read(_) => {
                 return Err(ControlError::Unsupported {
                     object: format!("{:?}", self.gress),

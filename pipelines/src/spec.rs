@@ -24,6 +24,26 @@ pub struct PipeSpec {
     pub parser: ParserSpec,
     /// What one stateful ALU can do for one packet.
     pub salu: SaluSpec,
+    /// What a meter ALU's configuration can hold.
+    pub meter: MeterSpec,
+}
+
+/// The meter ALU's configuration registers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeterSpec {
+    /// Width of the signed byte-count adjustment a meter table adds to each packet's length
+    /// (two's complement): the adjustments it can hold are `−2^(bits−1) ..= 2^(bits−1) − 1`.
+    pub byte_count_adjust_bits: u8,
+}
+
+impl MeterSpec {
+    /// The byte-count adjustments a meter table can hold.
+    pub fn byte_count_adjust_range(&self) -> std::ops::RangeInclusive<i32> {
+        // The profile's check keeps the width within 1 to 32 bits.
+        let half = 1i64 << (self.byte_count_adjust_bits.clamp(1, 32) - 1);
+        (-half) as i32..=(half - 1) as i32
+    }
 }
 
 /// Limits of the programmable parser.

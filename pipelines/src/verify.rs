@@ -15,13 +15,16 @@
 //! whose action runs in every part's stage, drives none); a register array can
 //! be read-modified-written once per pass, so only one table may touch it (and an action
 //! only once); a stateful-ALU program must fit the profile's stateful ALU (the error names
-//! the limit: `salu.conditions`, `salu.updates`, `salu.outputs`, `salu.max_width_bits`); and
+//! the limit: `salu.conditions`, `salu.updates`, `salu.outputs`, `salu.max_width_bits`), a
+//! meter array's byte-count adjustment what the meter ALU holds (`meter.byte_count_adjust_bits`,
+//! and 0 for a packet meter); and
 //! each stage's stateful, meter and statistics ALUs and hash bits are counted. A queue-depth
 //! read is refused outside ingress (the TM publishes depths to ingress only); its operands
 //! are checked like an operation's, and it takes no stage unit.
 
 use crate::dataflow::{self, FieldBits};
 use crate::hash::HashEngine;
+use crate::meter::check_byte_count_adjust;
 use crate::program::{
     Cond, ControlProgram, CountKind, ExternCall, ExternIndex, FieldId, GressProgram, HashAlgorithm,
     Next, Node, Operand, ParserOp, PhvLayout, Program, SaluOperand, SaluValue, SelectKey, Table,
@@ -682,6 +685,10 @@ fn verify_extern_arrays(
         }
         if m.unit == CountKind::PacketsAndBytes {
             return cx.err(&place, "a meter counts bytes or packets, not both");
+        }
+        let range = spec.meter.byte_count_adjust_range();
+        if let Err(e) = check_byte_count_adjust(m.unit, m.byte_count_adjust, range) {
+            return cx.err(&place, e);
         }
     }
     for (i, k) in c.counters.iter().enumerate() {

@@ -8,6 +8,13 @@ use super::{ControlLowering, Extern, Part};
 use crate::ast::{self, Expr, ExprKind, Span};
 use crate::check::Scope;
 use crate::error::{err, CompileError, ErrorKind, Result};
+use pipelines::meter::check_byte_count_adjust;
+
+/// Whether a meter's argument is a colour (`MeterColor_t.GREEN`: colour-aware metering).
+fn is_meter_colour(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Member(base, _)
+        if matches!(&base.kind, ExprKind::Name(t) if t.name == "MeterColor_t"))
+}
 
 impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
     /// `target.method(args)` where `target` names an extern instance.
@@ -221,7 +228,10 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                 let d = self.layout.field(env, &dst);
                 self.stateful_call(scope, (*salu, *index, *out), n, idx, lane, Some(d))?
             }
-            (Extern::Meter { id, index }, "execute", [idx]) => {
+            (Extern::Meter { id, index }, "execute", [idx, adjust @ ..])
+                if adjust.len() <= 1 && !adjust.iter().any(is_meter_colour) =>
+            {
+                self.meter_adjust(env, *id, n, adjust.first())?;
                 if dst.width < 2 {
                     return Err(err(
                         ErrorKind::Type,
@@ -240,11 +250,11 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     dst: self.layout.field(env, &dst),
                 }
             }
-            (Extern::Meter { .. }, "execute", [_, c]) => {
+            (Extern::Meter { .. }, "execute", [_, c, ..]) if is_meter_colour(c) => {
                 return Err(err(
                     ErrorKind::Unsupported,
                     c.span,
-                    "colour-aware metering (a meter's second argument) is not supported",
+                    "colour-aware metering (a `MeterColor_t` argument) is not supported",
                 ))
             }
             (Extern::Hash { algorithm, width }, "get", _) => {
@@ -295,7 +305,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                             "`dst = mm.execute(word[, lane])`"
                         }
                         Extern::RegisterAction { .. } => "`dst = ra.execute(index)`",
-                        Extern::Meter { .. } => "`colour = m.execute(index)`",
+                        Extern::Meter { .. } => "`colour = m.execute(index[, adjust])`",
                         Extern::Hash { .. } => "`dst = h.get({fields})`",
                         Extern::Random { .. } => "`dst = r.get()`",
                         Extern::QueueDepth => {
@@ -312,6 +322,86 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             ops: Vec::new(),
             externs: vec![(call, span)],
         }))
+    }
+
+    /// The constant of `m.execute(index, adjust_byte_count)` (or its absence) on meter array
+    /// `meter`, named `n`. TNA subtracts it from each packet's length, so the array's
+    /// byte-count adjustment is its negation (as bf-p4c's `AdjustByteCountSetup` makes it);
+    /// it must be a constant (`-24` adds 24 bytes), fit the meter ALU, and be the same in
+    /// every call: a meter table has one adjustment. A byte meter only.
+    fn meter_adjust(
+        &mut self,
+        env: &crate::check::Env,
+        meter: MeterId,
+        n: &ast::Ident,
+        arg: Option<&Expr>,
+    ) -> Result<()> {
+        let value = match arg {
+            None => None,
+            Some(e) => {
+                let (inner, sign) = match &e.kind {
+                    ExprKind::Unary(ast::UnOp::Neg, inner) => (&**inner, -1),
+                    _ => (e, 1),
+                };
+                let v = env.const_value(inner, None).map_err(|_| {
+                    err(
+                        ErrorKind::Unsupported,
+                        e.span,
+                        format!(
+                            "`{}`'s adjust_byte_count must be a constant: a meter array has one \
+                             byte-count adjustment, set when the program is loaded",
+                            n.name
+                        ),
+                    )
+                })?;
+                let v = i64::try_from(v).map(|v| v * sign);
+                let adjust = v.ok().and_then(|v| i32::try_from(-v).ok());
+                let m = &self.control.meters[meter as usize];
+                let range = self.spec.meter.byte_count_adjust_range();
+                let checked = match adjust {
+                    Some(a) => check_byte_count_adjust(m.unit, a, range).map(|_| a),
+                    None => Err(format!(
+                        "`{}` does not fit a byte-count adjustment",
+                        env.text(e.span)
+                    )),
+                };
+                let adjust = checked.map_err(|reason| {
+                    err(
+                        ErrorKind::Resource,
+                        e.span,
+                        format!(
+                            "adjust_byte_count `{}` of `{}` (TNA subtracts it from the length): \
+                             meter array {reason}",
+                            env.text(e.span),
+                            n.name
+                        ),
+                    )
+                })?;
+                self.control.meters[meter as usize].byte_count_adjust = adjust;
+                Some(-(adjust as i64))
+            }
+        };
+        match self.meter_adjust_args.get(&meter) {
+            Some(first) if *first != value => {
+                let say = |v: &Option<i64>| v.map_or("none".to_string(), |v| v.to_string());
+                let at = arg.map_or(n.span, |e| e.span);
+                Err(err(
+                    ErrorKind::Semantic,
+                    at,
+                    format!(
+                        "`{}` is executed with adjust_byte_count {} here and {} before: a meter \
+                         array has one byte-count adjustment, so every call gives the same",
+                        n.name,
+                        say(&value),
+                        say(first)
+                    ),
+                ))
+            }
+            _ => {
+                self.meter_adjust_args.insert(meter, value);
+                Ok(())
+            }
+        }
     }
 
     /// `ra.execute(index)` or `mm.execute(word[, lane])` on the action extern `n` (its

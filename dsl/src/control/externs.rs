@@ -160,6 +160,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     stage: 0,
                     size: size(&i.args[0])?,
                     unit,
+                    byte_count_adjust: 0,
                 });
                 Extern::Meter { id, index }
             }

@@ -140,6 +140,9 @@ pub(crate) struct ControlLowering<'e, 'a, 'l> {
     externs: HashMap<String, Extern>,
     /// Direct counters already attached, with the table.
     direct_owner: HashMap<String, String>,
+    /// The `adjust_byte_count` of each meter array's first `execute` (`None`: it gave none):
+    /// every call must give the same, as a meter table has one adjustment.
+    meter_adjust_args: HashMap<MeterId, Option<i64>>,
 }
 
 /// Local variable declarations anywhere in `stmts`, in source order.
@@ -210,6 +213,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             names: HashSet::new(),
             externs: HashMap::new(),
             direct_owner: HashMap::new(),
+            meter_adjust_args: HashMap::new(),
         };
         for i in &decl.instances {
             if cl.externs.contains_key(&i.name.name) || cl.scope.is_name_declared(&i.name.name) {

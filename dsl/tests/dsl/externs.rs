@@ -169,7 +169,8 @@ fn policer_lowers_meters_counters_and_switch() {
             name: "Ingress.port_meter".into(),
             stage: table(ig, "Ingress.policer").stage,
             size: 512,
-            unit: CountKind::Bytes
+            unit: CountKind::Bytes,
+            byte_count_adjust: 0,
         }]
     );
     assert_eq!(
@@ -621,5 +622,97 @@ fn minmax_action_lowers_to_the_min_max_unit_on_jbay_only() {
     assert_eq!(
         e.message,
         "`take.execute`: a `MinMaxAction` is used as `dst = mm.execute(word[, lane])`"
+    );
+}
+
+/// The policer with its meter call given `args` after the index (`, -24` and the like).
+fn policer_executing(args: &str) -> String {
+    let from = "port_meter.execute(ig_intr_md.ingress_port)";
+    let src = example("policer");
+    assert!(src.contains(from));
+    src.replace(
+        from,
+        &format!("port_meter.execute(ig_intr_md.ingress_port{args})"),
+    )
+}
+
+#[test]
+fn meter_adjust_byte_count_becomes_the_arrays_byte_count_adjustment() {
+    // TNA subtracts `adjust_byte_count` from the length: `-24` counts 24 bytes more.
+    for (arg, adjust) in [("", 0), (", -24", 24), (", 4", -4), (", -8191", 8191)] {
+        let c = ok(&policer_executing(arg), "tofino2-like");
+        assert_eq!(
+            c.program.ingress.control.meters[0].byte_count_adjust, adjust,
+            "{arg}"
+        );
+        // The compile report shows it beside the meter's stage.
+        let line = c
+            .report
+            .render_text()
+            .lines()
+            .find(|l| l.contains("meter Ingress.port_meter"))
+            .map(str::to_string)
+            .unwrap();
+        assert_eq!(
+            line.contains(&format!("byte-count adjustment {adjust:+}")),
+            adjust != 0,
+            "{line}"
+        );
+    }
+    // Beyond the profile's 14 signed bits, a non-constant, a second call with another value:
+    // each refused where it is written.
+    let e = compile(
+        &policer_executing(", -8192"),
+        "t.p4",
+        &profile("tofino2-like"),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Resource);
+    assert!(
+        e.message.contains("8192 is outside -8192 to 8191"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.contains("meter.byte_count_adjust_bits"),
+        "{}",
+        e.message
+    );
+    let e = compile(
+        &policer_executing(", meta.tag"),
+        "t.p4",
+        &profile("tofino2-like"),
+    )
+    .unwrap_err();
+    assert!(e.render().contains("meta.tag"), "{}", e.render());
+    let e = compile(
+        &policer_executing(", MeterColor_t.GREEN"),
+        "t.p4",
+        &profile("tofino2-like"),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("colour-aware metering"), "{}", e.message);
+    let packets = policer_executing(", -24").replace("MeterType_t.BYTES", "MeterType_t.PACKETS");
+    let e = compile(&packets, "t.p4", &profile("tofino2-like")).unwrap_err();
+    assert!(
+        e.message.contains("applies to byte meters only"),
+        "{}",
+        e.message
+    );
+    let twice = policer_executing(", -24").replace(
+        "action police() {",
+        "action police2() { meta.color = port_meter.execute(ig_intr_md.ingress_port, -20); }\n    action police() {",
+    );
+    let twice = twice.replace("actions = { police; }", "actions = { police; police2; }");
+    let e = compile(&twice, "t.p4", &profile("tofino2-like")).unwrap_err();
+    assert!(
+        e.message
+            .contains("adjust_byte_count 24 here and 20 before")
+            || e.message
+                .contains("adjust_byte_count -24 here and -20 before")
+            || e.message
+                .contains("adjust_byte_count -20 here and -24 before"),
+        "{}",
+        e.message
     );
 }

@@ -40,7 +40,7 @@ impl ExternState {
             meters: c
                 .meters
                 .iter()
-                .map(|m| MeterBank::new(m.size, m.unit))
+                .map(|m| MeterBank::new(m.size, m.unit, m.byte_count_adjust))
                 .collect(),
             counters: c
                 .counters

@@ -175,6 +175,15 @@ pub struct MeterArray {
     pub size: u32,
     /// Bytes or packets (`PacketsAndBytes` is not a meter unit).
     pub unit: CountKind,
+    /// Bytes added to each packet's length before a byte meter of the array colours it (a
+    /// length that would fall below 0 counts 0), so that it can count what the wire adds, as
+    /// Tofino's per-meter-table `meter_bytecount_adjust` does. The program's value: TNA's
+    /// `execute(index, adjust_byte_count)` subtracts its constant, so this is its negation;
+    /// the control plane may change it (`SetMeterByteCountAdjust`, as the driver's
+    /// `bf_meter_bytecount_adjust_set`). 0 for a packet meter. (Absent from programs
+    /// compiled before it was kept: 0.)
+    #[serde(default)]
+    pub byte_count_adjust: i32,
 }
 
 /// A counter array.

@@ -80,6 +80,10 @@ pub struct MeterState {
     pub unit: CountKind,
     /// Number of meters.
     pub size: u32,
+    /// Bytes added to each packet's length before a byte meter of the array colours it.
+    /// (Absent from readings made before it was kept: 0.)
+    #[serde(default)]
+    pub byte_count_adjust: i32,
     /// The meters read: the one asked for, or every configured one, by index.
     pub meters: Vec<MeterLevel>,
 }
@@ -435,6 +439,7 @@ impl LoadedGress {
             name: a.name.clone(),
             unit: a.unit,
             size: a.size,
+            byte_count_adjust: self.externs().meters[m as usize].byte_count_adjust(),
             meters,
         })
     }

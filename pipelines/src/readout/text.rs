@@ -204,9 +204,13 @@ fn meter(out: &mut String, m: &MeterState, rows: Rows, at: Time, indent: usize) 
         Rows::State => format!("; {} configured", m.meters.len()),
     };
     let unit = kind_name(m.unit);
+    let adjust = match m.byte_count_adjust {
+        0 => String::new(),
+        b => format!("; each packet's length adjusted by {b:+} bytes"),
+    };
     let _ = writeln!(
         out,
-        "{pad}{}: meter of {unit}, {}{shown}; buckets (in {unit}) at {at}",
+        "{pad}{}: meter of {unit}, {}{shown}{adjust}; buckets (in {unit}) at {at}",
         m.name,
         plural(m.size as usize, "meter", "meters")
     );

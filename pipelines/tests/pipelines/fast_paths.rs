@@ -343,6 +343,7 @@ fn externs(g: &mut Rng, control: &mut ControlProgram, layout: &PhvLayout) {
         stage: 0,
         size: 4,
         unit: CountKind::Packets,
+        byte_count_adjust: 0,
     });
     control.counters.push(CounterArray {
         name: "counter".into(),

@@ -4,13 +4,15 @@
 //! and the control plane.
 
 use crate::common::*;
-use pipelines::control::{resolve_op, ControlError, ControlOp, RegisterWrite};
+use pipelines::control::{resolve_op, ControlError, ControlOp, RegisterWrite, ResolvedControlOp};
 use pipelines::counter::Counts;
 use pipelines::entries::{EntrySpec, KeySpec, Value};
 use pipelines::hash::{CRC16, CRC32};
 use pipelines::meter::{MeterConfig, GREEN, RED, YELLOW};
 use pipelines::parser::{ParseError, PARSER_ERROR_PARTIAL_HDR, PARSER_ERROR_TIMEOUT_HW};
+use pipelines::pipe::LoadedGress;
 use pipelines::program::*;
+use pipelines::readout::{ChipState, PipeState, Pipes};
 use pipelines::table::TableError;
 use pipelines::time::Time;
 
@@ -560,6 +562,7 @@ fn meters_colour_by_rfc2698_in_simulated_time() {
         stage: 3,
         size: 2,
         unit: CountKind::Bytes,
+        byte_count_adjust: 0,
     });
     let a = b.action_x(
         "meter",
@@ -610,6 +613,93 @@ fn meters_colour_by_rfc2698_in_simulated_time() {
     // Meter 0 is not configured: always green.
     assert!(g.meter_read(0, 0).unwrap().config.is_none());
     assert!(g.meter_read(0, 2).is_err());
+}
+
+/// A byte meter whose array the control plane gave +20 bytes (the wire's preamble, SFD and
+/// gap) counts each 42-byte frame as 62 bytes: at 62 B/us with 62-byte bursts, frames 1000 ns
+/// apart stay green and one 999 ns after is red, where unadjusted 42-byte frames would pass.
+/// The adjustment shows in the readout and in `state.txt`'s text; one outside the profile's
+/// bits is refused naming the array.
+#[test]
+fn a_meters_byte_count_adjustment_counts_the_wire_overhead() {
+    let (mut b, _h) = Builder::router(4);
+    let colour = b.field("meta.colour", 8);
+    b.g.control.meters.push(MeterArray {
+        name: "Ingress.m".into(),
+        stage: 3,
+        size: 1,
+        unit: CountKind::Bytes,
+        byte_count_adjust: 0,
+    });
+    let a = b.action_x(
+        "meter",
+        &[],
+        vec![],
+        vec![ExternCall::Meter {
+            meter: 0,
+            index: ExternIndex::Operand(Operand::Const(0)),
+            dst: colour,
+        }],
+    );
+    let t = b.table("m", 3, &[], &[a], a, vec![], 1);
+    b.chain(&[Node::Table(t)]);
+    let mut g = b.load();
+    let config = MeterConfig {
+        cir: 62_000_000,
+        pir: 62_000_000,
+        cbs: 62,
+        pbs: 62,
+    };
+    let colours = |g: &mut LoadedGress, cycles: &[u64]| {
+        g.meter_configure(0, 0, config).unwrap();
+        let mut seq = vec![];
+        for &c in cycles {
+            let mut f = ipv4_frame([1, 1, 1, 1], 64);
+            assert_eq!(f.len(), 42);
+            g.process(&mut f, &at(c, 0)).unwrap();
+            seq.push(get(g, colour) as u8);
+        }
+        seq
+    };
+    assert_eq!(colours(&mut g, &[100, 1100, 2099]), [GREEN, GREEN, GREEN]);
+    g.apply(&ResolvedControlOp::SetMeterByteCountAdjust {
+        gress: Gress::Ingress,
+        meter: 0,
+        bytes: 20,
+    })
+    .unwrap();
+    assert_eq!(
+        colours(&mut g, &[3000, 4000, 5000, 5999]),
+        [GREEN, GREEN, GREEN, RED]
+    );
+    let state = g.state(Time(6_000_000));
+    assert_eq!(state.meters[0].byte_count_adjust, 20);
+    let text = pipelines::readout::text::state(&ChipState {
+        at_ps: 6_000_000,
+        cycle: 6000,
+        pipes: vec![Pipes {
+            pipes: vec![0],
+            state: PipeState {
+                ingress: state,
+                egress: Default::default(),
+            },
+        }],
+    });
+    assert!(
+        text.contains("Ingress.m: meter of bytes, 1 meter; 1 configured; each packet's length adjusted by +20 bytes"),
+        "{text}"
+    );
+    // The profile's 14 bits hold -8192 to 8191.
+    let e = g
+        .meter_set_byte_count_adjust(0, 8192)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("Ingress.m") && e.contains("-8192 to 8191"),
+        "{e}"
+    );
+    g.meter_set_byte_count_adjust(0, -8192).unwrap();
+    assert_eq!(g.state(Time(0)).meters[0].byte_count_adjust, -8192);
 }
 
 #[test]

@@ -58,6 +58,7 @@ fn program(f: [StageFeatures; 3]) -> Builder {
                 stage: s,
                 size: 1,
                 unit: CountKind::Packets,
+                byte_count_adjust: 0,
             });
             let dst = b.field(&format!("meta.colour{s}"), 8);
             externs.push(ExternCall::Meter {

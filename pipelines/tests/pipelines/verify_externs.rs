@@ -238,9 +238,48 @@ fn per_stage_alu_counts_are_checked() {
             stage: 0,
             size: 1,
             unit: CountKind::Bytes,
+            byte_count_adjust: 0,
         });
     }
     assert!(err(&b).reason.contains("(stage.meter_alus)"));
+}
+
+/// A program's meter byte-count adjustment must fit the profile's meter ALU
+/// (`meter.byte_count_adjust_bits`, 14 here) and be 0 for a packet meter.
+#[test]
+fn meter_byte_count_adjustments_are_checked_against_the_meter_alu() {
+    for (unit, adjust, refusal) in [
+        (CountKind::Bytes, 8191, None),
+        (CountKind::Bytes, -8192, None),
+        (
+            CountKind::Bytes,
+            8192,
+            Some("byte-count adjustment 8192 is outside -8192 to 8191"),
+        ),
+        (
+            CountKind::Packets,
+            20,
+            Some("counts packets; a byte-count adjustment (20)"),
+        ),
+    ] {
+        let (mut b, _h) = counter_program();
+        b.g.control.meters.push(MeterArray {
+            name: "Ingress.m".into(),
+            stage: 0,
+            size: 1,
+            unit,
+            byte_count_adjust: adjust,
+        });
+        let got = verify_gress("ingress", &b.g, &spec()).err();
+        match refusal {
+            None => assert!(got.is_none(), "{got:?}"),
+            Some(r) => {
+                let e = got.unwrap();
+                assert_eq!(e.place, "ingress.control.meters[0] (Ingress.m)");
+                assert!(e.reason.contains(r), "{}", e.reason);
+            }
+        }
+    }
 }
 
 #[test]

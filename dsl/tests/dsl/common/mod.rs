@@ -96,6 +96,9 @@ pub fn spec() -> PipeSpec {
             max_width_bits: 32,
             minmax: true,
         },
+        meter: MeterSpec {
+            byte_count_adjust_bits: 14,
+        },
     }
 }
 
