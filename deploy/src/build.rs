@@ -142,8 +142,7 @@ fn chip<'l>(
     for (i, op) in deployed.control.iter().enumerate() {
         let what = describe(i, op).replacen("entry", "deployment operation", 1);
         let resolved = resolve_op(program, op).map_err(|e| format!("{what}: {e}"))?;
-        chip.apply(&resolved)
-            .map_err(|e| format!("{what}: {e}"))?;
+        chip.apply(&resolved).map_err(|e| format!("{what}: {e}"))?;
     }
     Ok((chip, program))
 }

@@ -30,7 +30,7 @@ use asic_model::chip::{ChipConfig, DodConfig, McastGroup, MirrorSession};
 use asic_model::profile::ChipProfile;
 use asic_net::packet::HEADER_BYTES;
 use pipelines::control::ControlOp;
-use pipelines::entries::{EntrySpec, KeySpec, MeterSetting, Value};
+use pipelines::entries::{EntrySpec, KeySpec, MeterAdjust, MeterSetting, Value};
 use serde::{Deserialize, Serialize};
 use tm::config::{AdmissionPolicy, SchedulerConfig};
 
@@ -347,6 +347,16 @@ impl TrimmingSpec {
                 pbs: n(burst),
             })
         };
+        let arrays: &[&str] = match self.meters {
+            Meters::Three => &["m_opt", "m_half", "m_pess"],
+            Meters::TwoTrTcm => &["m_opt", "m_pess"],
+        };
+        for meter in arrays {
+            ops.push(ControlOp::SetMeterByteCountAdjust(MeterAdjust {
+                meter: meter.to_string(),
+                bytes: self.meter_adjust_bytes,
+            }));
+        }
         for (p, gbps) in connected(chip) {
             let line = gbps as u64 * 1_000_000_000 / 8;
             match self.meters {
@@ -445,7 +455,8 @@ impl TrimmingSpec {
                 prof.name
             ));
         }
-        let ports = prof.ports_total() + prof.pipes as u32 * prof.recirculation.ports_per_pipe as u32;
+        let ports =
+            prof.ports_total() + prof.pipes as u32 * prof.recirculation.ports_per_pipe as u32;
         if ports > PORT_INDEXES {
             return Err(format!(
                 "trimming indexes its per-port meters and timers by 7 bits of the port ({PORT_INDEXES} ports); `{}` has {ports} front and recirculation ports",

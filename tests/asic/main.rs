@@ -37,4 +37,5 @@ mod stf;
 mod timing;
 mod tm_seed;
 mod trace;
+mod trimming;
 mod wireshark;
