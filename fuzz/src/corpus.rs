@@ -81,6 +81,7 @@ repository_files!(
     "programs/net/sweep-load.ron",
     "programs/trimming/incast.ron",
     "programs/trimming/leafspine.ron",
+    "programs/trimming/senders-18.ron",
     "programs/trimming/tofino1-trim.ron",
     "programs/trimming/trimming.p4",
     "tests/programs/bridged_router.p4",

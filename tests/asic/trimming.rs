@@ -632,3 +632,73 @@ fn feedback_keeps_the_dod_queues_small_where_deflect_on_drop_alone_overflows() {
         "{max:?}"
     );
 }
+
+/// Experiment 2 (§6.2, Fig. 6-7): N senders, sender `s` (host `hs`, port `s`) one NDP flow of
+/// 2,000 packets with a 1,000-packet first window to host `h((s + 1) mod 16)`, so from 17
+/// senders on some ports have two flows from two pipes (the paper's "sender i to port
+/// i % 16", with the receivers on the first 16 ports, which also send). Prints per N: the
+/// flows' mean and lowest throughput (size / FCT) against the fair share, ingress and DoD
+/// trims, NOTIFYs, the largest DoD queue (frames) and the wall time.
+/// `cargo test --release --test asic trimming_sender_sweep -- --ignored --nocapture`;
+/// `programs/trimming/senders-18.ron` is the N = 18 run for `asic net`.
+#[test]
+#[ignore = "experiment 2: a sweep of 9 runs (16 s in the test profile)"]
+fn trimming_sender_sweep() {
+    println!("| senders | mean Gb/s | lowest Gb/s | fair share Gb/s | ingress trims | DoD trims | NOTIFYs | max DoD queue (frames) | wall s |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for n in [1u16, 8, 16, 17, 18, 24, 32, 48, 64] {
+        let traffic: String = (0..n)
+            .map(|s| {
+                format!(
+                    r#"Flow((src: "h{s}", dst: "h{}", size: 2880000)),"#,
+                    (s + 1) % 16
+                )
+            })
+            .collect();
+        let text = format!(
+            r#"(
+                topology: Generate((shape: SingleSwitch(hosts: 64), chip: "tofino1-trim.ron", delay_ns: 500)),
+                deploy: Trimming(()),
+                transport: Ndp((init_window_packets: 1000, rto_us: 1000.0)),
+                traffic: [{traffic}],
+                sample_period_ns: Some(1000),
+                stop: (at_ns: Some(5000000), when_flows_complete: true),
+            )"#
+        );
+        let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/trimming");
+        let wall = std::time::Instant::now();
+        let r = run_observed(s, &dir, RunOptions::default(), &mut ()).unwrap();
+        let secs = wall.elapsed().as_secs_f64();
+        let rates: Vec<f64> = r
+            .record
+            .flows
+            .iter()
+            .map(|f| {
+                f.size_bytes as f64 * 8.0
+                    / (f.fct_ps().expect("every flow completes") as f64 / 1000.0)
+            })
+            .collect();
+        let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+        let lowest = rates.iter().cloned().fold(f64::INFINITY, f64::min);
+        // Flows per receiving port: the most-shared port sets the fair share of its flows.
+        let per_port = (n as f64 / 16.0).ceil().max(1.0);
+        let fair = 100.0 * (1440.0 / 1538.0) / per_port;
+        let sum = |name: &str| -> u64 {
+            (0..4)
+                .flat_map(|p| (0..16).map(move |port| (p, port)))
+                .map(|(p, port)| counter(&r, p, name, port))
+                .sum()
+        };
+        let (tm_max, _) = max_dod_queue(&r);
+        println!(
+            "| {n} | {mean:.1} | {lowest:.1} | {fair:.1} | {} | {} | {} | {:.0} | {secs:.1} |",
+            sum("trims_ingress"),
+            sum("trims_dod"),
+            sum("notifies"),
+            tm_max as f64 / 19.0
+        );
+        let c = asic_report::metrics::conservation(&r.record);
+        assert_eq!((c.received, c.dropped), (c.sent, 0), "{n} senders: {c:?}");
+    }
+}
