@@ -702,3 +702,46 @@ fn trimming_sender_sweep() {
         assert_eq!((c.received, c.dropped), (c.sent, 0), "{n} senders: {c:?}");
     }
 }
+
+/// Parameters the program cannot honour are refused before anything runs, naming the field.
+#[test]
+fn bad_trimming_parameters_are_refused_by_name() {
+    for (deploy, want) in [
+        (
+            "t0_ns: 6000, t1_ns: 5000",
+            "trimming.t1_ns: 5000 is before t0_ns (6000)",
+        ),
+        (
+            "t1_ns: 3000000000",
+            "does not fit the program's 32-bit nanosecond timers",
+        ),
+        (
+            "trim_bytes: 60",
+            "trimming.trim_bytes: 60 is shorter than the hosts' 74 header bytes",
+        ),
+        (
+            "data_queue_packets: 0",
+            "trimming.data_queue_packets: must be at least 1",
+        ),
+        (
+            "trigger: Depth(threshold_cells: 600000)",
+            "does not fit the 19-bit depth",
+        ),
+    ] {
+        let text = format!(
+            r#"(
+                topology: Generate((shape: SingleSwitch(hosts: 2), chip: "tofino1-trim.ron")),
+                deploy: Trimming(({deploy})),
+            )"#
+        );
+        let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/trimming");
+        let err = run_observed(s, &dir, RunOptions::default(), &mut ())
+            .err()
+            .expect(deploy);
+        assert!(
+            err.contains("chip `sw0`") && err.contains(want),
+            "{deploy}: {err}"
+        );
+    }
+}
