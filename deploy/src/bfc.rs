@@ -437,6 +437,7 @@ impl Deployment for BfcSpec {
         entries.extend(self.entries(prof, c, topo, chip.seed));
         Ok(ChipDeployment {
             entries,
+            control: Vec::new(),
             config: self.chip_config(prof, c, topo, config),
         })
     }

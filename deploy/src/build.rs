@@ -46,7 +46,7 @@ pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
         let place = |e: String| format!("chip `{}`: {e}", topo.spec.chips[c].name);
         let mechanism = m.deploy.unwrap_or(&s.deploy);
         let (chip, program) =
-            chip(&topo, c, m, mechanism, s.seed, base, &mut loaded).map_err(place)?;
+            chip(&topo, c, m, mechanism, (s.seed, s.mtu), base, &mut loaded).map_err(place)?;
         control.extend(chip_control(
             program,
             &m.control,
@@ -95,7 +95,7 @@ fn chip<'l>(
     c: usize,
     m: &Merged,
     mechanism: &Mechanism,
-    seed: u64,
+    (seed, mtu): (u64, usize),
     base: Base,
     loaded: &'l mut Loaded,
 ) -> Result<(Chip, &'l Program), String> {
@@ -126,6 +126,7 @@ fn chip<'l>(
         chip: c,
         profile: prof,
         seed,
+        mtu,
     };
     let deployed = dep.deploy(&ctx, config)?;
     // An entries file's error is placed in that file; the scenario's inline entries and the
@@ -138,8 +139,13 @@ fn chip<'l>(
     entries.extend(
         resolve_entries(&deployed.entries, program).map_err(|e| format!("the deployment's {e}"))?,
     );
-    let chip = Chip::with_entries(prof.clone(), program, deployed.config, &entries)
+    let mut chip = Chip::with_entries(prof.clone(), program, deployed.config, &entries)
         .map_err(|e| e.to_string())?;
+    for (i, op) in deployed.control.iter().enumerate() {
+        let what = describe(i, op).replacen("entry", "deployment operation", 1);
+        let resolved = resolve_op(program, op).map_err(|e| format!("{what}: {e}"))?;
+        chip.apply(&resolved).map_err(|e| format!("{what}: {e}"))?;
+    }
     Ok((chip, program))
 }
 

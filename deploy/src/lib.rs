@@ -1,6 +1,6 @@
 //! Mechanisms as deployments, and network scenarios built into runnable networks.
 //!
-//! A mechanism (the stock routers, BFC; packet trimming, Flexible Buffer, Pyrrha and CaPFC
+//! A mechanism (the stock routers, BFC, packet trimming; Flexible Buffer, Pyrrha and CaPFC
 //! next) is a **program** in `programs/<name>/` and a **deployment**: a module here that,
 //! given the topology and the mechanism's parameters, yields each chip's program, table
 //! entries and chip configuration, and says what hosts must do. Nothing mechanism-specific
@@ -9,8 +9,9 @@
 //! - [`Deployment`]: the one interface every mechanism implements; [`Mechanism`]: the
 //!   registry, what a scenario's `deploy:` names.
 //! - [`routers`]: the stock routers (`programs/l3router`, `programs/ecmp_router`) and the
-//!   routes they need; [`bfc`]: Backpressure Flow Control (`programs/bfc`); [`manual`]: no
-//!   mechanism, the scenario's own program and entries.
+//!   routes they need; [`bfc`]: Backpressure Flow Control (`programs/bfc`); [`trimming`]:
+//!   packet trimming (`programs/trimming`); [`manual`]: no mechanism, the scenario's own
+//!   program and entries.
 //! - [`scenario`]: the network scenario file: topology, deployment, per-chip and per-role
 //!   settings, traffic. [`build`]: a scenario into an `asic_net::Network` (profiles loaded,
 //!   programs compiled once per profile and program, entries resolved, chips built).
@@ -25,10 +26,12 @@ pub mod manual;
 pub mod routers;
 pub mod run;
 pub mod scenario;
+pub mod trimming;
 
 use asic_model::chip::ChipConfig;
 use asic_model::profile::ChipProfile;
 use asic_net::topology::Topology;
+use pipelines::control::ControlOp;
 use pipelines::entries::EntrySpec;
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +54,8 @@ pub struct ChipContext<'a> {
     pub profile: &'a ChipProfile,
     /// The scenario's seed (each chip's own random sources get one derived from it).
     pub seed: u64,
+    /// The scenario's IP MTU of data packets (bytes): what a full-size frame is.
+    pub mtu: usize,
 }
 
 /// What a deployment gives one chip.
@@ -58,6 +63,9 @@ pub struct ChipContext<'a> {
 pub struct ChipDeployment {
     /// Table entries, installed after the operator's own.
     pub entries: Vec<EntrySpec>,
+    /// Control-plane operations applied once the chip is built, after the entries (meters'
+    /// rates, bursts and byte-count adjustments, register values).
+    pub control: Vec<ControlOp>,
     /// The chip configuration: the operator's, with what the mechanism needs added.
     pub config: ChipConfig,
 }
@@ -94,6 +102,8 @@ pub enum Mechanism {
     Routers(routers::Routing),
     /// Backpressure Flow Control (`programs/bfc`).
     Bfc(bfc::BfcSpec),
+    /// Packet trimming (`programs/trimming`).
+    Trimming(trimming::TrimmingSpec),
     /// No mechanism: the chip's settings give its `program`, entries and configuration.
     Manual,
 }
@@ -110,6 +120,7 @@ impl Mechanism {
         match self {
             Mechanism::Routers(r) => r,
             Mechanism::Bfc(b) => b,
+            Mechanism::Trimming(t) => t,
             Mechanism::Manual => &manual::Manual,
         }
     }

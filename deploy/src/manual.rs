@@ -22,6 +22,7 @@ impl Deployment for Manual {
     fn deploy(&self, _chip: &ChipContext, config: ChipConfig) -> Result<ChipDeployment, String> {
         Ok(ChipDeployment {
             entries: Vec::new(),
+            control: Vec::new(),
             config,
         })
     }

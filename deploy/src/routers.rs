@@ -65,6 +65,7 @@ impl Deployment for Routing {
     fn deploy(&self, chip: &ChipContext, config: ChipConfig) -> Result<ChipDeployment, String> {
         Ok(ChipDeployment {
             entries: routes(chip.topology, chip.chip, *self),
+            control: Vec::new(),
             config,
         })
     }

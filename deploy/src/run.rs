@@ -162,8 +162,8 @@ pub fn place_in(file: &str, text: &str, message: String) -> String {
     located::locate(file, text, &message).to_string()
 }
 
-/// Captured frames into one pcap per captured port, traced packets into the trace files;
-/// the rest to the caller's observer.
+/// Captured frames into one pcap per captured port (and on to the caller's observer),
+/// traced packets into the trace files; the rest to the caller's observer.
 struct PcapWriter<'a> {
     captures: Vec<Capture>,
     dir: Option<&'a Path>,
@@ -206,10 +206,10 @@ impl Observer for PcapWriter<'_> {
     }
 
     fn capture(&mut self, capture: usize, start: Time, frame: &[u8]) -> Result<(), String> {
-        match self.files.get_mut(capture) {
-            Some(f) => f.write(start, frame),
-            None => Ok(()),
+        if let Some(f) = self.files.get_mut(capture) {
+            f.write(start, frame)?;
         }
+        self.inner.capture(capture, start, frame)
     }
 
     fn trace(&mut self, chip: usize, packet: &PacketTrace) -> Result<(), String> {

@@ -81,6 +81,7 @@ impl Corpus {
                 &[
                     matching(&["asic-model/profiles/"], ".ron"),
                     matching(&["programs/bfc/tofino2-100g"], ".ron"),
+                    matching(&["programs/trimming/tofino1-trim"], ".ron"),
                 ]
                 .concat(),
             ),

@@ -39,4 +39,5 @@ mod timing;
 mod tm_seed;
 mod trace;
 mod trim;
+mod trimming;
 mod wireshark;

@@ -70,10 +70,9 @@ impl Net<'_> {
             return;
         }
         let mut k = 0;
-        for (c, ports) in self.topo.chip_ports.iter().enumerate() {
+        for c in 0..self.topo.chip_ports.len() {
             let chip = &self.chips[c];
-            let tm = chip.tm();
-            let v = tm.used_cells() as f64;
+            let v = chip.tm().used_cells() as f64;
             self.samples[k].push(now, v);
             k += 1;
             for pipe in 0..chip.profile().pipes {
@@ -85,8 +84,9 @@ impl Net<'_> {
             let recirculated = chip.plumbing_counters().recirculated as f64;
             self.samples[k].push(now, recirculated);
             k += 1;
-            for &p in ports.keys() {
-                let d = tm.port_depth_cells(p) as f64;
+            let ports: Vec<u16> = self.topo.chip_ports[c].keys().copied().collect();
+            for p in ports {
+                let d = self.chips[c].tm().port_depth_cells(p) as f64;
                 self.samples[k].push(now, d);
                 // Cumulative data bytes (no preamble, FCS or gap) on the wire by now, a frame's
                 // spread over its slot: the report derives rates over a window much longer
@@ -94,24 +94,41 @@ impl Net<'_> {
                 let tx = self.chips[c].tx_bytes_on_wire(p, now);
                 self.samples[k + 1].push(now, tx as f64);
                 k += 2;
-                for q in 0..tm.spec().queues_per_port {
-                    let cells = tm.depth(p, q).0 as f64;
-                    let key = (c, p, q);
-                    if cells == 0.0 && !self.queue_samples.contains_key(&key) {
-                        continue;
-                    }
-                    let prev = self.last_sample;
-                    let node = &self.topo.spec.chips[c].name;
-                    let s = self.queue_samples.entry(key).or_insert_with(|| {
-                        let mut s =
-                            SeriesState::new(format!("{node}.port{p}.q{q}.depth_cells"), "cells");
-                        s.push(prev, 0.0);
-                        s
-                    });
-                    s.push(now, cells);
-                }
+                self.sample_queues(c, p, now);
+            }
+            // The recirculation ports' queues too (a deflect-on-drop queue, recirculated
+            // records): they have no link, so no port series of their own.
+            let prof = self.chips[c].profile();
+            let recirc: Vec<u16> = (0..prof.pipes)
+                .flat_map(|pipe| {
+                    (0..prof.recirculation.ports_per_pipe)
+                        .filter_map(move |r| prof.recirc_port(pipe, r))
+                })
+                .collect();
+            for p in recirc {
+                self.sample_queues(c, p, now);
             }
         }
         self.last_sample = now;
+    }
+
+    /// Each queue of chip `c`'s port `p`, from the first sample at which it holds cells.
+    fn sample_queues(&mut self, c: usize, p: u16, now: Time) {
+        let tm = self.chips[c].tm();
+        for q in 0..tm.spec().queues_per_port {
+            let cells = tm.depth(p, q).0 as f64;
+            let key = (c, p, q);
+            if cells == 0.0 && !self.queue_samples.contains_key(&key) {
+                continue;
+            }
+            let prev = self.last_sample;
+            let node = &self.topo.spec.chips[c].name;
+            let s = self.queue_samples.entry(key).or_insert_with(|| {
+                let mut s = SeriesState::new(format!("{node}.port{p}.q{q}.depth_cells"), "cells");
+                s.push(prev, 0.0);
+                s
+            });
+            s.push(now, cells);
+        }
     }
 }
