@@ -8,8 +8,6 @@
 use crate::common::plumbing::{compile, conserved};
 use crate::common::*;
 use asic_bench::bench::{Bench, Departure};
-use asic_bench::run::run_scenario;
-use asic_bench::scenario::ScenarioFile;
 use asic_model::chip::{ChipConfig, DodConfig, DropReason, MirrorOnDropConfig};
 use asic_model::mac::frame_time;
 use asic_model::profile::ChipProfile;
@@ -264,16 +262,10 @@ fn bad_mirror_on_drop_configurations_are_refused_by_field() {
 
 #[test]
 fn a_bad_mirror_on_drop_queue_is_placed_in_the_scenario() {
-    let dir = tempfile::tempdir().unwrap();
-    let program = repo("tests/programs/mirror_on_drop.p4");
-    let text = format!(
-        "(\n    chip: \"teaching\",\n    program: \"{}\",\n    config: (\n        mirror_on_drop: Some((truncate_bytes: 64,\n            queue: 7)),\n    ),\n    inputs: [],\n)\n",
-        program.display()
+    let e = scenario_error(
+        "tests/programs/mirror_on_drop.p4",
+        "        mirror_on_drop: Some((truncate_bytes: 64,\n            queue: 7)),\n",
     );
-    let path = dir.path().join("s.ron");
-    std::fs::write(&path, text).unwrap();
-    let sf = ScenarioFile::load(&path).unwrap();
-    let e = run_scenario(&sf, Some(dir.path()), false).unwrap_err();
     assert!(
         e.ends_with(
             "s.ron:6:13: chip configuration: `mirror_on_drop.queue`: no queue 7: ports have 4 \
