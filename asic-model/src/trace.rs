@@ -113,6 +113,13 @@ pub enum Origin {
         /// The application.
         app: u16,
     },
+    /// What-if mirror-on-drop: the truncated copy of a packet the TM refused.
+    MirrorOnDrop {
+        /// The port it is sent to.
+        port: u16,
+        /// The queue.
+        queue: u16,
+    },
 }
 
 /// What happened.
@@ -445,6 +452,7 @@ impl TraceEvent {
             TraceEvent::Made { .. } => "made in the chip".into(),
             TraceEvent::Copied { origin, .. } => match origin {
                 Origin::Mirror { gress, .. } => format!("{} exit", g(gress)),
+                Origin::MirrorOnDrop { .. } => "TM, admission".into(),
                 _ => "ingress exit".into(),
             },
             TraceEvent::Issue { gress, pipe, .. } => format!("{} issue, pipe {pipe}", g(gress)),
@@ -749,6 +757,9 @@ fn origin_text(o: &Origin) -> String {
             format!("multicast copy (group {group}, replication id {rid})")
         }
         Origin::Generated { app } => format!("made by packet-generator application {app}"),
+        Origin::MirrorOnDrop { port, queue } => {
+            format!("mirror-on-drop copy (what-if), to port {port} queue {queue}")
+        }
     }
 }
 

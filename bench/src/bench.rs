@@ -252,6 +252,10 @@ pub struct RunReport {
     /// What-if trimming (`config.tm.trim`): per (port, queue) that trimmed any packet.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trims: Vec<TrimReport>,
+    /// What-if mirror-on-drop (`config.mirror_on_drop`): copies made of refused packets
+    /// (counted in `created`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub mirror_on_drop_copies: u64,
     /// Most buffer cells in use at once.
     pub peak_buffer_cells: u32,
     /// Time of the last event (ps).
@@ -280,6 +284,11 @@ pub struct RunReport {
     pub reads: Vec<ControlRead>,
     /// Registers, counters, meters and tables at the end of the run, per pipe.
     pub state: ChipState,
+}
+
+/// For `skip_serializing_if`: counters that appear in `summary.json` only when they counted.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl RunReport {
@@ -386,6 +395,13 @@ impl RunReport {
                     t.port, t.queue, t.packets, t.bytes_cut
                 );
             }
+        }
+        if self.mirror_on_drop_copies > 0 {
+            s += &format!(
+                "mirror-on-drop (what-if, config.mirror_on_drop): {} truncated copies of refused \
+                 packets made (in `made in the chip`; the packets are in `drops`)\n",
+                self.mirror_on_drop_copies
+            );
         }
         if let Some(t) = self.stopped_at_ps {
             s += &format!(
@@ -757,6 +773,7 @@ impl Bench {
                     bytes_cut,
                 })
                 .collect(),
+            mirror_on_drop_copies: self.chip.plumbing_counters().mirror_on_drop_copies,
             peak_buffer_cells: self.chip.tm().peak_cells(),
             end_ps: self.queue.now().ps(),
             events: self.events,

@@ -46,7 +46,7 @@ pub fn run_traced(
     let compiled = base.compile(&s.program, &chip)?;
     let mut bench =
         Bench::with_config(chip, &compiled.program, s.config.clone(), &[]).map_err(|e| {
-            match tm_config_field(&e) {
+            match config_field(&e) {
                 Some(path) => sf.config_error_at(&path, e.clone()).to_string(),
                 None => format!("{}: {e}", sf.path.display()),
             }
@@ -191,14 +191,16 @@ fn write_trace(bench: &Bench, t: &TraceOptions, dir: &Path) -> Result<(), String
     w.finish().map(|_| ())
 }
 
-/// The field a refused TM configuration names (`invalid TM configuration `trim.queue`: ...`,
-/// `tm::config::ConfigError`), as a path under `config` (`["tm", "trim", "queue"]`; indices
-/// dropped).
-fn tm_config_field(message: &str) -> Option<Vec<&str>> {
-    let field = message
-        .strip_prefix("invalid TM configuration `")?
-        .split('`')
-        .next()?;
+/// The field a refused configuration names, as a path under `config`: a TM field
+/// (`invalid TM configuration `trim.queue`: ...`, `tm::config::ConfigError`) under `tm`
+/// (`["tm", "trim", "queue"]`), a chip field (`chip configuration: `mirror_on_drop.queue`:
+/// ...`) as it is (`["mirror_on_drop", "queue"]`); indices dropped.
+fn config_field(message: &str) -> Option<Vec<&str>> {
+    let (under, rest) = match message.strip_prefix("invalid TM configuration `") {
+        Some(rest) => (Some("tm"), rest),
+        None => (None, message.strip_prefix("chip configuration: `")?),
+    };
+    let field = rest.split('`').next()?;
     let names = field.split('.').map(|n| n.split('[').next().unwrap_or(n));
-    Some(std::iter::once("tm").chain(names).collect())
+    Some(under.into_iter().chain(names).collect())
 }

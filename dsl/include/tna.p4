@@ -27,6 +27,8 @@ struct ingress_intrinsic_metadata_t {
     PortId_t ingress_port;
     bit<48>  ingress_mac_tstamp;   // ns, when the packet's first bit arrived
     bit<16>  pkt_length;           // model: the packet's length in bytes
+    bit<1>   mirror_on_drop_flag;  // model, what-if: 1 in a mirror-on-drop copy (the
+                                   // chip's `mirror_on_drop`; no Tofino has one)
 }
 
 // What the ingress parser tells the control.

@@ -29,8 +29,9 @@ impl IntrinsicType {
 /// All intrinsic metadata types.
 ///
 /// Names follow TNA. Model-specific additions (not in TNA) are marked: `pkt_length` at
-/// ingress, `ig_tm_md.recirculate` (TNA recirculates by choosing a recirculation port; this
-/// model has an explicit request), `mirror_session`/`mtu_trunc_len` in the deparser metadata
+/// ingress, the what-if `mirror_on_drop_flag` at ingress (no Tofino has a mirror-on-drop),
+/// `ig_tm_md.recirculate` (TNA recirculates by choosing a recirculation port; this model has
+/// an explicit request), `mirror_session`/`mtu_trunc_len` in the deparser metadata
 /// (TNA picks the session in the deparser's `Mirror` extern), and the egress
 /// `enq_qdepth_pkts`/`deq_qdepth_pkts` (queue depth in packets, beside TNA's depth in cells).
 pub const INTRINSIC_TYPES: &[IntrinsicType] = &[
@@ -41,6 +42,7 @@ pub const INTRINSIC_TYPES: &[IntrinsicType] = &[
             ("ingress_port", 9, Intrinsic::IngressPort),
             ("ingress_mac_tstamp", 48, Intrinsic::IngressMacTimestamp),
             ("pkt_length", 16, Intrinsic::PacketLength),
+            ("mirror_on_drop_flag", 1, Intrinsic::MirrorOnDrop),
         ],
     },
     IntrinsicType {

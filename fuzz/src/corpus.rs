@@ -103,6 +103,7 @@ repository_files!(
     "programs/tutorial/6-network.ron",
     "tests/programs/bridged_router.p4",
     "tests/programs/ghost.p4",
+    "tests/programs/mirror_on_drop.p4",
     "tests/programs/net_plumbing.p4",
     "tests/programs/plumbing.p4",
     "tests/programs/qpause.p4",

@@ -214,6 +214,8 @@ pub struct GressInputs {
     pub queue_delay_ns: u64,
     /// The TM deflected the packet (deflect-on-drop; egress only).
     pub deflected: bool,
+    /// The packet is a what-if mirror-on-drop copy (ingress only).
+    pub mirror_on_drop: bool,
 }
 
 /// What the gress asks of the chip.
@@ -317,7 +319,7 @@ const OUTPUTS: [Intrinsic; 12] = [
 ];
 
 /// The intrinsics the chip writes before the parser runs.
-const INPUTS: [Intrinsic; 14] = [
+const INPUTS: [Intrinsic; 15] = [
     Intrinsic::IngressPort,
     Intrinsic::IngressMacTimestamp,
     Intrinsic::GlobalTimestamp,
@@ -332,6 +334,7 @@ const INPUTS: [Intrinsic; 14] = [
     Intrinsic::EnqCongestStat,
     Intrinsic::ReplicationId,
     Intrinsic::Deflected,
+    Intrinsic::MirrorOnDrop,
 ];
 
 impl LoadedGress {
@@ -524,6 +527,7 @@ impl LoadedGress {
                 Intrinsic::EnqCongestStat => inp.enq_congest_stat as u64,
                 Intrinsic::ReplicationId => inp.replication_id as u64,
                 Intrinsic::Deflected => inp.deflected as u64,
+                Intrinsic::MirrorOnDrop => inp.mirror_on_drop as u64,
                 _ => unreachable!("INPUTS lists only these"),
             };
             f.set(layout, phv, value as u128);

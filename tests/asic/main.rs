@@ -17,6 +17,7 @@ mod ghost;
 mod l3router;
 mod lockstep;
 mod mirror_drop;
+mod mirror_on_drop;
 mod net_bad_input;
 mod net_config;
 mod net_dctcp;

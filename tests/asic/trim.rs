@@ -6,8 +6,6 @@
 
 use crate::common::*;
 use asic_bench::bench::Bench;
-use asic_bench::run::run_scenario;
-use asic_bench::scenario::ScenarioFile;
 use asic_model::chip::ChipConfig;
 use asic_model::mac::slot_time;
 use asic_net::packet::{self, Header, DATA, HEADER_BYTES, TRIMMED};
@@ -114,16 +112,10 @@ fn refused_packets_leave_as_marked_headers_ahead_of_the_data() {
 
 #[test]
 fn a_bad_trimming_configuration_is_placed_in_the_scenario() {
-    let dir = tempfile::tempdir().unwrap();
-    let program = repo("programs/l3router/l3router.p4");
-    let text = format!(
-        "(\n    chip: \"teaching\",\n    program: \"{}\",\n    config: (\n        tm: (\n            trim: Some((bytes: 80,\n                queue: 9)),\n        ),\n    ),\n    inputs: [],\n)\n",
-        program.display()
+    let e = scenario_error(
+        "programs/l3router/l3router.p4",
+        "        tm: (\n            trim: Some((bytes: 80,\n                queue: 9)),\n        ),\n",
     );
-    let path = dir.path().join("s.ron");
-    std::fs::write(&path, text).unwrap();
-    let sf = ScenarioFile::load(&path).unwrap();
-    let e = run_scenario(&sf, Some(dir.path()), false).unwrap_err();
     assert!(
         e.ends_with(
             "s.ron:7:17: invalid TM configuration `trim.queue`: no queue 9: ports have 4 queues"

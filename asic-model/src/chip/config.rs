@@ -18,6 +18,9 @@ pub struct ChipConfig {
     /// Where a packet the TM refuses goes when the program asked for deflection
     /// (`deflect_on_drop`); `None`: such packets are dropped like any other.
     pub dod: Option<DodConfig>,
+    /// **What-if** mirror-on-drop ([`MirrorOnDropConfig`]): a truncated copy of every
+    /// packet the TM's admission refuses; `None`: off.
+    pub mirror_on_drop: Option<MirrorOnDropConfig>,
     /// Mirror sessions.
     pub mirror_sessions: Vec<MirrorSession>,
     /// Multicast groups of the packet replication engine.
@@ -50,6 +53,41 @@ pub struct DodConfig {
     pub port: Option<u16>,
     /// The queue on that port.
     pub queue: u16,
+}
+
+/// **What-if (no Tofino has it):** mirror-on-drop, the trimming paper's MoD baseline (Popa et
+/// al. 2022, §3 and §6.1: "a generic Mirror-on-Drop switch with a 100Gbps mirror-on-drop port
+/// per pipeline", as Trident 4 and Spectrum 2 trim). When the TM's admission refuses a packet
+/// (a buffer, pool, static, DT, FB or headroom limit; not a missing port, queue or class), the
+/// chip drops it with the TM's reason and sends a copy of its first `truncate_bytes` bytes
+/// to `port` and `queue`. The copy is a packet of its own (counted as made in the chip), goes
+/// through that port's egress pipe and, from a recirculation port, back into ingress, whose
+/// `ig_intr_md.mirror_on_drop_flag` is 1 for it: the program forwards it as a trimmed header.
+/// Its delay is the path's: egress, the recirculation port's serialization and loopback,
+/// ingress; no constant is added. A copy the TM refuses at `port` is dropped as
+/// `mirror_on_drop_refused`; a copy refused later (its header queue full) is dropped for
+/// the TM's reason and not copied again.
+///
+/// What Tofino has instead (TNA/T2NA, `tofino1_base.p4`/`tofino2_base.p4`): deflect-on-drop
+/// of the whole packet (`ig_tm_md.deflect_on_drop`, egress `deflection_flag`; here `dod`),
+/// truncated mirroring from a deparser (`mirror_type`, the session's maximum length), and on
+/// Tofino 2 a deparser's `mirror_deflect_on_drop`, which lets a mirror *copy* be deflected
+/// when the TM refuses it. None copies a refused packet, and no ingress field marks such a
+/// copy: both are this model's.
+///
+/// It acts on the refusals `dod` and `tm.trim` would act on, so a configuration with either
+/// is refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MirrorOnDropConfig {
+    /// The port copies go to (`None`: the first recirculation port of the refused packet's
+    /// ingress pipe).
+    pub port: Option<u16>,
+    /// The queue on that port.
+    pub queue: u16,
+    /// Bytes kept from the refused packet's start (stored length, no FCS; the whole packet if
+    /// shorter). At least 1.
+    pub truncate_bytes: u16,
 }
 
 /// A mirror session: where copies go and how long they may be.

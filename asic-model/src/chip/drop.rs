@@ -29,10 +29,13 @@ pub enum DropReason {
     /// The TM refused the packet, the program asked for deflection, and the TM refused it
     /// at the deflect-on-drop port too.
     DeflectRefused,
+    /// What-if mirror-on-drop: the TM refused the copy of a refused packet at the
+    /// mirror-on-drop port.
+    MirrorOnDropRefused,
 }
 
 /// Reasons that are the chip's own (not the TM's), in report order.
-const CHIP_REASONS: [DropReason; 8] = [
+const CHIP_REASONS: [DropReason; 9] = [
     DropReason::IngressParserError,
     DropReason::IngressProgramDrop,
     DropReason::NoEgressPort,
@@ -41,6 +44,7 @@ const CHIP_REASONS: [DropReason; 8] = [
     DropReason::EgressProgramDrop,
     DropReason::UnknownMcastGroup,
     DropReason::DeflectRefused,
+    DropReason::MirrorOnDropRefused,
 ];
 
 /// Number of distinct reasons.
@@ -86,6 +90,7 @@ impl DropReason {
             DropReason::EgressProgramDrop => "egress_program_drop",
             DropReason::UnknownMcastGroup => "unknown_mcast_group",
             DropReason::DeflectRefused => "deflect_refused",
+            DropReason::MirrorOnDropRefused => "mirror_on_drop_refused",
         }
     }
 }

@@ -52,6 +52,7 @@ impl Chip {
                 replication_id: slot.rid,
                 queue_delay_ns: (slot.deq_time - Time(d.enq_time_ps)).ns(),
                 deflected: slot.deflected,
+                mirror_on_drop: false,
             };
             // The outputs are read in place, as after ingress.
             let res = match self.trace.as_deref_mut() {

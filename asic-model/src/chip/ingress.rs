@@ -25,6 +25,7 @@ impl Chip {
             ingress_port: slot.ingress_port,
             ingress_mac_ns: slot.rx_start.ns(),
             issue_cycle: slot.issue,
+            mirror_on_drop: slot.mirror_on_drop,
             ..GressInputs::default()
         };
         let in_port = &mut self.ports[slot.ingress_port as usize];

@@ -64,7 +64,9 @@ mod queueing;
 mod scheduled;
 mod trace;
 
-pub use config::{ChipConfig, DodConfig, McastGroup, MirrorSession, PktGenApp, PortSpeed};
+pub use config::{
+    ChipConfig, DodConfig, McastGroup, MirrorOnDropConfig, MirrorSession, PktGenApp, PortSpeed,
+};
 pub use drop::DropReason;
 pub use error::ChipError;
 pub use event::ChipEvent;

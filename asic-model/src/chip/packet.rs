@@ -28,6 +28,9 @@ pub(super) struct Packet {
     pub(super) rid: u16,
     /// Deflected by deflect-on-drop.
     pub(super) deflected: bool,
+    /// A what-if mirror-on-drop copy (`plumbing.rs`), for its whole life: ingress sees
+    /// `mirror_on_drop_flag`, and a refusal does not copy it again.
+    pub(super) mirror_on_drop: bool,
     /// Its ingress set TNA's `bypass_egress`: it skips the egress pipe (`queueing.rs`).
     pub(super) bypass_egress: bool,
     /// Made inside the chip (a mirror copy or a generated packet, or a multicast copy of
@@ -83,6 +86,7 @@ impl PacketStore {
                 p.deq = None;
                 p.rid = 0;
                 p.deflected = false;
+                p.mirror_on_drop = false;
                 p.bypass_egress = false;
                 p.made_here = false;
                 p.live = true;

@@ -21,6 +21,13 @@
 //!   (default: the first recirculation port of its ingress pipe) and queue; admission applies
 //!   again and a second refusal is [`super::DropReason::DeflectRefused`]. Egress sees
 //!   `deflection_flag` = 1. Without `dod` the packet is dropped with the TM's reason.
+//! - **Mirror-on-drop (what-if).** When the TM's admission refuses a packet and
+//!   [`super::ChipConfig::mirror_on_drop`] is set, the packet is dropped with the TM's reason
+//!   and a copy of its first `truncate_bytes` bytes is offered to the configured port
+//!   (default: as for deflect-on-drop) and queue, a packet of its own; a refusal there is
+//!   [`super::DropReason::MirrorOnDropRefused`]. The copy carries its mark
+//!   (`mirror_on_drop_flag` in ingress) for its whole life and is never copied again.
+//!   Everything it takes (egress pipe, recirculation, ingress) is the path's own timing.
 //! - **Mirroring.** After the ingress deparser (and after the egress deparser), a non-zero
 //!   `mirror_session` copies the deparser's mirror header (`Mirror.emit`) followed by the
 //!   deparsed packet, truncated (header included) to the session's `truncate_bytes` and to
@@ -40,7 +47,10 @@
 //!   0 once the chip has drained).
 
 use super::port::{Port, PortKind};
-use super::{Chip, ChipConfig, ChipError, ChipEvent, DodConfig, MirrorSession};
+use super::{
+    Chip, ChipConfig, ChipError, ChipEvent, DodConfig, DropReason, MirrorOnDropConfig,
+    MirrorSession,
+};
 use crate::kernel::Schedule;
 use crate::profile::ChipProfile;
 use crate::trace::Origin;
@@ -60,6 +70,8 @@ pub struct PlumbingCounters {
     pub deflected: u64,
     /// Mirror copies made (ingress and egress).
     pub mirror_copies: u64,
+    /// What-if mirror-on-drop copies made (of packets the TM refused).
+    pub mirror_on_drop_copies: u64,
     /// Mirror requests naming a session the configuration does not have (no copy).
     pub mirror_unknown_session: u64,
     /// Multicast copies made beyond the original (a group of `n` members adds `n − 1`).
@@ -75,7 +87,7 @@ pub struct PlumbingCounters {
 impl PlumbingCounters {
     /// Packets that came into being inside the chip.
     pub fn created(&self) -> u64 {
-        self.mirror_copies + self.mcast_copies + self.generated
+        self.mirror_copies + self.mirror_on_drop_copies + self.mcast_copies + self.generated
     }
 }
 
@@ -87,6 +99,8 @@ pub(super) struct Plumbing {
     pub(super) afc_latency: Time,
     /// Where refused packets asking for deflection go.
     pub(super) dod: Option<DodConfig>,
+    /// What-if: where truncated copies of refused packets go.
+    pub(super) mirror_on_drop: Option<MirrorOnDropConfig>,
     /// Mirror sessions by id.
     mirror: Vec<Option<MirrorSession>>,
     /// Multicast groups by id: (port, replication id) per member.
@@ -162,12 +176,53 @@ impl Plumbing {
                 return bad(format!("deflect-on-drop: no queue {}", d.queue));
             }
         }
+        if let Some(m) = &config.mirror_on_drop {
+            // `mirror_on_drop.<field>` names the field, which `asic run` places in the
+            // scenario.
+            let bad_field =
+                |field: &str, why: String| bad(format!("`mirror_on_drop{field}`: {why}"));
+            match m.port {
+                Some(p) if !is_dest(p) => return bad_field(".port", format!("no port {p}")),
+                None if profile.recirculation.ports_per_pipe == 0 => {
+                    return bad_field(
+                        ".port",
+                        "no port given and the chip has no recirculation port".into(),
+                    )
+                }
+                _ => {}
+            }
+            if m.queue >= qpp {
+                return bad_field(
+                    ".queue",
+                    format!("no queue {}: ports have {qpp} queues", m.queue),
+                );
+            }
+            if m.truncate_bytes == 0 {
+                return bad_field(".truncate_bytes", "a copy keeps at least 1 byte".into());
+            }
+            if config.dod.is_some() {
+                return bad_field(
+                    "",
+                    "deflect-on-drop (`dod`) acts on the same refusals; configure one of them"
+                        .into(),
+                );
+            }
+            if config.tm.trim.is_some() {
+                return bad_field(
+                    "",
+                    "what-if trimming (`tm.trim`) acts on the same refusals; configure one of \
+                     them"
+                        .into(),
+                );
+            }
+        }
         // A duration of `n` cycles.
         let cycles = |n: u32| clock.time_of(n as u64);
         Ok(Plumbing {
             recirc_latency: cycles(profile.recirculation.latency_cycles),
             afc_latency: cycles(profile.plumbing.afc_latency_cycles),
             dod: config.dod,
+            mirror_on_drop: config.mirror_on_drop,
             mirror,
             mcast,
             dests: Vec::new(),
@@ -205,6 +260,46 @@ impl Chip {
         copy.made_here = made_here;
         self.packets.slots[src as usize].data = data;
         c
+    }
+
+    /// Where deflect-on-drop or mirror-on-drop sends a packet that came in on `ingress_port`:
+    /// `port`, or the first recirculation port of its pipe (the configuration check refused
+    /// `None` on a chip without one).
+    pub(super) fn on_drop_port(&self, port: Option<u16>, ingress_port: u16) -> Option<u16> {
+        let pipe = self.ports[ingress_port as usize].pipe;
+        port.or_else(|| self.profile.recirc_port(pipe, 0))
+    }
+
+    /// What-if mirror-on-drop of packet `h`, which the TM refused: its first bytes, marked,
+    /// offered to the mirror-on-drop port and queue as a packet of its own. The caller drops
+    /// `h`.
+    pub(super) fn mirror_on_drop(
+        &mut self,
+        now: Time,
+        h: u32,
+        m: MirrorOnDropConfig,
+        q: &mut impl Schedule<ChipEvent>,
+    ) {
+        let from = self.packets.slots[h as usize].ingress_port;
+        let Some(port) = self.on_drop_port(m.port, from) else {
+            return;
+        };
+        let c = self.copy_packet(h, &[], m.truncate_bytes as usize);
+        let copy = &mut self.packets.slots[c as usize];
+        copy.made_here = true;
+        copy.mirror_on_drop = true;
+        self.plumbing.counters.mirror_on_drop_copies += 1;
+        if self.trace.is_some() {
+            let origin = Origin::MirrorOnDrop {
+                port,
+                queue: m.queue,
+            };
+            self.trace_made(c, Some(h), origin, now);
+        }
+        if self.offer(now, c, port, m.queue, 0, false).is_err() {
+            return self.drop_packet(c, now, DropReason::MirrorOnDropRefused);
+        }
+        self.admitted(now, c, port, 0, q);
     }
 
     /// Mirror packet `h` (as it is now, at the exit of `gress`) to `session`: the program's

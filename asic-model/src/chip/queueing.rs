@@ -12,6 +12,10 @@
 //! as they were, as NDP's cut-payload switches leave them: a receiver sees the cut from the
 //! flag or from a frame shorter than its headers say.
 //!
+//! **What-if mirror-on-drop** (`config.mirror_on_drop`, `plumbing.rs`; no Tofino does it): a
+//! packet admission refuses is still dropped with the TM's reason, after a truncated copy of
+//! it was offered to the mirror-on-drop port as a packet of its own.
+//!
 //! A packet whose ingress set TNA's `bypass_egress` does not enter the egress pipe. On Tofino
 //! the egress parser buffer hands it straight to the egress buffer in front of the MAC (the
 //! "warp" path: Intel's tofino-model sends it from the TM to the port without running the
@@ -29,11 +33,12 @@ use super::{Chip, ChipEvent, DropReason};
 use crate::kernel::Schedule;
 use crate::mac::slot_time;
 use pipelines::time::Time;
-use tm::{Admitted, EnqueueRequest};
+use tm::{Admitted, EnqueueRequest, Refusal};
 
 impl Chip {
     /// Offer packet `h` to the TM for (`port`, `queue`); a refusal deflects it to the
-    /// deflect-on-drop port when `deflect` and the chip has one, or drops it.
+    /// deflect-on-drop port when `deflect` and the chip has one, or drops it (after the
+    /// what-if mirror-on-drop copied it, if configured).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn enqueue_to(
         &mut self,
@@ -46,9 +51,52 @@ impl Chip {
         deflect: bool,
         q: &mut impl Schedule<ChipEvent>,
     ) {
+        let mut port = port;
+        match self.offer(now, h, port, queue, cos, false) {
+            Ok(Admitted {
+                trimmed: Some(t), ..
+            }) => self.packets.slots[h as usize].trim(t),
+            Ok(_) => {}
+            Err(refusal) => {
+                let from = self.packets.slots[h as usize].ingress_port;
+                let dod = self.plumbing.dod.filter(|_| deflect);
+                let to = dod.and_then(|d| Some((self.on_drop_port(d.port, from)?, d.queue)));
+                let Some((to, to_queue)) = to else {
+                    // A copy is never copied again: the configuration check keeps
+                    // mirror-on-drop and deflect-on-drop apart.
+                    let copy = self.plumbing.mirror_on_drop.filter(|_| {
+                        refusal.is_admission() && !self.packets.slots[h as usize].mirror_on_drop
+                    });
+                    if let Some(m) = copy {
+                        self.mirror_on_drop(now, h, m, q);
+                    }
+                    return self.drop_packet(h, now, DropReason::Tm(refusal));
+                };
+                port = to;
+                if self.offer(now, h, port, to_queue, cos, true).is_err() {
+                    return self.drop_packet(h, now, DropReason::DeflectRefused);
+                }
+                self.plumbing.counters.deflected += 1;
+                self.packets.slots[h as usize].deflected = true;
+            }
+        }
+        self.admitted(now, h, port, rid, q);
+    }
+
+    /// The TM's verdict on packet `h` for (`port`, `queue`) at `now`, traced; `deflected`:
+    /// this is the second offer, to the deflect-on-drop port.
+    pub(super) fn offer(
+        &mut self,
+        now: Time,
+        h: u32,
+        port: u16,
+        queue: u16,
+        cos: u8,
+        deflected: bool,
+    ) -> Result<Admitted, Refusal> {
         self.before_tm_change(now);
-        let slot = &mut self.packets.slots[h as usize];
-        let mut request = EnqueueRequest {
+        let slot = &self.packets.slots[h as usize];
+        let request = EnqueueRequest {
             port,
             queue,
             ingress_port: slot.ingress_port,
@@ -58,41 +106,23 @@ impl Chip {
             handle: h,
             now_ps: now.ps(),
         };
-        let mut port = port;
         let verdict = self.tm.enqueue(request);
         if self.trace.is_some() {
-            self.trace_enqueue(now, &request, &verdict, false);
+            self.trace_enqueue(now, &request, &verdict, deflected);
         }
-        if let Ok(Admitted {
-            trimmed: Some(t), ..
-        }) = verdict
-        {
-            self.packets.slots[h as usize].trim(t);
-        }
-        if let Err(refusal) = verdict {
-            let dod = self.plumbing.dod.filter(|_| deflect);
-            let Some(d) = dod else {
-                return self.drop_packet(h, now, DropReason::Tm(refusal));
-            };
-            let pipe = self.ports[request.ingress_port as usize].pipe;
-            // Without a port, the pipe's recirculation port (the configuration check
-            // refused deflection to none on a chip without one).
-            let Some(to) = d.port.or_else(|| self.profile.recirc_port(pipe, 0)) else {
-                return self.drop_packet(h, now, DropReason::Tm(refusal));
-            };
-            port = to;
-            request.port = port;
-            request.queue = d.queue;
-            let verdict = self.tm.enqueue(request);
-            if self.trace.is_some() {
-                self.trace_enqueue(now, &request, &verdict, true);
-            }
-            if verdict.is_err() {
-                return self.drop_packet(h, now, DropReason::DeflectRefused);
-            }
-            self.plumbing.counters.deflected += 1;
-            self.packets.slots[h as usize].deflected = true;
-        }
+        verdict
+    }
+
+    /// Packet `h` is queued for `port` with replication id `rid`: the port is served when its
+    /// pacer says.
+    pub(super) fn admitted(
+        &mut self,
+        now: Time,
+        h: u32,
+        port: u16,
+        rid: u16,
+        q: &mut impl Schedule<ChipEvent>,
+    ) {
         let slot = &mut self.packets.slots[h as usize];
         slot.egress_port = port;
         slot.rid = rid;

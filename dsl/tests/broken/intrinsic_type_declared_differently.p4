@@ -1,4 +1,4 @@
-// error: 4:12: `ingress_intrinsic_metadata_t` is built in, as { bit<9> ingress_port; bit<48> ingress_mac_tstamp; bit<16> pkt_length }: field 1 is `ingress_port`, not `resubmit_flag`
+// error: 4:12: `ingress_intrinsic_metadata_t` is built in, as { bit<9> ingress_port; bit<48> ingress_mac_tstamp; bit<16> pkt_length; bit<1> mirror_on_drop_flag }: field 1 is `ingress_port`, not `resubmit_flag`
 // TNA's own declaration has fields the model does not.
 header ingress_intrinsic_metadata_t {
     bit<1> resubmit_flag;

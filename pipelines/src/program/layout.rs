@@ -107,11 +107,15 @@ pub enum Intrinsic {
     /// In (egress): 1 when the TM deflected the packet (deflect-on-drop) to this port
     /// instead of dropping it (TNA's `eg_intr_md.deflection_flag`).
     Deflected,
+    /// In (ingress): 1 when the packet is a mirror-on-drop copy: the truncated copy the
+    /// what-if mirror-on-drop made of a packet the TM refused (no Tofino has it; the chip's
+    /// `mirror_on_drop` configuration), back in ingress through the port it was sent to.
+    MirrorOnDrop,
 }
 
 impl Intrinsic {
     /// Number of intrinsics (for tables indexed by `Intrinsic as usize`).
-    pub const COUNT: usize = Intrinsic::Deflected as usize + 1;
+    pub const COUNT: usize = Intrinsic::MirrorOnDrop as usize + 1;
 }
 
 /// Fields, headers and intrinsic bindings of one gress.

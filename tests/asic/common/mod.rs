@@ -28,6 +28,22 @@ pub fn load_entries(path: &Path, program: &Program) -> Result<Vec<ResolvedEntry>
     Base(Path::new("")).entries(&path.display().to_string(), program)
 }
 
+/// The error `asic run` gives for `s.ron`, a one-chip scenario of the `teaching` chip running
+/// `program` (a path in the repository) with no inputs and `config` (the lines inside
+/// `config: (...)`, from line 5 of the file).
+pub fn scenario_error(program: &str, config: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "(\n    chip: \"teaching\",\n    program: \"{}\",\n    config: (\n{config}    ),\n    \
+         inputs: [],\n)\n",
+        repo(program).display()
+    );
+    let path = dir.path().join("s.ron");
+    std::fs::write(&path, text).unwrap();
+    let sf = asic_bench::scenario::ScenarioFile::load(&path).unwrap();
+    asic_bench::run::run_scenario(&sf, Some(dir.path()), false).unwrap_err()
+}
+
 /// A built-in profile.
 pub fn chip(name: &str) -> ChipProfile {
     profile::load(name).expect("built-in profile")
