@@ -133,15 +133,7 @@ pub fn condition(c: &Cond, layout: &PhvLayout) -> String {
                     }
                 }
             }
-            let op = match op {
-                CmpOp::Eq => "==",
-                CmpOp::Ne => "!=",
-                CmpOp::Lt => "<",
-                CmpOp::Le => "<=",
-                CmpOp::Gt => ">",
-                CmpOp::Ge => ">=",
-            };
-            format!("{} {op} {}", operand(a), operand(b))
+            format!("{} {} {}", operand(a), op.symbol(), operand(b))
         }
         Cond::And(x, y) => format!("{} && {}", inner(x, "&&"), inner(y, "&&")),
         Cond::Or(x, y) => format!("{} || {}", inner(x, "||"), inner(y, "||")),

@@ -288,7 +288,11 @@ fn significant(text: &str) -> Vec<Token<'_>> {
                     col: start_col,
                 });
             }
-            '[' | '(' | '{' => {
+            // A closing bracket sits at the depth outside it, as its opening one does.
+            _ => {
+                if matches!(c, ']' | ')' | '}') {
+                    depth = depth.saturating_sub(1);
+                }
                 out.push(Token {
                     ch: c,
                     word: None,
@@ -296,25 +300,10 @@ fn significant(text: &str) -> Vec<Token<'_>> {
                     line,
                     col,
                 });
-                depth += 1;
+                if matches!(c, '[' | '(' | '{') {
+                    depth += 1;
+                }
             }
-            ']' | ')' | '}' => {
-                depth = depth.saturating_sub(1);
-                out.push(Token {
-                    ch: c,
-                    word: None,
-                    depth,
-                    line,
-                    col,
-                });
-            }
-            _ => out.push(Token {
-                ch: c,
-                word: None,
-                depth,
-                line,
-                col,
-            }),
         }
     }
     out

@@ -21,7 +21,7 @@ use pipelines::mau::{DepthView, NoDepths};
 use pipelines::parser::ParseError;
 use pipelines::phv::mask;
 use pipelines::pipe::{GressInputs, GressOutputs, LoadedGress};
-use pipelines::program::{CmpOp, Cond, Gress, GressProgram, Next, Operand, PhvLayout};
+use pipelines::program::{Cond, Gress, GressProgram, Next, Operand, PhvLayout};
 use pipelines::spec::PhvSpec;
 use pipelines::time::{Clock, Time};
 use pipelines::trace::{GressLog, MauEvent, PhvChange};
@@ -538,15 +538,7 @@ fn condition(c: &Cond, layout: &PhvLayout) -> String {
     match c {
         Cond::True => "true".into(),
         Cond::Cmp { a, op, b } => {
-            let op = match op {
-                CmpOp::Eq => "==",
-                CmpOp::Ne => "!=",
-                CmpOp::Lt => "<",
-                CmpOp::Le => "<=",
-                CmpOp::Gt => ">",
-                CmpOp::Ge => ">=",
-            };
-            format!("{} {op} {}", operand(a), operand(b))
+            format!("{} {} {}", operand(a), op.symbol(), operand(b))
         }
         Cond::And(x, y) => format!("({} && {})", condition(x, layout), condition(y, layout)),
         Cond::Or(x, y) => format!("({} || {})", condition(x, layout), condition(y, layout)),

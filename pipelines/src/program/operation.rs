@@ -90,6 +90,18 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
+    /// The operator as P4 writes it (for traces, graphs and reports).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+
     /// `a op b`, unsigned (gateways and stateful-ALU predicates compare alike).
     #[inline(always)]
     pub fn holds(self, a: u128, b: u128) -> bool {
