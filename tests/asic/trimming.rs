@@ -76,14 +76,30 @@ fn run_on(
     control: &str,
     stop_ns: u64,
 ) -> (NetRun, Vec<Seen>) {
+    let setup = format!("deploy: Trimming(({deploy})), chips: [(select: All, control: [{control}])],");
+    run_captured(chip, &setup, traffic, &[0], stop_ns)
+}
+
+/// `traffic` on one chip `chip` with 64 hosts, `setup` its deployment and chip settings, the
+/// ports `ports` captured (in one list of frames), queues sampled every µs.
+fn run_captured(
+    chip: &str,
+    setup: &str,
+    traffic: &str,
+    ports: &[u16],
+    stop_ns: u64,
+) -> (NetRun, Vec<Seen>) {
+    let pcaps: String = ports
+        .iter()
+        .map(|p| format!(r#"(node: "sw0", port: {p}),"#))
+        .collect();
     let text = format!(
         r#"(
             topology: Generate((shape: SingleSwitch(hosts: 64), chip: "{chip}", delay_ns: 500)),
-            deploy: Trimming(({deploy})),
-            chips: [(select: All, control: [{control}])],
+            {setup}
             transport: Raw(()),
             traffic: [{traffic}],
-            pcaps: [(node: "sw0", port: 0)],
+            pcaps: [{pcaps}],
             sample_period_ns: Some(1000),
             stop: (at_ns: Some({stop_ns}), when_flows_complete: false),
         )"#
@@ -633,73 +649,409 @@ fn feedback_keeps_the_dod_queues_small_where_deflect_on_drop_alone_overflows() {
     );
 }
 
+/// One NDP run of the sweeps on the `tofino1-trim` chip with 64 hosts: sender `s` sends one
+/// flow of 2,000 packets with a 1,000-packet first window to host `dst`, for each `(s, dst)`
+/// of `pairs`; `setup` is the scenario's deployment and chip settings (`deploy: ...`).
+struct NdpRun {
+    /// The flows' mean and lowest throughput (size over FCT), Gb/s.
+    mean: f64,
+    lowest: f64,
+    /// The program's counters summed over pipes and ports (zero without the program).
+    ingress: u64,
+    dod: u64,
+    notifies: u64,
+    /// Trims in the TM (what-if ideal trimming), all ports.
+    ideal: u64,
+    /// The largest DoD queue (frames of 19 cells) and when the sampled series peaked (µs).
+    dod_frames: f64,
+    dod_peak_us: f64,
+    /// Data packets lost in the network (neither delivered whole nor as a header).
+    lost: u64,
+    secs: f64,
+}
+
+impl NdpRun {
+    /// Every trim, wherever it happened.
+    fn trims(&self) -> u64 {
+        self.ingress + self.dod + self.ideal
+    }
+}
+
+fn ndp_run(pairs: &[(u16, u16)], setup: &str) -> NdpRun {
+    let traffic: String = pairs
+        .iter()
+        .map(|(s, d)| format!(r#"Flow((src: "h{s}", dst: "h{d}", size: 2880000)),"#))
+        .collect();
+    let text = format!(
+        r#"(
+            topology: Generate((shape: SingleSwitch(hosts: 64), chip: "tofino1-trim.ron", delay_ns: 500)),
+            {setup}
+            transport: Ndp((init_window_packets: 1000, rto_us: 1000.0)),
+            traffic: [{traffic}],
+            sample_period_ns: Some(1000),
+            stop: (at_ns: Some(5000000), when_flows_complete: true),
+        )"#
+    );
+    let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/trimming");
+    let wall = std::time::Instant::now();
+    let r = run_observed(s, &dir, RunOptions::default(), &mut ()).unwrap();
+    let secs = wall.elapsed().as_secs_f64();
+    let rates: Vec<f64> = r
+        .record
+        .flows
+        .iter()
+        .map(|f| {
+            f.size_bytes as f64 * 8.0 / (f.fct_ps().expect("every flow completes") as f64 / 1000.0)
+        })
+        .collect();
+    let c = asic_report::metrics::conservation(&r.record);
+    assert_eq!(c.received + c.dropped, c.sent, "{setup}: {c:?}");
+    let chip = &r.chips[0];
+    let sum = |name: &str| -> u64 {
+        (0..4)
+            .flat_map(|p| (0..64).map(move |port| (p, port)))
+            .map(|(p, port)| {
+                chip.counter_read_by_name(p, name, port)
+                    .map_or(0, |c| c.packets)
+            })
+            .sum()
+    };
+    let ideal = chip.tm().trims().map(|t| t.2).sum();
+    let (tm_max, _) = max_dod_queue(&r);
+    let dod_peak_us = r
+        .record
+        .series
+        .iter()
+        .filter(|s| s.name.ends_with(".q2.depth_cells"))
+        .flat_map(|s| s.points.iter())
+        .fold((0u64, 0.0), |m, p| if p.1 > m.1 { (p.0, p.1) } else { m })
+        .0 as f64
+        / 1e6;
+    NdpRun {
+        mean: rates.iter().sum::<f64>() / rates.len() as f64,
+        lowest: rates.iter().cloned().fold(f64::INFINITY, f64::min),
+        ingress: sum("trims_ingress"),
+        dod: sum("trims_dod"),
+        notifies: sum("notifies"),
+        ideal,
+        dod_frames: tm_max as f64 / 19.0,
+        dod_peak_us,
+        lost: c.dropped,
+        secs,
+    }
+}
+
+/// Run `jobs` on two threads (the machine's cores), results in the jobs' order.
+fn on_two_threads<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|sc| {
+        for _ in 0..2 {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(j) = jobs.get(i) else { break };
+                let r = f(j);
+                out.lock().unwrap().push((i, r));
+            });
+        }
+    });
+    let mut v = out.into_inner().unwrap();
+    v.sort_by_key(|p| p.0);
+    v.into_iter().map(|p| p.1).collect()
+}
+
+/// The ideal output-queued switch of the paper (§2): the stock ECMP router on the same chip,
+/// the same 12-frame data queue, and the TM itself trims what the data queue refuses to an
+/// 80-byte header (flag TRIMMED) in a strict-priority header queue (`config.tm.trim`).
+const IDEAL: &str = r#"deploy: Routers(Ecmp),
+    chips: [(select: All, config: Some((tm: (admission: Static,
+        queues: [(static_limit_cells: Some(228))],
+        scheduler: SpOverDrr(levels: [0, 7], quanta: []),
+        trim: Some((bytes: 80, queue: 1, mark: Some((offset: 42, mask: 16)))))))) ],"#;
+
+/// Where sender `s` of `n` sends in the two readings of "sender i to a receiver on port
+/// i % 16": `Shared`, the receivers are the first 16 hosts, which also send, so a port's
+/// egress carries its host's control packets beside the data to it; `Dedicated`, receivers on
+/// hosts of their own (h48-h63, pipe 3) that send nothing but control, possible up to 48
+/// senders.
+#[derive(Clone, Copy, Debug)]
+enum Receivers {
+    Shared,
+    Dedicated,
+}
+
+fn pairs(n: u16, rx: Receivers) -> Vec<(u16, u16)> {
+    (0..n)
+        .map(|s| match rx {
+            Receivers::Shared => (s, (s + 1) % 16),
+            Receivers::Dedicated => (s, 48 + s % 16),
+        })
+        .collect()
+}
+
 /// Experiment 2 (§6.2, Fig. 6-7): N senders, sender `s` (host `hs`, port `s`) one NDP flow of
-/// 2,000 packets with a 1,000-packet first window to host `h((s + 1) mod 16)`, so from 17
-/// senders on some ports have two flows from two pipes (the paper's "sender i to port
-/// i % 16", with the receivers on the first 16 ports, which also send). Prints per N: the
-/// flows' mean and lowest throughput (size / FCT) against the fair share, ingress and DoD
-/// trims, NOTIFYs, the largest DoD queue (frames) and the wall time.
-/// `cargo test --release --test asic trimming_sender_sweep -- --ignored --nocapture`;
+/// 2,000 packets with a 1,000-packet first window, in both readings of [`Receivers`] (the
+/// dedicated one up to 48 senders), and the ideal switch for the trims' baseline. Prints per
+/// N: the flows' mean and lowest throughput (size / FCT) against the fair share, ingress and
+/// DoD trims, NOTIFYs, the largest DoD queue (frames), the ideal switch's trims and each
+/// run's wall time (two runs at a time).
+/// `cargo test --test asic trimming_sender_sweep -- --ignored --nocapture`;
 /// `programs/trimming/senders-18.ron` is the N = 18 run for `asic net`.
 #[test]
-#[ignore = "experiment 2: a sweep of 9 runs (16 s in the test profile)"]
+#[ignore = "experiment 2: a sweep of 35 runs (about a minute in the test profile)"]
 fn trimming_sender_sweep() {
-    println!("| senders | mean Gb/s | lowest Gb/s | fair share Gb/s | ingress trims | DoD trims | NOTIFYs | max DoD queue (frames) | wall s |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for n in [1u16, 8, 16, 17, 18, 24, 32, 48, 64] {
-        let traffic: String = (0..n)
-            .map(|s| {
-                format!(
-                    r#"Flow((src: "h{s}", dst: "h{}", size: 2880000)),"#,
-                    (s + 1) % 16
-                )
-            })
-            .collect();
-        let text = format!(
-            r#"(
-                topology: Generate((shape: SingleSwitch(hosts: 64), chip: "tofino1-trim.ron", delay_ns: 500)),
-                deploy: Trimming(()),
-                transport: Ndp((init_window_packets: 1000, rto_us: 1000.0)),
-                traffic: [{traffic}],
-                sample_period_ns: Some(1000),
-                stop: (at_ns: Some(5000000), when_flows_complete: true),
-            )"#
-        );
-        let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/trimming");
-        let wall = std::time::Instant::now();
-        let r = run_observed(s, &dir, RunOptions::default(), &mut ()).unwrap();
-        let secs = wall.elapsed().as_secs_f64();
-        let rates: Vec<f64> = r
-            .record
-            .flows
-            .iter()
-            .map(|f| {
-                f.size_bytes as f64 * 8.0
-                    / (f.fct_ps().expect("every flow completes") as f64 / 1000.0)
-            })
-            .collect();
-        let mean = rates.iter().sum::<f64>() / rates.len() as f64;
-        let lowest = rates.iter().cloned().fold(f64::INFINITY, f64::min);
-        // Flows per receiving port: the most-shared port sets the fair share of its flows.
+    let ns = [1u16, 8, 16, 17, 18, 24, 32, 48, 64];
+    let mut jobs = Vec::new();
+    for &n in &ns {
+        for rx in [Receivers::Shared, Receivers::Dedicated] {
+            if matches!(rx, Receivers::Dedicated) && n > 48 {
+                continue;
+            }
+            jobs.push((n, rx, "deploy: Trimming(()),"));
+            jobs.push((n, rx, IDEAL));
+        }
+    }
+    let runs = on_two_threads(&jobs, |&(n, rx, setup)| ndp_run(&pairs(n, rx), setup));
+    println!("| receivers | senders | mean Gb/s | lowest Gb/s | fair share Gb/s | ingress trims | DoD trims | NOTIFYs | max DoD queue (frames) | ideal: trims | ideal: mean Gb/s | trims over ideal | wall s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (k, pair) in runs.chunks(2).enumerate() {
+        let ((n, rx, _), (t, i)) = (jobs[2 * k], (&pair[0], &pair[1]));
         let per_port = (n as f64 / 16.0).ceil().max(1.0);
         let fair = 100.0 * (1440.0 / 1538.0) / per_port;
-        let sum = |name: &str| -> u64 {
-            (0..4)
-                .flat_map(|p| (0..16).map(move |port| (p, port)))
-                .map(|(p, port)| counter(&r, p, name, port))
-                .sum()
+        let over = if i.trims() > 0 {
+            format!("{:+.0} %", 100.0 * (t.trims() as f64 / i.trims() as f64 - 1.0))
+        } else {
+            "-".into()
         };
-        let (tm_max, _) = max_dod_queue(&r);
+        assert_eq!((t.lost, i.lost), (0, 0), "{rx:?} {n}");
         println!(
-            "| {n} | {mean:.1} | {lowest:.1} | {fair:.1} | {} | {} | {} | {:.0} | {secs:.1} |",
-            sum("trims_ingress"),
-            sum("trims_dod"),
-            sum("notifies"),
-            tm_max as f64 / 19.0
+            "| {rx:?} | {n} | {:.1} | {:.1} | {fair:.1} | {} | {} | {} | {:.0} | {} | {:.1} | {over} | {:.1} |",
+            t.mean, t.lowest, t.ingress, t.dod, t.notifies, t.dod_frames, i.ideal, i.mean, t.secs
         );
+    }
+}
+
+/// Experiment 2's DoD queue at 64 senders, by runs: the full design beside variants that each
+/// remove one suspected cause (the headers' share of the port: shortest and longer headers;
+/// the four NOTIFYs per deflected packet on every recirculation port: the origin pipe's
+/// NOTIFY only; pessimistic mode passing a full line rate of data: trim everything while
+/// pessimistic; a larger data queue; a longer response). Prints the largest DoD queue and
+/// when it peaked, trims and throughput.
+#[test]
+#[ignore = "experiment 2, the DoD queue at 64 senders: 8 runs (about 30 s)"]
+fn trimming_dod_queue_at_64_senders() {
+    let jobs = [
+        "",
+        "trim_bytes: 74",
+        "trim_bytes: 400",
+        "feedback: OriginPipe",
+        "response: TrimAll",
+        "data_queue_packets: 24",
+        "t0_ns: 12000, t1_ns: 48000",
+        "feedback: None",
+    ];
+    let runs = on_two_threads(&jobs, |d| {
+        ndp_run(&pairs(64, Receivers::Shared), &format!("deploy: Trimming(({d})),"))
+    });
+    println!("| variant | max DoD queue (frames) | at µs | ingress trims | DoD trims | NOTIFYs | mean Gb/s | lost | wall s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (d, r) in jobs.iter().zip(&runs) {
+        println!(
+            "| `{d}` | {:.0} | {:.0} | {} | {} | {} | {:.1} | {} | {:.1} |",
+            r.dod_frames, r.dod_peak_us, r.ingress, r.dod, r.notifies, r.mean, r.lost, r.secs
+        );
+    }
+}
+
+/// Experiment 3 (§6.3, Fig. 8-9): the response duration T0 from 0 (no response) to 30 µs,
+/// T1 = 4 T0 (the paper's 6 and 24 µs), at 32 and 64 senders (shared receivers), for the full
+/// design and the three ablations; trims against the ideal switch's in the same traffic.
+#[test]
+#[ignore = "experiment 3: 74 runs (several minutes in the test profile)"]
+fn trimming_response_duration_sweep() {
+    let variants = [
+        ("full design", ""),
+        ("pessimistic only", "response: PessimisticOnly, "),
+        ("trim everything", "response: TrimAll, "),
+        ("notify origin only", "feedback: OriginPipe, "),
+    ];
+    let t0s = [0u64, 1_500, 3_000, 6_000, 9_000, 12_000, 15_000, 20_000, 30_000];
+    let mut jobs = vec![(32u16, IDEAL.to_string()), (64, IDEAL.to_string())];
+    for n in [32u16, 64] {
+        for (_, v) in variants {
+            for t0 in t0s {
+                jobs.push((
+                    n,
+                    format!("deploy: Trimming(({v}t0_ns: {t0}, t1_ns: {})),", 4 * t0),
+                ));
+            }
+        }
+    }
+    let runs = on_two_threads(&jobs, |(n, setup)| ndp_run(&pairs(*n, Receivers::Shared), setup));
+    println!("| senders | variant | T0 µs | mean Gb/s | lowest Gb/s | trims | over ideal | DoD trims | max DoD queue (frames) | lost | wall s |");
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (i, n) in [32u16, 64].iter().enumerate() {
+        let r = &runs[i];
+        println!(
+            "| {n} | ideal | - | {:.1} | {:.1} | {} | - | - | - | {} | {:.1} |",
+            r.mean, r.lowest, r.trims(), r.lost, r.secs
+        );
+    }
+    let mut k = 2;
+    for n in [32u16, 64] {
+        let ideal = runs[if n == 32 { 0 } else { 1 }].trims() as f64;
+        for (name, _) in variants {
+            for t0 in t0s {
+                let r = &runs[k];
+                k += 1;
+                println!(
+                    "| {n} | {name} | {:.1} | {:.1} | {:.1} | {} | {:+.0} % | {} | {:.0} | {} | {:.1} |",
+                    t0 as f64 / 1000.0,
+                    r.mean,
+                    r.lowest,
+                    r.trims(),
+                    100.0 * (r.trims() as f64 / ideal - 1.0),
+                    r.dod,
+                    r.dod_frames,
+                    r.lost,
+                    r.secs
+                );
+            }
+        }
+    }
+}
+
+/// Experiment 5 (§6.4, Fig. 12 and the trace table): four 100 Gb/s flows to h0 and four to
+/// h1, starting 20 µs apart (flow k at 20 k µs), in two readings of the generator's ports:
+/// one flow per pipe to each receiver, or all of a receiver's flows from one pipe. The trace
+/// is the first 20,000 frames h0's port sends; the timeline is from the second flow's start
+/// (t = 0 of Fig. 12): first DoD-trimmed and first ingress-trimmed header at h0, and the
+/// first flow's data latency per µs (the queue building, then drained).
+#[test]
+#[ignore = "experiment 5: 2 runs of 700 µs (about 30 s)"]
+fn trimming_hardware_trace() {
+    let readings: [(&str, [u16; 4], [u16; 4]); 2] = [
+        ("one flow per pipe", [2, 17, 33, 49], [3, 18, 34, 50]),
+        ("all from pipe 0", [2, 3, 4, 5], [6, 7, 8, 9]),
+    ];
+    for (name, to0, to1) in readings {
+        let traffic: String = (0..4)
+            .flat_map(|k| {
+                let start = 20_000 * k as u64;
+                [
+                    rate_to(to0[k], 0, 100.0, start, 700_000),
+                    rate_to(to1[k], 1, 100.0, start, 700_000),
+                ]
+            })
+            .collect();
+        let wall = std::time::Instant::now();
+        let (r, seen) = run("", &traffic, "", 760_000);
+        let secs = wall.elapsed().as_secs_f64();
+        let trace = &seen[..20_000.min(seen.len())];
+        let count = |k: Kind| trace.iter().filter(|s| s.kind == k).count();
+        let t0 = 20_000_000u64;
+        let first = |k: Kind| {
+            seen.iter()
+                .find(|s| s.kind == k && s.at_ps >= t0)
+                .map_or(f64::NAN, |s| (s.at_ps - t0) as f64 / 1e6)
+        };
+        // The first flow's data latency (departure - send) by µs of departure after t0.
+        let lat: Vec<String> = (0..14u64)
+            .map(|us| {
+                let v: Vec<u64> = seen
+                    .iter()
+                    .filter(|s| {
+                        s.kind == Kind::Data
+                            && s.src == to0[0] as u32
+                            && (t0 + us * 1_000_000..t0 + (us + 1) * 1_000_000).contains(&s.at_ps)
+                    })
+                    .map(|s| s.at_ps - s.sent_ps)
+                    .collect();
+                v.iter()
+                    .max()
+                    .map_or("-".into(), |m| format!("{:.2}", *m as f64 / 1e6))
+            })
+            .collect();
         let c = asic_report::metrics::conservation(&r.record);
-        assert_eq!((c.received, c.dropped), (c.sent, 0), "{n} senders: {c:?}");
+        println!(
+            "{name}: trace of {} frames: {} whole, {} ingress-trimmed, {} DoD-trimmed; \
+             from the second flow's start: first DoD header {:.2} µs, first ingress header {:.2} µs; \
+             first flow's largest data latency per µs (µs): [{}]; conservation {c:?}; wall {secs:.1} s",
+            trace.len(),
+            count(Kind::Data),
+            count(Kind::IngressHeader),
+            count(Kind::DodHeader),
+            first(Kind::DodHeader),
+            first(Kind::IngressHeader),
+            lat.join(", ")
+        );
+        assert_eq!((c.received, c.dropped), (c.sent, 0), "{name}: {c:?}");
+    }
+}
+
+/// Experiment 4 (§6.1, Fig. 5): incasts from t = 0, every sender about 13 full frames at
+/// line rate (100 Gb/s for 1.476 µs: a first window the size of the data queue), the CDF of
+/// the headers' arrival at the receivers for the ideal switch, the full design and DoD only:
+/// 63:1 (h1-h63 to h0), 16:1 × 4 (host s to h((s + 1) mod 4): 4 senders per pipe per
+/// receiver) and 4:1 × 16 (host s to h((s + 1) mod 16): one sender per pipe per receiver, the
+/// worst case of §3). Writes out/trimming-fig5/<pattern>.png and prints the quantiles.
+#[test]
+#[ignore = "experiment 4: 9 runs and 3 plots (about 20 s)"]
+fn trimming_incast_header_cdfs() {
+    let patterns: [(&str, fn(u16) -> u16, &[u16]); 3] = [
+        ("63to1", |_| 0, &[0]),
+        ("16to1x4", |s| (s + 1) % 4, &[0, 1, 2, 3]),
+        ("4to1x16", |s| (s + 1) % 16, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]),
+    ];
+    let schemes = [
+        ("Ideal", IDEAL.to_string()),
+        ("Tofino", "deploy: Trimming(()),".to_string()),
+        ("DoD", "deploy: Trimming((feedback: None)),".to_string()),
+    ];
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("out/trimming-fig5");
+    std::fs::create_dir_all(&out).unwrap();
+    println!("| incast | scheme | headers | 10 % µs | 50 % µs | 90 % µs | 99 % µs | last µs | data whole | wall s |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (name, dst, ports) in patterns {
+        let traffic: String = (0..64u16)
+            .filter(|&s| dst(s) != s)
+            .map(|s| rate_to(s, dst(s), 100.0, 0, 1_476))
+            .collect();
+        let mut curves = Vec::new();
+        for (scheme, setup) in &schemes {
+            let wall = std::time::Instant::now();
+            let (r, seen) = run_captured("tofino1-trim.ron", setup, &traffic, ports, 400_000);
+            let secs = wall.elapsed().as_secs_f64();
+            let c = asic_report::metrics::conservation(&r.record);
+            assert_eq!((c.received, c.dropped), (c.sent, 0), "{name} {scheme}: {c:?}");
+            let mut t: Vec<f64> = seen
+                .iter()
+                .filter(|s| s.kind != Kind::Data)
+                .map(|s| s.at_ps as f64 / 1e6)
+                .collect();
+            t.sort_by(f64::total_cmp);
+            let q = |f: f64| t[((t.len() as f64 * f) as usize).min(t.len() - 1)];
+            println!(
+                "| {name} | {scheme} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {secs:.1} |",
+                t.len(),
+                q(0.1),
+                q(0.5),
+                q(0.9),
+                q(0.99),
+                t[t.len() - 1],
+                seen.len() - t.len()
+            );
+            curves.push((scheme.to_string(), t));
+        }
+        asic_report::plots::plot_cdf(
+            &out.join(format!("{name}.png")),
+            &format!("trimming, {name} incast: header arrival at the receivers"),
+            "header receive time (us)",
+            &curves,
+            false,
+        )
+        .unwrap();
     }
 }
 
