@@ -63,6 +63,8 @@ pub enum Chart<'a> {
         title: &'a str,
         /// X axis description, with unit.
         x_desc: &'a str,
+        /// What each value is one of ("flows", "headers"): the y axis is the fraction of them.
+        of: &'a str,
         /// (legend, values) per curve.
         curves: &'a [(String, Vec<f64>)],
         /// Log-scaled x axis (values must be > 0; others are left out).
@@ -165,9 +167,10 @@ where
         Chart::Cdf {
             title,
             x_desc,
+            of,
             curves,
             log_x,
-        } => draw_cdf(&root, title, x_desc, curves, *log_x, stroke)?,
+        } => draw_cdf(&root, title, x_desc, of, curves, *log_x, stroke)?,
         Chart::Series {
             title,
             y_desc,
@@ -300,6 +303,7 @@ fn draw_cdf<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     x_desc: &str,
+    of: &str,
     curves: &[(String, Vec<f64>)],
     log_x: bool,
     stroke: Stroke,
@@ -348,7 +352,7 @@ where
             chart
                 .configure_mesh()
                 .x_desc($desc)
-                .y_desc("fraction of flows (CDF)")
+                .y_desc(format!("fraction of {of} (CDF)"))
                 .x_label_formatter(&|v| short_num(*v))
                 .y_label_formatter(&|v| format!("{v:.1}"))
                 .draw()
@@ -736,11 +740,12 @@ pub fn plot_slowdown_by_size(
     write_chart(path, &Chart::SlowdownBySize { buckets, all })
 }
 
-/// Empirical CDFs into `path` (.svg or .png).
+/// Empirical CDFs into `path` (.svg or .png); each value is one of `of` ("flows").
 pub fn plot_cdf(
     path: &Path,
     title: &str,
     x_desc: &str,
+    of: &str,
     curves: &[(String, Vec<f64>)],
     log_x: bool,
 ) -> Result<(), String> {
@@ -749,6 +754,7 @@ pub fn plot_cdf(
         &Chart::Cdf {
             title,
             x_desc,
+            of,
             curves,
             log_x,
         },
@@ -848,6 +854,7 @@ pub fn write_run_plots(
         &Chart::Cdf {
             title: "CDF of FCT slowdown",
             x_desc: "FCT slowdown (FCT / ideal FCT)",
+            of: "flows",
             curves: &slow,
             log_x: true,
         },
@@ -864,6 +871,7 @@ pub fn write_run_plots(
         &Chart::Cdf {
             title: "CDF of flow size",
             x_desc: "flow size (bytes)",
+            of: "flows",
             curves: &sizes,
             log_x: true,
         },

@@ -662,7 +662,7 @@ fn plots_are_written_and_decode() {
     let p = dir.path().join("empty.png");
     plots::plot_slowdown_by_size(&metrics::fct_by_size(&empty.flows, &[10_000]), None, &p).unwrap();
     assert!(std::fs::metadata(&p).unwrap().len() > 0);
-    assert!(plots::plot_cdf(&dir.path().join("x.txt"), "t", "x", &[], false).is_err());
+    assert!(plots::plot_cdf(&dir.path().join("x.txt"), "t", "x", "flows", &[], false).is_err());
 }
 
 /// The PNG's pixels as RGB triples, row by row.
@@ -786,7 +786,7 @@ fn log_axes_label_their_ticks() {
     let dir = tempfile::tempdir().unwrap();
     let cdf = |name: &str, values: Vec<f64>| {
         let p = dir.path().join(name);
-        plots::plot_cdf(&p, "t", "v", &[("c".to_string(), values)], true).unwrap();
+        plots::plot_cdf(&p, "t", "v", "flows", &[("c".to_string(), values)], true).unwrap();
         std::fs::read_to_string(p).unwrap()
     };
     // Within one decade and one 1-2-5 step: round numbers, evenly spaced.

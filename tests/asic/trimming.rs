@@ -76,7 +76,8 @@ fn run_on(
     control: &str,
     stop_ns: u64,
 ) -> (NetRun, Vec<Seen>) {
-    let setup = format!("deploy: Trimming(({deploy})), chips: [(select: All, control: [{control}])],");
+    let setup =
+        format!("deploy: Trimming(({deploy})), chips: [(select: All, control: [{control}])],");
     run_captured(chip, &setup, traffic, &[0], stop_ns)
 }
 
@@ -820,7 +821,10 @@ fn trimming_sender_sweep() {
         let per_port = (n as f64 / 16.0).ceil().max(1.0);
         let fair = 100.0 * (1440.0 / 1538.0) / per_port;
         let over = if i.trims() > 0 {
-            format!("{:+.0} %", 100.0 * (t.trims() as f64 / i.trims() as f64 - 1.0))
+            format!(
+                "{:+.0} %",
+                100.0 * (t.trims() as f64 / i.trims() as f64 - 1.0)
+            )
         } else {
             "-".into()
         };
@@ -852,7 +856,10 @@ fn trimming_dod_queue_at_64_senders() {
         "feedback: None",
     ];
     let runs = on_two_threads(&jobs, |d| {
-        ndp_run(&pairs(64, Receivers::Shared), &format!("deploy: Trimming(({d})),"))
+        ndp_run(
+            &pairs(64, Receivers::Shared),
+            &format!("deploy: Trimming(({d})),"),
+        )
     });
     println!("| variant | max DoD queue (frames) | at µs | ingress trims | DoD trims | NOTIFYs | mean Gb/s | lost | wall s |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -876,7 +883,9 @@ fn trimming_response_duration_sweep() {
         ("trim everything", "response: TrimAll, "),
         ("notify origin only", "feedback: OriginPipe, "),
     ];
-    let t0s = [0u64, 1_500, 3_000, 6_000, 9_000, 12_000, 15_000, 20_000, 30_000];
+    let t0s = [
+        0u64, 1_500, 3_000, 6_000, 9_000, 12_000, 15_000, 20_000, 30_000,
+    ];
     let mut jobs = vec![(32u16, IDEAL.to_string()), (64, IDEAL.to_string())];
     for n in [32u16, 64] {
         for (_, v) in variants {
@@ -888,14 +897,20 @@ fn trimming_response_duration_sweep() {
             }
         }
     }
-    let runs = on_two_threads(&jobs, |(n, setup)| ndp_run(&pairs(*n, Receivers::Shared), setup));
+    let runs = on_two_threads(&jobs, |(n, setup)| {
+        ndp_run(&pairs(*n, Receivers::Shared), setup)
+    });
     println!("| senders | variant | T0 µs | mean Gb/s | lowest Gb/s | trims | over ideal | DoD trims | max DoD queue (frames) | lost | wall s |");
     println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (i, n) in [32u16, 64].iter().enumerate() {
         let r = &runs[i];
         println!(
             "| {n} | ideal | - | {:.1} | {:.1} | {} | - | - | - | {} | {:.1} |",
-            r.mean, r.lowest, r.trims(), r.lost, r.secs
+            r.mean,
+            r.lowest,
+            r.trims(),
+            r.lost,
+            r.secs
         );
     }
     let mut k = 2;
@@ -1002,7 +1017,11 @@ fn trimming_incast_header_cdfs() {
     let patterns: [(&str, fn(u16) -> u16, &[u16]); 3] = [
         ("63to1", |_| 0, &[0]),
         ("16to1x4", |s| (s + 1) % 4, &[0, 1, 2, 3]),
-        ("4to1x16", |s| (s + 1) % 16, &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]),
+        (
+            "4to1x16",
+            |s| (s + 1) % 16,
+            &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+        ),
     ];
     let schemes = [
         ("Ideal", IDEAL.to_string()),
@@ -1024,7 +1043,11 @@ fn trimming_incast_header_cdfs() {
             let (r, seen) = run_captured("tofino1-trim.ron", setup, &traffic, ports, 400_000);
             let secs = wall.elapsed().as_secs_f64();
             let c = asic_report::metrics::conservation(&r.record);
-            assert_eq!((c.received, c.dropped), (c.sent, 0), "{name} {scheme}: {c:?}");
+            assert_eq!(
+                (c.received, c.dropped),
+                (c.sent, 0),
+                "{name} {scheme}: {c:?}"
+            );
             let mut t: Vec<f64> = seen
                 .iter()
                 .filter(|s| s.kind != Kind::Data)
@@ -1048,6 +1071,7 @@ fn trimming_incast_header_cdfs() {
             &out.join(format!("{name}.png")),
             &format!("trimming, {name} incast: header arrival at the receivers"),
             "header receive time (us)",
+            "headers",
             &curves,
             false,
         )
