@@ -1007,12 +1007,12 @@ fn trimming_hardware_trace() {
 
 /// Experiment 4 (§6.1, Fig. 5): incasts from t = 0, every sender about 13 full frames at
 /// line rate (100 Gb/s for 1.476 µs: a first window the size of the data queue), the CDF of
-/// the headers' arrival at the receivers for the ideal switch, the full design and DoD only:
+/// the headers' arrival at the receivers for the ideal switch, the full design, DoD only and MoD:
 /// 63:1 (h1-h63 to h0), 16:1 × 4 (host s to h((s + 1) mod 4): 4 senders per pipe per
 /// receiver) and 4:1 × 16 (host s to h((s + 1) mod 16): one sender per pipe per receiver, the
 /// worst case of §3). Writes out/trimming-fig5/<pattern>.png and prints the quantiles.
 #[test]
-#[ignore = "experiment 4: 9 runs and 3 plots (about 20 s)"]
+#[ignore = "experiment 4: 12 runs and 3 plots (about 30 s)"]
 fn trimming_incast_header_cdfs() {
     let patterns: [(&str, fn(u16) -> u16, &[u16]); 3] = [
         ("63to1", |_| 0, &[0]),
@@ -1027,6 +1027,7 @@ fn trimming_incast_header_cdfs() {
         ("Ideal", IDEAL.to_string()),
         ("Tofino", "deploy: Trimming(()),".to_string()),
         ("DoD", "deploy: Trimming((feedback: None)),".to_string()),
+        ("MoD", "deploy: Trimming((trigger: MirrorOnDrop)),".to_string()),
     ];
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("out/trimming-fig5");
     std::fs::create_dir_all(&out).unwrap();
