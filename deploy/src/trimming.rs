@@ -8,8 +8,9 @@
 //! What a chip gets, for every connected front port `p`:
 //! - queues: [`DATA_Q`] (data, `data_queue_packets` full-size frames under static admission,
 //!   deflect-on-drop), [`HDR_Q`] (trimmed headers and everything that is not data, strict
-//!   priority 7 over the others), [`DOD_Q`] (the deflected packets, on the recirculation
-//!   ports; the shared pool's size);
+//!   priority 7 over the others), [`DOD_Q`] (the deflected packets, or with
+//!   [`Trigger::MirrorOnDrop`] the mirror-on-drop copies, on the recirculation ports; the
+//!   shared pool's size);
 //! - mirror session `p + 1`: the port's header queue, truncated to the trimmed header;
 //!   multicast group `p + 1`: every pipe's recirculation port (replication id 1, the NOTIFYs)
 //!   and `p` (id 0, the header of a deflected packet);
@@ -26,7 +27,7 @@
 
 use crate::routers::{self, Routing};
 use crate::{ChipContext, ChipDeployment, Deployment, Embedded};
-use asic_model::chip::{ChipConfig, DodConfig, McastGroup, MirrorSession};
+use asic_model::chip::{ChipConfig, DodConfig, McastGroup, MirrorOnDropConfig, MirrorSession};
 use asic_model::profile::ChipProfile;
 use asic_net::packet::HEADER_BYTES;
 use pipelines::control::ControlOp;
@@ -45,7 +46,7 @@ pub const DATA_Q: u16 = 0;
 /// The header queue of every port (the program's `HDR_Q`): headers, control packets,
 /// UPDATEs and NOTIFYs.
 pub const HDR_Q: u16 = 1;
-/// The deflect-on-drop queue, on the recirculation ports.
+/// The deflect-on-drop (or mirror-on-drop) queue, on the recirculation ports.
 pub const DOD_Q: u16 = 2;
 
 /// Bytes a frame takes on the wire beyond what the chip stores: preamble and SFD (8), FCS (4)
@@ -129,6 +130,12 @@ pub enum Trigger {
         /// The threshold, cells.
         threshold_cells: u32,
     },
+    /// The paper's MoD baseline (§3, §6.1), on the chip's what-if `mirror_on_drop`: nothing
+    /// trims in ingress (no meters, no `trim_decide` rules) and nothing is deflected; the data
+    /// queue's overflow is dropped and its first bytes mirrored to the pipe's recirculation
+    /// port ([`DOD_Q`]), which the program sends on as a trimmed header. `meters`, `response`
+    /// and `feedback` do not apply.
+    MirrorOnDrop,
 }
 
 /// Packet trimming's parameters for one chip.
@@ -248,14 +255,18 @@ impl TrimmingSpec {
     fn decide_rules(&self) -> Vec<EntrySpec> {
         let red = || tern(RED, 3);
         let not_green = || tern(1, 1);
-        if let Trigger::Depth { .. } = self.trigger {
-            return vec![entry(
-                "trim_decide",
-                vec![any(), any(), any(), any(), tern(1, 1)],
-                "trim",
-                Vec::new(),
-                1,
-            )];
+        match self.trigger {
+            Trigger::Depth { .. } => {
+                return vec![entry(
+                    "trim_decide",
+                    vec![any(), any(), any(), any(), tern(1, 1)],
+                    "trim",
+                    Vec::new(),
+                    1,
+                )]
+            }
+            Trigger::MirrorOnDrop => return Vec::new(),
+            Trigger::Meters => {}
         }
         // Optimistic: the line-rate meter red (`m_opt` in both variants); a half mode the
         // response does not use decides the same.
@@ -299,7 +310,7 @@ impl TrimmingSpec {
         let udp_len = (self.trim_bytes - ETH_IP_BYTES) as u64;
         let depth_thr = match self.trigger {
             Trigger::Depth { threshold_cells } => threshold_cells as u64,
-            Trigger::Meters => (1 << 19) - 1,
+            Trigger::Meters | Trigger::MirrorOnDrop => (1 << 19) - 1,
         };
         for (p, _) in connected(chip) {
             v.push(cfg(p));
@@ -333,8 +344,12 @@ impl TrimmingSpec {
         v
     }
 
-    /// The meters' configuration and byte-count adjustment (applied when the chip is built).
+    /// The meters' configuration and byte-count adjustment (applied when the chip is built;
+    /// none under mirror-on-drop, which meters nothing).
     fn meter_ops(&self, chip: &ChipContext) -> Vec<ControlOp> {
+        if self.trigger == Trigger::MirrorOnDrop {
+            return Vec::new();
+        }
         let burst = self.burst_bytes(chip.mtu);
         let mut ops = Vec::new();
         let set = |meter: &str, p: u16, cir: u64, pir: u64| {
@@ -374,7 +389,8 @@ impl TrimmingSpec {
         ops
     }
 
-    /// The chip configuration: queues, scheduler, deflect-on-drop, sessions and groups.
+    /// The chip configuration: queues, scheduler, deflect-on-drop (or mirror-on-drop),
+    /// sessions and groups.
     fn chip_config(&self, chip: &ChipContext, mut base: ChipConfig) -> ChipConfig {
         let prof = chip.profile;
         let recirc: Vec<u16> = (0..prof.pipes)
@@ -402,10 +418,18 @@ impl TrimmingSpec {
                 });
             }
         }
-        base.dod = Some(DodConfig {
-            port: None,
-            queue: DOD_Q,
-        });
+        if self.trigger == Trigger::MirrorOnDrop {
+            base.mirror_on_drop = Some(MirrorOnDropConfig {
+                port: None,
+                queue: DOD_Q,
+                truncate_bytes: truncate,
+            });
+        } else {
+            base.dod = Some(DodConfig {
+                port: None,
+                queue: DOD_Q,
+            });
+        }
         let tm = &mut base.tm;
         tm.admission = AdmissionPolicy::Static;
         let mut data = tm.default_queue;

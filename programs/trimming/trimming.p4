@@ -29,6 +29,13 @@
 // feedback (the header goes on alone), or the originating pipe only (the UPDATE itself arms
 // the registers).
 //
+// The MoD variant (the paper's Mirror-on-Drop baseline, on the chip's what-if
+// `mirror_on_drop`): no ingress trimming and no deflection; what overflows the data queue is
+// dropped and the TM offers its first bytes (ctl_h as ingress left it, then the headers) to the
+// pipe's recirculation port. Egress keeps its ctl_h (a K_DATA packet leaving by a port other
+// than its own), and back in ingress `mirror_on_drop_flag` makes it the trimmed header, as an
+// UPDATE's without feedback: to its destination's header queue.
+//
 // The Tofino 2 variant: `qd.read` gives the data queue's depth as the TM publishes it to
 // ingress; when `port_trim` gives a threshold, a depth above it trims (`trim_decide`'s `over`
 // key). On tofino1-like the deployment never sets a threshold: its depth export is an
@@ -164,12 +171,13 @@ parser IngressParser(packet_in pkt,
             default: parse_ethernet;
         }
     }
-    // An UPDATE carries the deflected packet's headers; a NOTIFY nothing more.
+    // An UPDATE and a mirror-on-drop copy (K_DATA) carry the refused packet's headers; a
+    // NOTIFY nothing more.
     state parse_ctl {
         pkt.extract(hdr.ctl);
         transition select(hdr.ctl.kind) {
-            K_UPDATE: parse_ethernet;
-            default: accept;
+            K_NOTIFY: accept;
+            default: parse_ethernet;
         }
     }
     state parse_ethernet {
@@ -217,7 +225,8 @@ control Ingress(inout headers_t hdr,
     Register<bit<32>, bit<7>>(128, 0) t1_reg;
 
     // Trims per egress port: made in this pipe's ingress, and made of packets deflected from
-    // this pipe's ingress (counted when their UPDATE comes back); NOTIFYs received per port.
+    // this pipe's ingress (counted when their UPDATE or mirror-on-drop copy comes back);
+    // NOTIFYs received per port.
     Counter<bit<64>, bit<7>>(128, CounterType_t.PACKETS) trims_ingress;
     Counter<bit<64>, bit<7>>(128, CounterType_t.PACKETS) trims_dod;
     Counter<bit<64>, bit<7>>(128, CounterType_t.PACKETS) notifies;
@@ -375,8 +384,9 @@ control Ingress(inout headers_t hdr,
         size = 64;
     }
 
-    // A deflected packet's header, back from the DoD queue: trimmed, on to its destination,
-    // and the congestion signal to every pipe (or to none).
+    // A deflected packet's header, back from the DoD queue, or a mirror-on-drop copy:
+    // trimmed, on to its destination, and (an UPDATE's) the congestion signal to every pipe
+    // (or to none). F_DOD_TRIMMED marks both: trimmed at the TM's refusal.
     action dod_header() {
         hdr.tp.flags = hdr.tp.flags | F_TRIMMED_DOD;
         hdr.ipv4.total_len = min(hdr.ipv4.total_len, meta.trim_ip_len);
@@ -451,9 +461,9 @@ control Ingress(inout headers_t hdr,
         }
 
         if (hdr.ctl.isValid()) {
-            if (hdr.ctl.kind == K_UPDATE) {
+            if (hdr.ctl.kind == K_UPDATE || ig_intr_md.mirror_on_drop_flag == 1) {
                 dod_trim.apply();
-                if (meta.notify == N_ALL) {
+                if (hdr.ctl.kind == K_UPDATE && meta.notify == N_ALL) {
                     hdr.ctl.kind = K_NOTIFY;
                     ig_tm_md.mcast_grp_a = meta.grp;
                 } else {
@@ -569,9 +579,11 @@ control Egress(inout headers_t hdr,
                 hdr.ctl.setInvalid();
                 eg_dprsr_md.mirror_session = upd_sess;
                 eg_dprsr_md.drop_ctl = 1;
-            } else {
+            } else if (hdr.ctl.port == (bit<16>)eg_intr_md.egress_port) {
                 hdr.ctl.setInvalid();
             }
+            // Otherwise a mirror-on-drop copy on its way to the recirculation port: it keeps
+            // ctl_h, which ingress reads back.
         } else if (hdr.ctl.kind == K_NOTIFY) {
             if (eg_intr_md.egress_rid == RID_NOTIFY) {
                 // The signal recirculates alone.

@@ -1005,14 +1005,53 @@ fn trimming_hardware_trace() {
     }
 }
 
+/// MoD (`trigger: MirrorOnDrop`): nothing trims in ingress, the data queue's overflow comes
+/// back as headers through the recirculation port, so every header is marked as trimmed at the
+/// refusal and arrives at least the 1 µs loop of tofino1-trim later than the ideal switch's
+/// first; nothing is lost.
+#[test]
+fn mirror_on_drop_recirculates_every_trimmed_header() {
+    let traffic: String = [1, 17, 33, 49]
+        .iter()
+        .map(|&s| rate_to(s, 0, 100.0, 0, 1_476))
+        .collect();
+    let first_header = |setup: &str| {
+        let (r, seen) = run_captured("tofino1-trim.ron", setup, &traffic, &[0], 100_000);
+        let c = asic_report::metrics::conservation(&r.record);
+        assert_eq!((c.received, c.dropped), (c.sent, 0), "{setup}: {c:?}");
+        let headers: Vec<Kind> = seen
+            .iter()
+            .map(|s| s.kind)
+            .filter(|&k| k != Kind::Data)
+            .collect();
+        assert!(!headers.is_empty(), "{setup}: no headers");
+        let first = seen
+            .iter()
+            .filter(|s| s.kind != Kind::Data)
+            .map(|s| s.at_ps)
+            .min();
+        (first.unwrap(), headers)
+    };
+    let (ideal, _) = first_header(IDEAL);
+    let (mod_first, headers) = first_header("deploy: Trimming((trigger: MirrorOnDrop)),");
+    assert!(
+        headers.iter().all(|&k| k == Kind::DodHeader),
+        "every MoD header is trimmed at the refusal"
+    );
+    assert!(
+        mod_first >= ideal + 1_000_000,
+        "MoD's first header at {mod_first} ps, the ideal switch's at {ideal} ps"
+    );
+}
+
 /// Experiment 4 (§6.1, Fig. 5): incasts from t = 0, every sender about 13 full frames at
 /// line rate (100 Gb/s for 1.476 µs: a first window the size of the data queue), the CDF of
-/// the headers' arrival at the receivers for the ideal switch, the full design and DoD only:
+/// the headers' arrival at the receivers for the ideal switch, the full design, DoD only and MoD:
 /// 63:1 (h1-h63 to h0), 16:1 × 4 (host s to h((s + 1) mod 4): 4 senders per pipe per
 /// receiver) and 4:1 × 16 (host s to h((s + 1) mod 16): one sender per pipe per receiver, the
 /// worst case of §3). Writes out/trimming-fig5/<pattern>.png and prints the quantiles.
 #[test]
-#[ignore = "experiment 4: 9 runs and 3 plots (about 20 s)"]
+#[ignore = "experiment 4: 12 runs and 3 plots (about 30 s)"]
 fn trimming_incast_header_cdfs() {
     let patterns: [(&str, fn(u16) -> u16, &[u16]); 3] = [
         ("63to1", |_| 0, &[0]),
@@ -1027,6 +1066,10 @@ fn trimming_incast_header_cdfs() {
         ("Ideal", IDEAL.to_string()),
         ("Tofino", "deploy: Trimming(()),".to_string()),
         ("DoD", "deploy: Trimming((feedback: None)),".to_string()),
+        (
+            "MoD",
+            "deploy: Trimming((trigger: MirrorOnDrop)),".to_string(),
+        ),
     ];
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("out/trimming-fig5");
     std::fs::create_dir_all(&out).unwrap();
