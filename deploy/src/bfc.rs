@@ -101,22 +101,6 @@ fn n(v: u64) -> Value {
     Value::Int(v)
 }
 
-fn entry(
-    table: &str,
-    key: Vec<KeySpec>,
-    action: &str,
-    args: Vec<Value>,
-    priority: u32,
-) -> EntrySpec {
-    EntrySpec {
-        table: table.into(),
-        key,
-        action: action.into(),
-        args,
-        priority,
-    }
-}
-
 /// The front ports of chip `c` that have a link, in order.
 fn connected_ports(topo: &Topology, c: usize) -> Vec<u16> {
     topo.chip_ports[c].keys().copied().collect()
@@ -238,7 +222,7 @@ impl BfcSpec {
         let sticky = self.sticky_hrtts * self.hrtt_ns;
         let mut v = Vec::new();
         let ingress = |p: u16, pause: u64, pipe: u16| {
-            entry(
+            EntrySpec::new(
                 "ingress_cfg",
                 vec![KeySpec::Exact(n(p as u64))],
                 "set_ingress",
@@ -264,7 +248,7 @@ impl BfcSpec {
                     speeds.len() - 1
                 }
             };
-            v.push(entry(
+            v.push(EntrySpec::new(
                 "egress_cfg",
                 vec![KeySpec::Exact(n(p as u64))],
                 "set_egress",
@@ -286,7 +270,7 @@ impl BfcSpec {
                 .filter(|&p| prof.pipe_of_port(p) == Some(pipe))
                 .collect();
             for w in mine.windows(2) {
-                v.push(entry(
+                v.push(EntrySpec::new(
                     "walk",
                     vec![KeySpec::Exact(n(w[0] as u64))],
                     "walk_to",
@@ -297,7 +281,7 @@ impl BfcSpec {
         }
         for (class, &gbps) in speeds.iter().enumerate() {
             for active in 0..=nq {
-                v.push(entry(
+                v.push(EntrySpec::new(
                     "pause_th",
                     vec![
                         KeySpec::Exact(n(class as u64)),
@@ -318,7 +302,7 @@ impl BfcSpec {
             for b in 0..256u64 {
                 let data = (data_mask >> (8 * k)) & 0xff;
                 let count = (data & !b).count_ones() as u64;
-                v.push(entry(
+                v.push(EntrySpec::new(
                     table,
                     vec![KeySpec::Exact(n(b))],
                     &action,
@@ -329,14 +313,14 @@ impl BfcSpec {
         }
         for q in 0..32u64 {
             let bit = 1u64 << q;
-            v.push(entry(
+            v.push(EntrySpec::new(
                 "queue_mask",
                 vec![KeySpec::Exact(n(q))],
                 "set_mask",
                 vec![n(bit), n(!bit & 0xffff_ffff)],
                 0,
             ));
-            v.push(entry(
+            v.push(EntrySpec::new(
                 "upstream_mask",
                 vec![KeySpec::Exact(n(q))],
                 "set_pm_mask",
@@ -345,7 +329,7 @@ impl BfcSpec {
             ));
             let below = (bit << 1) - 1;
             for paused in [true, false] {
-                v.push(entry(
+                v.push(EntrySpec::new(
                     "lowest_bit",
                     vec![
                         KeySpec::Ternary(n(bit), n(below)),
@@ -363,7 +347,7 @@ impl BfcSpec {
         }
         // The claim word's lane for one queue: 16 lanes per 128-bit word, two words per port.
         for q in 0..32u64 {
-            v.push(entry(
+            v.push(EntrySpec::new(
                 "lane_mask",
                 vec![KeySpec::Exact(n(q))],
                 "set_lane",
@@ -382,7 +366,7 @@ impl BfcSpec {
                 Assignment::Stochastic => salt.below(data_queues),
                 Assignment::Dynamic => r % data_queues,
             };
-            v.push(entry(
+            v.push(EntrySpec::new(
                 "rand_q",
                 vec![KeySpec::Exact(n(r))],
                 "set_rq",
@@ -406,7 +390,7 @@ impl BfcSpec {
             .collect();
         for &i in &up {
             for &o in &up {
-                v.push(entry(
+                v.push(EntrySpec::new(
                     "bp_elide",
                     vec![KeySpec::Exact(n(i as u64)), KeySpec::Exact(n(o as u64))],
                     "elide",

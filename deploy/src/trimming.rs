@@ -191,16 +191,6 @@ fn n(v: u64) -> Value {
     Value::Int(v)
 }
 
-fn entry(table: &str, key: Vec<KeySpec>, action: &str, args: Vec<Value>, prio: u32) -> EntrySpec {
-    EntrySpec {
-        table: table.into(),
-        key,
-        action: action.into(),
-        args,
-        priority: prio,
-    }
-}
-
 /// A ternary key matching `v` under `mask`.
 fn tern(v: u64, mask: u64) -> KeySpec {
     KeySpec::Ternary(n(v), n(mask))
@@ -228,7 +218,7 @@ fn connected(chip: &ChipContext) -> Vec<(u16, u32)> {
 /// One rule of `trim_decide`: in `mode`, these colour keys (`c_opt`, `c_half`, `c_pess`) trim.
 fn rule(mode: u64, colours: [KeySpec; 3], prio: u32) -> EntrySpec {
     let [o, h, p] = colours;
-    entry(
+    EntrySpec::new(
         "trim_decide",
         vec![tern(mode, 3), o, h, p, any()],
         "trim",
@@ -257,7 +247,7 @@ impl TrimmingSpec {
         let not_green = || tern(1, 1);
         match self.trigger {
             Trigger::Depth { .. } => {
-                return vec![entry(
+                return vec![EntrySpec::new(
                     "trim_decide",
                     vec![any(), any(), any(), any(), tern(1, 1)],
                     "trim",
@@ -293,7 +283,7 @@ impl TrimmingSpec {
         let prof = chip.profile;
         let mut v = Vec::new();
         let cfg = |p: u16| {
-            entry(
+            EntrySpec::new(
                 "ingress_cfg",
                 vec![KeySpec::Exact(n(p as u64))],
                 "set_cfg",
@@ -314,7 +304,7 @@ impl TrimmingSpec {
         };
         for (p, _) in connected(chip) {
             v.push(cfg(p));
-            v.push(entry(
+            v.push(EntrySpec::new(
                 "port_trim",
                 vec![KeySpec::Exact(n(p as u64))],
                 "set_port",
@@ -331,7 +321,7 @@ impl TrimmingSpec {
         for pipe in 0..prof.pipes {
             if let Some(rp) = prof.recirc_port(pipe, 0) {
                 v.push(cfg(rp));
-                v.push(entry(
+                v.push(EntrySpec::new(
                     "egress_cfg",
                     vec![KeySpec::Exact(n(rp as u64))],
                     "set_update",

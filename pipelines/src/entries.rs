@@ -144,6 +144,26 @@ pub struct EntrySpec {
     pub priority: u32,
 }
 
+impl EntrySpec {
+    /// An entry as a deployment writes it (what a file's `(table: …, key: …, action: …,
+    /// args: …, priority: …)` holds).
+    pub fn new(
+        table: &str,
+        key: Vec<KeySpec>,
+        action: &str,
+        args: Vec<Value>,
+        priority: u32,
+    ) -> EntrySpec {
+        EntrySpec {
+            table: table.into(),
+            key,
+            action: action.into(),
+            args,
+            priority,
+        }
+    }
+}
+
 /// An entry resolved against a program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResolvedEntry {
