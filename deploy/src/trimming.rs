@@ -477,7 +477,7 @@ impl TrimmingSpec {
                 prof.name
             ));
         }
-        if (prof.tm.queues_per_port as u16) <= DOD_Q {
+        if prof.tm.queues_per_port <= DOD_Q {
             return Err(format!(
                 "trimming uses {} queues per port (data, headers, deflected); `{}` has {}",
                 DOD_Q + 1,

@@ -672,9 +672,7 @@ impl TrafficManager {
                         self.ask_policy(&req, cells, q_nh, q_pkts, shared_before, shared_needed)
                     }
                 };
-                if let Err(r) = verdict {
-                    return Err(r);
-                }
+                verdict?;
             }
             if pool.used as u64 + shared_needed as u64 > pool.size as u64 {
                 if lossless {
