@@ -681,24 +681,27 @@ impl Bench {
                 Ev::Feed(i) => {
                     let (port, feed) = &mut self.feeds[i as usize];
                     let last = &mut self.last_feed[*port as usize];
-                    let free_at = match self.chip.receive(*port, now, feed.take(), &mut self.queue)
-                    {
-                        Ok(t) => t,
-                        Err(ChipError::PortBusy {
-                            port,
-                            start,
-                            free_at,
-                        }) => {
-                            return Err(RunError::InputsOverlap {
-                                input: i as usize,
-                                other: *last as usize,
+                    let free_at =
+                        match self
+                            .chip
+                            .receive(*port, now, feed.take(), 0, &mut self.queue)
+                        {
+                            Ok(t) => t,
+                            Err(ChipError::PortBusy {
                                 port,
                                 start,
                                 free_at,
-                            })
-                        }
-                        Err(e) => return Err(RunError::Other(e.to_string())),
-                    };
+                            }) => {
+                                return Err(RunError::InputsOverlap {
+                                    input: i as usize,
+                                    other: *last as usize,
+                                    port,
+                                    start,
+                                    free_at,
+                                })
+                            }
+                            Err(e) => return Err(RunError::Other(e.to_string())),
+                        };
                     *last = i;
                     if let Some(t) = feed.next_time() {
                         if t < free_at {

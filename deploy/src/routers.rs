@@ -9,7 +9,7 @@
 //! chip's tier's digit of the host index in base `n` choices (a ToR: index mod n, so
 //! destinations spread over spines; an aggregation switch the next digit). `Ecmp` installs
 //! a group of all of them in `ecmp_select`, [`ECMP_BUCKETS`] buckets keyed by 4 bits of the
-//! program's 16-bit hash, bits `4·(tier − 1)` up (a ToR the low four): if every tier read
+//! program's 16-bit hash, bits `4·tier` up (a ToR bits 4-7; [`ecmp_shift`]): if every tier read
 //! the same bits, a flow's choice at one tier would fix its choice at the next, and in a
 //! three-tier fat tree each aggregation switch would use one core of its k/2. Routes are aggregated: one `ipv4_lpm` entry for a /16
 //! or a /24 whose hosts all share the same next hop(s), else one /32 per host. An entry
@@ -47,7 +47,7 @@ pub const ECMP_ROUTER: Embedded = Embedded {
     source: include_str!("../../programs/ecmp_router/ecmp_router.p4"),
 };
 
-/// Buckets of an ECMP group in `ecmp_select` (the low 4 bits of the hash).
+/// Buckets of an ECMP group in `ecmp_select` (4 bits of the hash, [`ecmp_shift`]).
 pub const ECMP_BUCKETS: u16 = 16;
 
 impl Deployment for Routing {
@@ -85,10 +85,13 @@ fn static_choice(h: usize, n: usize, tier: u32) -> usize {
 }
 
 /// Where in the program's 16-bit hash a chip of `tier` reads its ECMP bucket: bits
-/// `4·(tier − 1) ..` (ToRs the low four), so each tier's choice is its own function of the
-/// 5-tuple.
+/// `4·tier ..` (ToRs bits 4-7, aggregation switches 8-11), so each tier's choice is its own
+/// function of the 5-tuple. Not the low four bits: over the 5-tuples between two /24s with
+/// one protocol and destination port, the low four bits of CRC-16/ARC take only two values
+/// (every other nibble takes all sixteen evenly), so a ToR reading them would use two of its
+/// uplinks for all the traffic to one rack.
 fn ecmp_shift(tier: u32) -> u32 {
-    4 * ((tier - 1) % 4)
+    4 * (tier % 4)
 }
 
 /// The route entries of chip `c` (see the module documentation).

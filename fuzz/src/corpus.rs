@@ -82,6 +82,8 @@ repository_files!(
     "programs/trimming/incast.ron",
     "programs/trimming/leafspine.ron",
     "programs/trimming/senders-18.ron",
+    "programs/trimming/testbed-ping-taildrop.ron",
+    "programs/trimming/testbed-ping.ron",
     "programs/trimming/tofino1-trim.ron",
     "programs/trimming/trimming.p4",
     "programs/tutorial/1-entries.ron",

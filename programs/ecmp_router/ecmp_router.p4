@@ -5,7 +5,7 @@
 // Ingress: a packet with TTL <= 1 is dropped; else `ipv4_lpm` either routes it
 // (`set_nexthop`) or names an ECMP group (`set_ecmp`); for a group, `ecmp_select` matches the
 // group id exactly and 4 bits of the CRC16 hash of (src, dst, protocol, UDP ports)
-// ternary-wise (a ToR the low 4, the next tier the next 4: deploy/src/routers.rs): 16 buckets
+// ternary-wise (a ToR bits 4-7, the next tier bits 8-11: deploy/src/routers.rs): 16 buckets
 // per group, each holding one member's next hop (a group of n members
 // fills the buckets round-robin, so members get 16/n buckets each, within one). Non-IPv4
 // frames are dropped. The ingress deparser recomputes the IPv4 checksum (the TTL changed).
@@ -13,7 +13,7 @@
 // Entries are generated from the topology by its deployment (`deploy: Routers(Ecmp)`;
 // see deploy/src/routers.rs); a hand-written entries file uses the same tables:
 //   (table: "ipv4_lpm", key: [Lpm("10.1.0.0", 16)], action: "set_ecmp", args: [1]),
-//   (table: "ecmp_select", key: [Exact(1), Ternary(3, 15)], action: "set_nexthop",
+//   (table: "ecmp_select", key: [Exact(1), Ternary(48, 240)], action: "set_nexthop",
 //    args: [4, "02:fe:00:04:00:00", "02:fe:00:00:00:04"]),
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;

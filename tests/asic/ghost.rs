@@ -96,7 +96,7 @@ fn run(profile: &ChipProfile, frames: &[(u16, Time, Vec<u8>)]) -> Run {
     let mut chip = Chip::with_config(profile.clone(), &prog, ChipConfig::default()).unwrap();
     let mut q: EventQueue<ChipEvent> = EventQueue::new();
     for (port, start, f) in frames {
-        chip.receive(*port, *start, f, &mut q).unwrap();
+        chip.receive(*port, *start, f, 0, &mut q).unwrap();
     }
     let mut wire = Capture::default();
     let mut history = vec![(0u64, 0u32)];

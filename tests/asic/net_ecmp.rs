@@ -44,3 +44,45 @@ fn ecmp_loads_every_core_within_a_quarter_of_the_mean() {
 fn static_routes_load_every_core_within_a_quarter_of_the_mean() {
     assert_balanced("Static");
 }
+
+/// Flows between two racks only spread over every spine: a ToR reads bits of the 5-tuple's
+/// CRC-16 that vary with its hosts and ports. (The low four bits of CRC-16/ARC take two
+/// values over every 5-tuple between two /24s with the same protocol and destination port:
+/// a ToR that read them used 2 of its 4 spines.)
+#[test]
+fn ecmp_spreads_the_flows_between_two_racks_over_every_spine() {
+    let traffic: String = (0..8)
+        .flat_map(|a| (0..8).map(move |b| (a, b)))
+        .flat_map(|(a, b)| {
+            (0..4).map(move |_| format!(r#"Flow((src: "h0_{a}", dst: "h1_{b}", size: 1000)),"#))
+        })
+        .collect();
+    let text = format!(
+        r#"(
+        topology: Generate((shape: LeafSpine(leaves: 2, spines: 4, hosts_per_leaf: 8, uplinks_per_spine: 1),
+            chip: "rmt2013", delay_ns: 100)),
+        deploy: Routers(Ecmp),
+        transport: Raw(()),
+        traffic: [{traffic}],
+    )"#
+    );
+    let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let r = net::run_detailed(s, std::path::Path::new(""), None).unwrap();
+    let leaf0 = r
+        .record
+        .chips
+        .iter()
+        .position(|c| c.node == "leaf0")
+        .unwrap();
+    let load: Vec<u64> = (8..12)
+        .map(|p| r.chips[leaf0].port_counters(p).tx_packets)
+        .collect();
+    let mean = load.iter().sum::<u64>() as f64 / load.len() as f64;
+    assert_eq!(mean, 64.0, "{load:?}");
+    for (s, &n) in load.iter().enumerate() {
+        assert!(
+            (n as f64 - mean).abs() <= 0.25 * mean,
+            "spine {s} carried {n} packets, the mean is {mean:.0}: {load:?}"
+        );
+    }
+}

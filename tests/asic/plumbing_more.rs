@@ -222,7 +222,7 @@ fn saturated_recirculation_port_sends_at_its_bandwidth_builds_its_queue_then_ref
                 ..Ctl::default()
             }
             .frame(len);
-            chip.receive(port, Time(k * slot.ps()), &frame, &mut q)
+            chip.receive(port, Time(k * slot.ps()), &frame, 0, &mut q)
                 .unwrap();
         }
     }

@@ -545,6 +545,26 @@ fn four_plus_four_flows_lose_nothing() {
     }
 }
 
+/// Stopped while the data queue is full and the recirculation loop busy: every packet still
+/// inside the chip is counted there, not as lost, although the program has put its bridged
+/// header in front of its bytes (the chip keeps the host's tag on the packet and its copies).
+#[test]
+fn packets_inside_the_chip_at_the_stop_are_in_flight_not_lost() {
+    let traffic: String = [2u16, 17, 33, 49]
+        .iter()
+        .map(|&s| rate_to(s, 0, 100.0, 0, 100_000))
+        .collect();
+    let (r, _) = run("", &traffic, "", 5_300);
+    let senders: Vec<_> = r.balance.iter().filter(|b| b.offered > 0).collect();
+    let inside: u64 = senders.iter().map(|b| b.in_chips).sum();
+    let lost: u64 = senders.iter().map(|b| b.dropped_in_chips).sum();
+    // 12 frames in the data queue at least, and what the DoD loop holds.
+    assert!(inside >= 12, "{senders:?}");
+    assert_eq!(lost, 0, "{senders:?}");
+    let c = asic_report::metrics::conservation(&r.record);
+    assert_eq!(c.dropped, 0, "{c:?}");
+}
+
 /// §3.4 item 12, the Tofino 2 variant on `tofino2-100g` (4 pipes × 16 × 100G): the data
 /// queue's depth, as the TM publishes it to ingress, trims above a threshold (10 frames).
 /// Packets already past the stage that read the depth when it crossed are admitted
@@ -574,7 +594,7 @@ fn depth_trimming_admits_a_bounded_number_of_packets_after_the_crossing() {
     let slot_ps = asic_model::mac::slot_time(1514, 100).0;
     let bound = senders.len() as u64 * (lag_ps.div_ceil(slot_ps) + 1);
     let peak = chip.tm().queue_counters(0, 0).max_depth_cells as u64;
-    let over = peak.saturating_sub(thr as u64).div_ceil(frame_cells);
+    let over = peak.saturating_sub(thr).div_ceil(frame_cells);
     let trims: u64 = (0..4).map(|p| counter(&r, p, "trims_ingress", 0)).sum();
     println!(
         "lag {lag_ps} ps = {:.2} frame slots; bound {bound} packets; peak {peak} cells, {over} frames above the threshold; {trims} ingress trims, {} deflected, {} headers at h0",
@@ -1053,7 +1073,9 @@ fn mirror_on_drop_recirculates_every_trimmed_header() {
 #[test]
 #[ignore = "experiment 4: 12 runs and 3 plots (about 30 s)"]
 fn trimming_incast_header_cdfs() {
-    let patterns: [(&str, fn(u16) -> u16, &[u16]); 3] = [
+    // (name, a sender's receiver, the receivers)
+    type Pattern = (&'static str, fn(u16) -> u16, &'static [u16]);
+    let patterns: [Pattern; 3] = [
         ("63to1", |_| 0, &[0]),
         ("16to1x4", |s| (s + 1) % 4, &[0, 1, 2, 3]),
         (
@@ -1162,5 +1184,238 @@ fn bad_trimming_parameters_are_refused_by_name() {
             err.contains("chip `sw0`") && err.contains(want),
             "{deploy}: {err}"
         );
+    }
+}
+
+/// Experiment 6's testbed (§6.5): 4 ToRs × 3 spines of `tofino1-trim`, 8 hosts per ToR, every
+/// link 25 Gb/s, 9,000-byte IP MTU. `Taildrop`: the stock ECMP router with a 200-frame
+/// tail-drop queue on every port and TCP NewReno hosts (Linux's 200 ms minimum RTO is the
+/// model's 1 ms, so a run of 50 ms sees recovery); `Trimming`: the trimming program with its
+/// 12-frame data queue and NDP hosts (a first window of 8 frames, about one RTT at 25 Gb/s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Testbed {
+    Taildrop,
+    Trimming { spray: bool },
+}
+
+impl Testbed {
+    /// The scenario's deployment, chip settings and transport.
+    fn setup(self) -> String {
+        match self {
+            Testbed::Taildrop => format!(
+                "deploy: Routers(Ecmp),
+                 chips: [(select: All, config: Some((tm: (admission: Static,
+                     queues: [(static_limit_cells: Some({}))]))))],
+                 transport: NewReno(()),",
+                // 200 frames of 9,014 bytes in 80-byte cells
+                200 * 9014u32.div_ceil(80)
+            ),
+            Testbed::Trimming { spray } => format!(
+                "deploy: Trimming((spray: {spray}, data_queue_packets: 12)),
+                 transport: Ndp((init_window_packets: 8, rto_us: 1000.0)),"
+            ),
+        }
+    }
+}
+
+/// Run `traffic` on the testbed until `stop_ns`; the run and its wall time (s).
+fn testbed_run(bed: Testbed, traffic: &str, stop_ns: u64) -> (NetRun, f64) {
+    let text = format!(
+        r#"(
+            topology: Generate((
+                shape: LeafSpine(leaves: 4, spines: 3, hosts_per_leaf: 8, uplinks_per_spine: 1),
+                chip: "tofino1-trim.ron", delay_ns: 500, host_gbps: Some(25), fabric_gbps: Some(25))),
+            {}
+            mtu: 9000,
+            traffic: [{traffic}],
+            stop: (at_ns: Some({stop_ns}), when_flows_complete: true),
+        )"#,
+        bed.setup()
+    );
+    let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/trimming");
+    let wall = std::time::Instant::now();
+    let r = run_observed(s, &dir, RunOptions::default(), &mut ()).unwrap();
+    (r, wall.elapsed().as_secs_f64())
+}
+
+/// The pings of [`trimming_testbed`]: h0_7 sends a 56-byte raw packet to h1_0 every 100 µs
+/// from 10 ms to 50 ms (400), while `busy` nine long flows from three hosts in each other
+/// rack send to h1_0. Returns the pings' one-way latencies (µs, sorted), the pings lost and
+/// the wall time.
+fn pings(bed: Testbed, busy: bool) -> (Vec<f64>, usize, f64) {
+    let mut traffic = String::new();
+    if busy {
+        for rack in [0, 2, 3] {
+            for h in 1..4 {
+                traffic +=
+                    &format!(r#"Flow((src: "h{rack}_{h}", dst: "h1_0", size: 1000000000)),"#);
+            }
+        }
+    }
+    traffic += r#"Incast((senders: ["h0_7"], receiver: "h1_0", size: 56, start_ns: 10000000,
+        period_ns: Some(100000), repeats: 400, transport: Some(Raw(())))),"#;
+    let (r, secs) = testbed_run(bed, &traffic, 50_000_000);
+    let ping: Vec<_> = r
+        .record
+        .flows
+        .iter()
+        .filter(|f| f.size_bytes == 56)
+        .collect();
+    let mut us: Vec<f64> = ping
+        .iter()
+        .filter_map(|f| f.fct_ps())
+        .map(|p| p as f64 / 1e6)
+        .collect();
+    us.sort_by(f64::total_cmp);
+    assert_eq!(ping.len(), 400);
+    (us.clone(), ping.len() - us.len(), secs)
+}
+
+/// The `q`-quantile of sorted `v`.
+fn quantile(v: &[f64], q: f64) -> f64 {
+    v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1]
+}
+
+/// Three flows of 20 MB from three hosts of rack 0 to three of rack 1, trial `t`'s drawn at
+/// random (a seeded draw, so every trial hashes differently: hosts in arithmetic
+/// progression would give correlated CRCs). Returns each flow's rate
+/// (size over FCT, Gb/s), the most flows' worth of bytes one uplink of leaf0 carried (1.0:
+/// no two flows shared a spine), the trims (ingress and DoD, every chip) and the wall time.
+fn three_flows(bed: Testbed, t: u32) -> (Vec<f64>, f64, u64, f64) {
+    let (src, dst) = (three_of_eight(2 * t + 1), three_of_eight(2 * t + 2));
+    let traffic: String = (0..3)
+        .map(|i| {
+            format!(
+                r#"Flow((src: "h0_{}", dst: "h1_{}", size: 20000000)),"#,
+                src[i], dst[i]
+            )
+        })
+        .collect();
+    let (r, secs) = testbed_run(bed, &traffic, 200_000_000);
+    let rates = r
+        .record
+        .flows
+        .iter()
+        .map(|f| f.size_bytes as f64 * 8.0 / (f.fct_ps().expect("completes") as f64 / 1000.0))
+        .collect();
+    let leaf0 = r
+        .record
+        .chips
+        .iter()
+        .position(|c| c.node == "leaf0")
+        .unwrap();
+    let busiest = (8..11)
+        .map(|p| r.chips[leaf0].port_counters(p).tx_bytes)
+        .max()
+        .unwrap();
+    let trims = r
+        .chips
+        .iter()
+        .flat_map(|c| (0..4).flat_map(move |pipe| (0..64).map(move |port| (c, pipe, port))))
+        .flat_map(|(c, pipe, port)| {
+            ["trims_ingress", "trims_dod"].map(|n| c.counter_read_by_name(pipe, n, port))
+        })
+        .map(|read| read.map_or(0, |c| c.packets))
+        .sum();
+    (rates, busiest as f64 / 20e6, trims, secs)
+}
+
+/// Three distinct numbers below 8, drawn by a SplitMix64 stream seeded with `seed`.
+fn three_of_eight(seed: u32) -> [u32; 3] {
+    let mut z = seed as u64;
+    let mut next = || {
+        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut x = z;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((x ^ (x >> 31)) % 8) as u32
+    };
+    let mut v = Vec::new();
+    while v.len() < 3 {
+        let k = next();
+        if !v.contains(&k) {
+            v.push(k);
+        }
+    }
+    [v[0], v[1], v[2]]
+}
+
+/// Host choices of the three cross-rack flows in [`trimming_testbed`].
+const TRIALS: u32 = 20;
+
+/// Experiment 6 (§6.5, Fig. 13 and the spraying test) on the model of the testbed: pings to a
+/// host receiving nine connections, tail-drop with 200 frames against trimming with 12; and
+/// three cross-rack flows under ECMP and with spraying, over [`TRIALS`] host choices. Prints both
+/// tables. `cargo test --release --test asic trimming_testbed -- --ignored --nocapture`.
+#[test]
+#[ignore = "experiment 6: 4 ping runs of 50 ms and 30 runs of three 20 MB flows (about a minute)"]
+fn trimming_testbed() {
+    let beds = [Testbed::Taildrop, Testbed::Trimming { spray: true }];
+    let jobs: Vec<(Testbed, bool)> = beds.iter().flat_map(|&b| [(b, false), (b, true)]).collect();
+    let runs = on_two_threads(&jobs, |&(b, busy)| pings(b, busy));
+    println!("| switches | traffic | pings lost | 50 % µs | mean µs | 99 % µs | max µs | gain at 50 % µs | gain in mean µs | wall s |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (k, ((b, busy), (us, lost, secs))) in jobs.iter().zip(&runs).enumerate() {
+        let idle = &runs[k & !1].0;
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        println!(
+            "| {b:?} | {} | {lost} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {secs:.1} |",
+            if *busy { "9 flows" } else { "idle" },
+            quantile(us, 0.5),
+            mean(us),
+            quantile(us, 0.99),
+            us[us.len() - 1],
+            quantile(us, 0.5) - quantile(idle, 0.5),
+            mean(us) - mean(idle),
+        );
+    }
+    let (taildrop, trimming) = (&runs[1].0, &runs[3].0);
+    // The paper: +570 µs (200 frames of 9,000 bytes at 25 Gb/s are 576 µs) against +36 µs
+    // (12 frames: 35 µs).
+    assert!(quantile(taildrop, 0.5) - quantile(&runs[0].0, 0.5) > 400.0);
+    assert!(quantile(trimming, 0.99) < 60.0);
+    assert_eq!(runs[3].1, 0, "no ping lost with trimming");
+
+    let beds = [
+        Testbed::Taildrop,
+        Testbed::Trimming { spray: false },
+        Testbed::Trimming { spray: true },
+    ];
+    let jobs: Vec<(Testbed, u32)> = beds
+        .iter()
+        .flat_map(|&b| (0..TRIALS).map(move |t| (b, t)))
+        .collect();
+    let runs = on_two_threads(&jobs, |&(b, t)| three_flows(b, t));
+    println!("| switches | trials | trials where two flows shared a spine | trials with a flow below 20 Gb/s | mean Gb/s | lowest Gb/s | mean Gb/s, trials without a shared spine | trims per trial | wall s (all trials) |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (b, chunk) in beds.iter().zip(runs.chunks(TRIALS as usize)) {
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let all: Vec<f64> = chunk.iter().flat_map(|r| r.0.iter().copied()).collect();
+        let apart: Vec<f64> = chunk
+            .iter()
+            .filter(|r| r.1 < 1.5)
+            .flat_map(|r| r.0.iter().copied())
+            .collect();
+        let shared = chunk.iter().filter(|r| r.1 >= 1.5).count();
+        let slow = chunk
+            .iter()
+            .filter(|r| r.0.iter().any(|&g| g < 20.0))
+            .count();
+        let lowest = all.iter().copied().fold(f64::INFINITY, f64::min);
+        println!(
+            "| {b:?} | {TRIALS} | {shared} | {slow} | {:.1} | {lowest:.1} | {} | {:.0} | {:.1} |",
+            mean(&all),
+            if apart.is_empty() {
+                "-".into()
+            } else {
+                format!("{:.1}", mean(&apart))
+            },
+            chunk.iter().map(|r| r.2).sum::<u64>() as f64 / TRIALS as f64,
+            chunk.iter().map(|r| r.3).sum::<f64>()
+        );
+        if *b == (Testbed::Trimming { spray: true }) {
+            assert_eq!(slow, 0, "spraying: every flow near 25 Gb/s: {all:?}");
+        }
     }
 }

@@ -130,9 +130,18 @@ impl Chip {
         self.consumed
     }
 
-    /// The bytes of every packet inside the chip now (queued in the TM, in a pipe, or waiting
-    /// for its port's wire): at the end of a run, what was neither sent nor dropped.
-    pub fn held_packets(&self) -> impl Iterator<Item = &[u8]> {
-        self.packets.held()
+    /// The tags ([`Chip::receive`]) of the frames still inside the chip (queued in the TM, in
+    /// a pipe, in the recirculation loop or waiting for its port's wire), whatever the
+    /// program did to their bytes (a bridged header in front, say): one per packet that came
+    /// in and is not yet sent or dropped, or a copy that stands for it (a multicast copy for a
+    /// front-panel port; a mirror copy made as the packet was dropped, such as a trimmed
+    /// header). Copies made beside a packet that goes on (records, a NOTIFY's copies for
+    /// the recirculation ports) are left out. At the end of a run: what was neither sent
+    /// nor dropped.
+    pub fn held_tags(&self) -> impl Iterator<Item = u32> + '_ {
+        self.packets
+            .live_packets()
+            .filter(|p| p.carries)
+            .map(|p| p.tag)
     }
 }

@@ -114,8 +114,12 @@ impl Chip {
                 h
             } else {
                 let c = self.copy_packet(h, &[], usize::MAX);
+                let front = port < self.profile.ports_total() as u16;
+                let carries = front && self.packets.slots[h as usize].carries;
+                let copy = &mut self.packets.slots[c as usize];
                 // Copies carry the TM's metadata, the request to bypass egress included.
-                self.packets.slots[c as usize].bypass_egress = r.bypass_egress;
+                copy.bypass_egress = r.bypass_egress;
+                copy.carries = carries;
                 if self.trace.is_some() {
                     let group = r.mcast_group;
                     self.trace_made(c, Some(h), Origin::Multicast { group, rid }, now);

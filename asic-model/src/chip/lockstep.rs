@@ -216,7 +216,7 @@ Switch(pipe) main;
             .program;
         let mut chip = Chip::new(profile, &program).unwrap();
         let mut q = EventQueue::new();
-        chip.receive(0, Time::ZERO, &[0xa5; 64], &mut q).unwrap();
+        chip.receive(0, Time::ZERO, &[0xa5; 64], 0, &mut q).unwrap();
         (chip, q)
     }
 

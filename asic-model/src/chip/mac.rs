@@ -77,13 +77,16 @@ impl Mac {
 }
 
 impl Chip {
-    /// A frame starts arriving on `port` at `start`. The earliest a port can take the next
-    /// frame is when this one and its inter-frame gap have passed; returns that time.
+    /// A frame starts arriving on `port` at `start`; `tag` is the caller's name for it (0:
+    /// none), which the packet and its copies keep ([`Chip::held_tags`]). The earliest a port
+    /// can take the next frame is when this one and its inter-frame gap have passed; returns
+    /// that time.
     pub fn receive(
         &mut self,
         port: u16,
         start: Time,
         frame: &[u8],
+        tag: u32,
         q: &mut impl Schedule<ChipEvent>,
     ) -> Result<Time, ChipError> {
         let ports = self.port_count();
@@ -126,6 +129,8 @@ impl Chip {
         pkt.data.extend_from_slice(frame);
         pkt.ingress_port = port;
         pkt.rx_start = start;
+        pkt.tag = tag;
+        pkt.carries = tag != 0;
         if self.trace.is_some() {
             self.trace_arrival(h);
         }

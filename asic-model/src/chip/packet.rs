@@ -14,6 +14,15 @@ pub(super) struct Packet {
     pub(super) ingress_port: u16,
     /// When its first bit reached the ingress MAC (`ingress_mac_tstamp`).
     pub(super) rx_start: Time,
+    /// The caller's tag of the frame it came in as ([`super::Chip::receive`]; 0: none), kept
+    /// by every copy made of it: the chip never reads it, so whatever the program does to the
+    /// bytes, the caller can still tell whose packet is inside ([`super::Chip::held_tags`]).
+    pub(super) tag: u32,
+    /// It stands for the tagged frame inside the chip: the packet that came in, a multicast
+    /// copy of it for a front-panel port, or a mirror copy made as the packet itself was
+    /// dropped (a trimmed header, a deflected packet's UPDATE); not a record copied beside a
+    /// packet that goes on. What [`super::Chip::held_tags`] counts.
+    pub(super) carries: bool,
     /// The port the TM queued it for.
     pub(super) egress_port: u16,
     /// What the TM said when the packet left it (queue, depths, enqueue time, ECN).
@@ -84,6 +93,8 @@ impl PacketStore {
             Some(h) => {
                 let p = &mut self.slots[h as usize];
                 p.deq = None;
+                p.tag = 0;
+                p.carries = false;
                 p.rid = 0;
                 p.deflected = false;
                 p.mirror_on_drop = false;
@@ -114,14 +125,6 @@ impl PacketStore {
     /// Every packet in the store.
     pub(super) fn live_packets(&self) -> impl Iterator<Item = &Packet> {
         self.slots.iter().filter(|p| p.live)
-    }
-
-    /// The bytes of every packet in the store.
-    pub(super) fn held(&self) -> impl Iterator<Item = &[u8]> {
-        self.slots
-            .iter()
-            .filter(|p| p.live)
-            .map(|p| p.data.as_slice())
     }
 
     pub(super) fn live(&self) -> usize {

@@ -95,10 +95,11 @@ impl Chip {
         // TNA's drop_ctl: bit 0 drops the packet (its unicast and multicast copies), bit 1
         // only a copy to the CPU (none is modelled), bit 2 the mirror copy. So "mirror and
         // drop" (a truncated copy of a packet that is then dropped) makes the copy.
+        let drop = out.drop_ctl & DROP_CTL_DROP != 0;
         if r.mirror_session != 0 && out.drop_ctl & DROP_CTL_NO_MIRROR == 0 {
-            self.mirror(now, h, gress, r, q);
+            self.mirror(now, h, gress, r, drop, q);
         }
-        out.drop_ctl & DROP_CTL_DROP != 0
+        drop
     }
 
     /// Packets in `pipe`'s ingress and egress pipes now (issued, not yet out of the deparser).

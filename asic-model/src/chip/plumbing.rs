@@ -244,12 +244,13 @@ impl Chip {
     }
 
     /// A copy of `prefix` followed by packet `src`'s current bytes (at most `max_len` in
-    /// all), with its ingress port and arrival time.
+    /// all), with its ingress port, arrival time and tag.
     pub(super) fn copy_packet(&mut self, src: u32, prefix: &[u8], max_len: usize) -> u32 {
         let c = self.packets.alloc();
         let data = std::mem::take(&mut self.packets.slots[src as usize].data);
         let s = &self.packets.slots[src as usize];
-        let (ingress_port, rx_start, made_here) = (s.ingress_port, s.rx_start, s.made_here);
+        let (ingress_port, rx_start, made_here, tag) =
+            (s.ingress_port, s.rx_start, s.made_here, s.tag);
         let copy = &mut self.packets.slots[c as usize];
         let prefix = &prefix[..prefix.len().min(max_len)];
         copy.data.extend_from_slice(prefix);
@@ -258,6 +259,7 @@ impl Chip {
         copy.ingress_port = ingress_port;
         copy.rx_start = rx_start;
         copy.made_here = made_here;
+        copy.tag = tag;
         self.packets.slots[src as usize].data = data;
         c
     }
@@ -285,9 +287,11 @@ impl Chip {
             return;
         };
         let c = self.copy_packet(h, &[], m.truncate_bytes as usize);
+        let carries = self.packets.slots[h as usize].carries;
         let copy = &mut self.packets.slots[c as usize];
         copy.made_here = true;
         copy.mirror_on_drop = true;
+        copy.carries = carries;
         self.plumbing.counters.mirror_on_drop_copies += 1;
         if self.trace.is_some() {
             let origin = Origin::MirrorOnDrop {
@@ -304,13 +308,15 @@ impl Chip {
 
     /// Mirror packet `h` (as it is now, at the exit of `gress`) to `session`: the program's
     /// mirror header, then the packet, truncated, enqueued to the session's port and queue as
-    /// a packet of its own.
+    /// a packet of its own; if `h` is `dropped` as it is mirrored, the copy stands for it
+    /// ([`Chip::held_tags`]).
     pub(super) fn mirror(
         &mut self,
         now: Time,
         h: u32,
         gress: Gress,
         r: &TmRequests,
+        dropped: bool,
         q: &mut impl Schedule<ChipEvent>,
     ) {
         let (session, trunc) = (r.mirror_session, r.mirror_truncate_bytes);
@@ -329,7 +335,10 @@ impl Chip {
             max = max.min(trunc as usize);
         }
         let c = self.copy_packet(h, r.mirror_header.as_bytes(), max);
-        self.packets.slots[c as usize].made_here = true;
+        let carries = dropped && self.packets.slots[h as usize].carries;
+        let copy = &mut self.packets.slots[c as usize];
+        copy.made_here = true;
+        copy.carries = carries;
         self.plumbing.counters.mirror_copies += 1;
         if self.trace.is_some() {
             self.trace_made(c, Some(h), Origin::Mirror { session, gress }, now);

@@ -125,7 +125,7 @@ impl Wire for Sent {
 fn run(chip: &mut Chip, frames: &[(u16, Time, Vec<u8>)]) -> Sent {
     let mut q: EventQueue<ChipEvent> = EventQueue::new();
     for (port, start, f) in frames {
-        chip.receive(*port, *start, f, &mut q).unwrap();
+        chip.receive(*port, *start, f, 0, &mut q).unwrap();
     }
     let mut sent = Sent::default();
     while let Some((now, ev)) = q.pop() {

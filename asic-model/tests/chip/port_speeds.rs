@@ -76,11 +76,11 @@ fn a_100g_port_takes_its_next_frame_one_100g_slot_after_the_last() {
     let mut chip = with_speeds(&forwarder(&chip_profile(PROFILE)), &[(0, 100)]).unwrap();
     let mut q: EventQueue<ChipEvent> = EventQueue::new();
     let t0 = Time::from_ns(1000);
-    let free = chip.receive(0, t0, &frame(LEN), &mut q).unwrap();
+    let free = chip.receive(0, t0, &frame(LEN), 0, &mut q).unwrap();
     assert_eq!(free, t0 + slot_time(LEN, 100));
     let early = free - Time(1);
     assert!(matches!(
-        chip.receive(0, early, &frame(LEN), &mut q),
+        chip.receive(0, early, &frame(LEN), 0, &mut q),
         Err(ChipError::PortBusy { port: 0, .. })
     ));
 }

@@ -131,13 +131,11 @@ impl Net<'_> {
                 packets: *n,
             });
         }
-        // The hosts' data packets still inside a chip, by source.
+        // The hosts' data packets still inside a chip, by source (the tag `ChipRx` gave them).
         let mut held = vec![0u64; self.hosts.len()];
         for chip in &self.chips {
-            for data in chip.held_packets() {
-                if let Some(&h) = self.data_source(data) {
-                    held[h] += 1;
-                }
+            for tag in chip.held_tags() {
+                held[tag as usize - 1] += 1;
             }
         }
         let balance: Vec<HostBalance> = self

@@ -279,15 +279,20 @@ impl<'o> Net<'o> {
             Ev::ChipRx { chip, port, frame } => {
                 let c = chip as usize;
                 let data = &self.pool.bufs[frame as usize];
-                if let Some(&h) = self.data_source(data) {
+                // A host's data packet is tagged with its sender (index + 1), which the chip
+                // keeps whatever the program does to the bytes: `finish` counts by it what is
+                // still inside at the end.
+                let source = self.data_source(data).copied();
+                if let Some(h) = source {
                     self.src[h].chip_in += 1;
                 }
+                let tag = source.map_or(0, |h| h as u32 + 1);
                 let mut q = ChipQ {
                     q: &mut self.queue,
                     chip,
                 };
                 self.chips[c]
-                    .receive(port, now, data, &mut q)
+                    .receive(port, now, data, tag, &mut q)
                     .map_err(|e| format!("chip `{}`: {e}", self.topo.spec.chips[c].name))?;
                 self.pool.release(frame);
             }
