@@ -62,10 +62,7 @@ type Frames = Vec<(Time, Vec<u8>)>;
 /// Frames (start, bytes) into ports of a `teaching` chip running [`BYPASS_IPV4`], in
 /// lockstep or not: what left, the egress program's drops, and the clock and latencies
 /// (ingress, egress) in cycles.
-fn run(
-    inputs: Vec<(u16, Frames)>,
-    lockstep: bool,
-) -> (Vec<Departure>, u64, Clock, u64, u64) {
+fn run(inputs: Vec<(u16, Frames)>, lockstep: bool) -> (Vec<Departure>, u64, Clock, u64, u64) {
     let profile = chip("teaching");
     let program = dsl::compile(BYPASS_IPV4, "bypass.p4", &profile.pipe)
         .unwrap()

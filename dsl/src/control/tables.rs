@@ -15,6 +15,28 @@ fn ones(w: u16) -> u128 {
 }
 
 /// One key value of a const entry, for a key of `kind` and width `w`.
+/// What names an entry in a table whose keys are all exact or LPM (the chip's rule: the key
+/// alone, an LPM value under its prefix): `None` for a ternary or range key, whose entries
+/// also differ by priority.
+fn entry_identity(key: &[KeyMatch], widths: &[u16]) -> Option<Vec<(u128, u16)>> {
+    key.iter()
+        .zip(widths)
+        .map(|(k, &w)| match *k {
+            KeyMatch::Exact(v) => Some((v, w)),
+            KeyMatch::Lpm { value, prefix_len } => {
+                // The top `p` of `w` bits (`entry_key` checked p <= w <= 128).
+                let p = prefix_len.min(w) as u32;
+                let mask = match p {
+                    0 => 0,
+                    _ => (u128::MAX >> (128 - p)) << (w as u32 - p),
+                };
+                Some((value & mask, prefix_len))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 fn entry_key(env: &Env, p: &Pattern, kind: MatchKind, w: u16) -> Result<KeyMatch> {
     let span = p.span();
     let unsupported = |what: &str| {
@@ -242,6 +264,9 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             None => 512,
         };
         let mut const_entries = Vec::new();
+        // Entry index by what names it in the table, to refuse a key given twice as the chip
+        // would when the program loads.
+        let mut seen = std::collections::HashMap::new();
         let n = t.entries.len() as u32;
         for (i, e) in t.entries.iter().enumerate() {
             if e.keyset.len() != keys.len() {
@@ -266,6 +291,22 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     e.action.span,
                     "the entry's action is not one of the table's actions",
                 ));
+            }
+            if let Some(id) = entry_identity(&key, &key_widths) {
+                if let Some(&first) = seen.get(&id) {
+                    return Err(err(
+                        ErrorKind::Semantic,
+                        e.span,
+                        format!(
+                            "const entry {} has the same key as const entry {}: a table holds \
+                             one entry per key (entries of a ternary or range table also \
+                             differ by their priority)",
+                            i + 1,
+                            first + 1
+                        ),
+                    ));
+                }
+                seen.insert(id, i);
             }
             // Earlier entries win, as in P4.
             const_entries.push(Entry {
