@@ -374,3 +374,35 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_lpm_entry_is_named_by_its_prefix_and_a_ternary_one_by_nothing() {
+        let lpm = |value, prefix_len| KeyMatch::Lpm { value, prefix_len };
+        let widths = [32, 8];
+        // 10.1.0.0/8 is 10.0.0.0/8; /16 is another entry.
+        let a = entry_identity(&[lpm(0x0a01_0000, 8), KeyMatch::Exact(3)], &widths);
+        let b = entry_identity(&[lpm(0x0a00_0000, 8), KeyMatch::Exact(3)], &widths);
+        let c = entry_identity(&[lpm(0x0a01_0000, 16), KeyMatch::Exact(3)], &widths);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(a, Some(vec![(0x0a00_0000, 8), (3, 8)]));
+        // /0 and /32 at the edges.
+        assert_eq!(
+            entry_identity(&[lpm(0xffff_ffff, 0)], &[32]),
+            Some(vec![(0, 0)])
+        );
+        assert_eq!(
+            entry_identity(&[lpm(0xffff_ffff, 32)], &[32]),
+            Some(vec![(0xffff_ffff, 32)])
+        );
+        let ternary = KeyMatch::Ternary { value: 1, mask: 1 };
+        assert_eq!(
+            entry_identity(&[KeyMatch::Exact(1), ternary], &widths),
+            None
+        );
+    }
+}
