@@ -68,15 +68,8 @@ fn ecmp_spreads_the_flows_between_two_racks_over_every_spine() {
     );
     let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
     let r = net::run_detailed(s, std::path::Path::new(""), None).unwrap();
-    let leaf0 = r
-        .record
-        .chips
-        .iter()
-        .position(|c| c.node == "leaf0")
-        .unwrap();
-    let load: Vec<u64> = (8..12)
-        .map(|p| r.chips[leaf0].port_counters(p).tx_packets)
-        .collect();
+    let leaf0 = r.chip("leaf0").unwrap();
+    let load: Vec<u64> = (8..12).map(|p| leaf0.port_counters(p).tx_packets).collect();
     let mean = load.iter().sum::<u64>() as f64 / load.len() as f64;
     assert_eq!(mean, 64.0, "{load:?}");
     for (s, &n) in load.iter().enumerate() {

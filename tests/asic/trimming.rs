@@ -1299,14 +1299,9 @@ fn three_flows(bed: Testbed, t: u32) -> (Vec<f64>, f64, u64, f64) {
         .iter()
         .map(|f| f.size_bytes as f64 * 8.0 / (f.fct_ps().expect("completes") as f64 / 1000.0))
         .collect();
-    let leaf0 = r
-        .record
-        .chips
-        .iter()
-        .position(|c| c.node == "leaf0")
-        .unwrap();
+    let leaf0 = r.chip("leaf0").unwrap();
     let busiest = (8..11)
-        .map(|p| r.chips[leaf0].port_counters(p).tx_bytes)
+        .map(|p| leaf0.port_counters(p).tx_bytes)
         .max()
         .unwrap();
     let trims = r

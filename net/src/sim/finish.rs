@@ -73,6 +73,14 @@ pub struct NetRun {
     pub chips: Vec<Chip>,
 }
 
+impl NetRun {
+    /// The chip the topology names `node`, as the run left it.
+    pub fn chip(&self, node: &str) -> Option<&Chip> {
+        let i = self.record.chips.iter().position(|c| c.node == node)?;
+        self.chips.get(i)
+    }
+}
+
 impl Net<'_> {
     pub(super) fn finish(self, end: Time) -> NetRun {
         let names: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
