@@ -47,10 +47,19 @@ fn entry_key(env: &Env, p: &Pattern, kind: MatchKind, w: u16) -> Result<KeyMatch
         )
     };
     Ok(match (p, kind) {
-        (Pattern::Range(lo, hi), MatchKind::Range) => KeyMatch::Range {
-            lo: env.const_value(lo, Some(w))?,
-            hi: env.const_value(hi, Some(w))?,
-        },
+        (Pattern::Range(lo, hi), MatchKind::Range) => {
+            let (lo, hi) = (env.const_value(lo, Some(w))?, env.const_value(hi, Some(w))?);
+            if lo > hi {
+                return Err(err(
+                    ErrorKind::Type,
+                    span,
+                    format!(
+                        "the range {lo}..{hi} runs backwards: its low end is above its high end"
+                    ),
+                ));
+            }
+            KeyMatch::Range { lo, hi }
+        }
         (Pattern::Range(..), _) => return Err(unsupported("a range")),
         (Pattern::Any(_), MatchKind::Exact) => return Err(unsupported("a don't-care")),
         (Pattern::Any(_), MatchKind::Range) => KeyMatch::Range { lo: 0, hi: ones(w) },
