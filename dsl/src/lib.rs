@@ -78,6 +78,7 @@ pub mod report;
 pub mod salu;
 pub mod tna;
 
+use pipelines::mau::ControlPlan;
 use pipelines::program::{GressProgram, Program};
 use pipelines::spec::PipeSpec;
 
@@ -139,6 +140,18 @@ fn compile_unlocated(
             &lowered.gateway_spans,
             &lowered.table_pins,
         )?;
+        // The chip builds every table when it loads the program: a table it would refuse (a
+        // const entry the table cannot hold) is refused here, at the table. The checks where
+        // each entry is written catch what they can first, with the entry's place.
+        let shapes =
+            ControlPlan::new(&program.control, &program.phv).action_shapes(&program.control);
+        if let Err((i, e)) = pipelines::pipe::load_tables(&program, &shapes) {
+            return Err(CompileError::new(
+                ErrorKind::Semantic,
+                lowered.table_spans[i],
+                format!("the chip would not load this table: {e}"),
+            ));
+        }
         reports.push(report::gress_report(
             blocks.gress,
             &program,

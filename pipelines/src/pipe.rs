@@ -14,6 +14,7 @@
 //! The control-plane methods here act on one gress of one pipe; the chip applies writes
 //! to every pipe (`asic-model`'s `control_plane.rs`).
 
+use crate::action_data::ActionShape;
 use crate::control::{ControlError, ResolvedControlOp};
 use crate::counter::Counts;
 use crate::deparser::{emit, mirror_header, InPlace, MirrorHeader};
@@ -355,23 +356,7 @@ impl LoadedGress {
         verify_gress(name, &prog, spec).map_err(LoadError::Verify)?;
         let plan = ControlPlan::new(&prog.control, &prog.phv);
         let shapes = plan.action_shapes(&prog.control);
-        let tables = prog
-            .control
-            .tables
-            .iter()
-            .map(|t| {
-                let widths: Vec<u16> = t
-                    .keys
-                    .iter()
-                    .map(|k| match k.slice {
-                        Some((hi, lo)) => hi - lo + 1,
-                        None => prog.phv.fields[k.field as usize].width,
-                    })
-                    .collect();
-                TableState::new(t, &widths, &shapes)
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(LoadError::Table)?;
+        let tables = load_tables(&prog, &shapes).map_err(|(_, e)| LoadError::Table(e))?;
         let ext = ExternState::new(&prog.control, seed);
         let mut bind: Bindings = [None; Intrinsic::COUNT];
         for &(i, f) in &prog.phv.intrinsics {
@@ -871,6 +856,32 @@ impl LoadedGress {
         }
         Ok(())
     }
+}
+
+/// Every table of `prog` as the chip builds it when the gress loads (its const entries
+/// installed), with `shapes` the control's action shapes ([`ControlPlan::action_shapes`]); or
+/// the first table it refuses, by index, and why. The compiler runs the same check, so what
+/// it emits loads.
+pub fn load_tables(
+    prog: &GressProgram,
+    shapes: &[ActionShape],
+) -> Result<Vec<TableState>, (usize, TableError)> {
+    prog.control
+        .tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let widths: Vec<u16> = t
+                .keys
+                .iter()
+                .map(|k| match k.slice {
+                    Some((hi, lo)) => hi - lo + 1,
+                    None => prog.phv.fields[k.field as usize].width,
+                })
+                .collect();
+            TableState::new(t, &widths, shapes).map_err(|e| (i, e))
+        })
+        .collect()
 }
 
 #[cfg(test)]
