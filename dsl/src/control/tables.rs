@@ -14,7 +14,6 @@ fn ones(w: u16) -> u128 {
     pipelines::phv::mask(w as u32)
 }
 
-/// One key value of a const entry, for a key of `kind` and width `w`.
 /// What names an entry in a table whose keys are all exact or LPM (the chip's rule: the key
 /// alone, an LPM value under its prefix): `None` for a ternary or range key, whose entries
 /// also differ by priority.
@@ -37,6 +36,7 @@ fn entry_identity(key: &[KeyMatch], widths: &[u16]) -> Option<Vec<(u128, u16)>> 
         .collect()
 }
 
+/// One key value of a const entry, for a key of `kind` and width `w`.
 fn entry_key(env: &Env, p: &Pattern, kind: MatchKind, w: u16) -> Result<KeyMatch> {
     let span = p.span();
     let unsupported = |what: &str| {
