@@ -132,6 +132,10 @@ pub struct RunRecord {
     pub flows: Vec<FlowRecord>,
     /// Sampled series (queue depths, buffer occupancy, throughput per port/flow).
     pub series: Vec<Series>,
+    /// The series' sampling period (ps; samples at its multiples from 0), 0 when not
+    /// sampled. (Absent from older records: 0.)
+    #[serde(default)]
+    pub sample_period_ps: u64,
     /// Pause state changes.
     pub pauses: Vec<PauseEvent>,
     /// Drops and trims by node and reason.

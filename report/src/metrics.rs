@@ -53,7 +53,9 @@
 //! sent up to `t`, so a point on a window's boundary closes that window. (Counting it in the
 //! next one instead shifts every window by a sample period, and a last window shorter than
 //! the others then divides a sample period more of bytes by its length: a 10G port read
-//! 10.6 Gb/s.)
+//! 10.6 Gb/s.) The window `w` is the configured one (10 µs) or, for counters sampled less
+//! often, the smallest multiple of their sampling period above it ([`throughput_window`]), so
+//! every window ends on a sample.
 //!
 //! # Pauses and drops
 //!
@@ -282,6 +284,17 @@ pub fn windowed_rate(counter: &Series, window_ps: u64, end_ps: u64) -> Series {
         name: format!("{}.rate", counter.name),
         unit: "Gb/s".to_string(),
         points,
+    }
+}
+
+/// The throughput window of a record: the configured one, or, when the counters were sampled
+/// less often, the smallest multiple of their sampling period above it. A window between two
+/// samples would see no growth, and the one holding the next sample a whole period's bytes
+/// (100 µs samples in 10 µs windows: 0, then ten times the line rate).
+pub fn throughput_window(record: &RunRecord, cfg: &MetricsConfig) -> u64 {
+    match record.sample_period_ps {
+        0 => cfg.throughput_window_ps,
+        p => cfg.throughput_window_ps.max(1).div_ceil(p) * p,
     }
 }
 
@@ -601,7 +614,8 @@ pub struct Summary {
     pub name: String,
     /// Simulated time covered (ps).
     pub duration_ps: u64,
-    /// The configuration the numbers were computed with.
+    /// The configuration the numbers were computed with (the throughput window the one
+    /// used: [`throughput_window`]).
     pub config: MetricsConfig,
     /// Flow totals and headline slowdowns.
     pub flows: FlowSummary,
@@ -627,11 +641,12 @@ pub struct Summary {
 
 /// The rate series of every byte counter in the record, sorted by name.
 pub fn throughput_series(record: &RunRecord, cfg: &MetricsConfig) -> Vec<Series> {
+    let window = throughput_window(record, cfg);
     let mut out: Vec<Series> = record
         .series
         .iter()
         .filter(|s| s.is_byte_counter())
-        .map(|s| windowed_rate(s, cfg.throughput_window_ps, record.duration_ps))
+        .map(|s| windowed_rate(s, window, record.duration_ps))
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
@@ -649,7 +664,10 @@ pub fn summarize(record: &RunRecord, cfg: &MetricsConfig) -> Summary {
     Summary {
         name: record.name.clone(),
         duration_ps: end,
-        config: cfg.clone(),
+        config: MetricsConfig {
+            throughput_window_ps: throughput_window(record, cfg),
+            ..cfg.clone()
+        },
         flows: flow_summary(&record.flows, cfg),
         fct_by_size: fct_by_size(&record.flows, &cfg.size_edges),
         series,
@@ -664,8 +682,35 @@ pub fn summarize(record: &RunRecord, cfg: &MetricsConfig) -> Summary {
 
 #[cfg(test)]
 mod tests {
-    use super::time_weighted_mean;
-    use asic_net::records::Series;
+    use super::{throughput_series, time_weighted_mean, MetricsConfig};
+    use asic_net::records::{RunRecord, Series};
+
+    /// A port at 25 Gb/s whose counter is sampled every 100 µs reads 25 Gb/s in every window,
+    /// not 0 in nine 10 µs windows and 250 Gb/s in the tenth.
+    #[test]
+    fn counters_sampled_less_often_than_the_window_read_their_rate() {
+        let period = 100_000_000; // 100 µs
+        let record = RunRecord {
+            duration_ps: 10 * period,
+            series: vec![Series {
+                name: "leaf0.port8.tx_bytes".into(),
+                unit: "bytes".into(),
+                // 25 Gb/s: 312,500 bytes per 100 µs
+                points: (0..=10)
+                    .map(|k| (k * period, k as f64 * 312_500.0))
+                    .collect(),
+            }],
+            sample_period_ps: period,
+            ..RunRecord::default()
+        };
+        let rates = throughput_series(&record, &MetricsConfig::default());
+        let points = &rates[0].points;
+        assert_eq!(points.len(), 10);
+        assert!(
+            points.iter().all(|&(_, g)| (g - 25.0).abs() < 1e-9),
+            "{points:?}"
+        );
+    }
 
     #[test]
     fn a_window_is_weighted_from_the_value_in_force() {

@@ -97,6 +97,7 @@ fn sample_record() -> RunRecord {
                 &[(0, 0.0), (50_000_000, 0.25)],
             ),
         ],
+        sample_period_ps: 0,
         pauses: vec![
             pause(30_000_000, "leaf0", 3, 3, true),
             pause(10_000_000, "leaf0", 3, 3, true),

@@ -208,6 +208,7 @@ impl Net<'_> {
                 duration_ps: end.ps(),
                 flows,
                 series,
+                sample_period_ps: self.sample_period.map_or(0, Time::ps),
                 pauses: self.pauses,
                 drops,
                 consumed,
