@@ -8,10 +8,14 @@
 //! links; paths never go through hosts). `Static` picks one of them by the destination: the
 //! chip's tier's digit of the host index in base `n` choices (a ToR: index mod n, so
 //! destinations spread over spines; an aggregation switch the next digit). `Ecmp` installs
-//! a group of all of them in `ecmp_select`, [`ECMP_BUCKETS`] buckets keyed by 4 bits of the
-//! program's 16-bit hash, bits `4·tier` up (a ToR bits 4-7; [`ecmp_shift`]): if every tier read
-//! the same bits, a flow's choice at one tier would fix its choice at the next, and in a
-//! three-tier fat tree each aggregation switch would use one core of its k/2. Routes are aggregated: one `ipv4_lpm` entry for a /16
+//! a group of all of them in `ecmp_select`, buckets keyed by bits of the program's 16-bit hash
+//! from bit `4·tier` up (a ToR bits 4 up; [`ecmp_shift`]): if every tier read the same bits, a
+//! flow's choice at one tier would fix its choice at the next, and in a three-tier fat tree
+//! each aggregation switch would use one core of its k/2. A group whose size divides 16 has
+//! 16 buckets (4 bits), any other 256 (8 bits; [`ecmp_buckets`]), so that members share the
+//! hash evenly: three spines on 16 buckets would get 6:5:5 (37.5 % on one), on 256 86:85:85
+//! (33.6 %). A real Tofino picks a selector group's member by the hash among its members;
+//! the bucket entries are this model's way of writing that as a table. Routes are aggregated: one `ipv4_lpm` entry for a /16
 //! or a /24 whose hosts all share the same next hop(s), else one /32 per host. An entry
 //! sets the egress port, the next hop's MAC (the peer's: host `02:00:<ip>`, chip port
 //! `02:fe:<chip hi, lo>:<port hi, lo>`) and the source MAC (the chip port's).
@@ -47,8 +51,16 @@ pub const ECMP_ROUTER: Embedded = Embedded {
     source: include_str!("../../programs/ecmp_router/ecmp_router.p4"),
 };
 
-/// Buckets of an ECMP group in `ecmp_select` (4 bits of the hash, [`ecmp_shift`]).
-pub const ECMP_BUCKETS: u16 = 16;
+/// Buckets of an ECMP group of `members` next hops in `ecmp_select`: 16 (4 bits of the hash)
+/// when they split them evenly, else 256 (8 bits), where no member gets more than
+/// 1/members + 1/256 of the flows.
+pub fn ecmp_buckets(members: usize) -> u16 {
+    if 16 % members == 0 {
+        16
+    } else {
+        256
+    }
+}
 
 impl Deployment for Routing {
     fn program(&self) -> Option<Embedded> {
@@ -84,14 +96,15 @@ fn static_choice(h: usize, n: usize, tier: u32) -> usize {
     n.checked_pow(tier - 1).map_or(0, |d| h / d) % n
 }
 
-/// Where in the program's 16-bit hash a chip of `tier` reads its ECMP bucket: bits
-/// `4·tier ..` (ToRs bits 4-7, aggregation switches 8-11), so each tier's choice is its own
-/// function of the 5-tuple. Not the low four bits: over the 5-tuples between two /24s with
-/// one protocol and destination port, the low four bits of CRC-16/ARC take only two values
-/// (every other nibble takes all sixteen evenly), so a ToR reading them would use two of its
-/// uplinks for all the traffic to one rack.
-fn ecmp_shift(tier: u32) -> u32 {
-    4 * (tier % 4)
+/// Where in the program's 16-bit hash a chip of `tier` reads the `bits` of its ECMP bucket:
+/// from bit `4·tier` (ToRs from bit 4, aggregation switches from 8), so each tier's choice of
+/// a power-of-two group's member is its own function of the 5-tuple; an 8-bit bucket that
+/// would run past bit 15 starts at bit 8. Not the low four bits: over the 5-tuples between two
+/// /24s with one protocol and destination port, the low four bits of CRC-16/ARC take only two
+/// values (every other nibble takes all sixteen evenly), so a ToR reading them would use two
+/// of its uplinks for all the traffic to one rack.
+fn ecmp_shift(tier: u32, bits: u32) -> u32 {
+    (4 * (tier % 4)).min(16 - bits)
 }
 
 /// The route entries of chip `c` (see the module documentation).
@@ -123,7 +136,6 @@ pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
             (_, Routing::Ecmp) => Some(Act::Group(hops)),
         })
         .collect();
-    let shift = ecmp_shift(tier);
     // Aggregate by /16, then /24, else /32.
     let mut entries = Vec::new();
     let mut groups: BTreeMap<Vec<u16>, u16> = BTreeMap::new();
@@ -162,7 +174,9 @@ pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
                     priority: 0,
                 });
                 if new {
-                    for b in 0..ECMP_BUCKETS {
+                    let buckets = ecmp_buckets(ports.len());
+                    let shift = ecmp_shift(tier, buckets.trailing_zeros());
+                    for b in 0..buckets {
                         let p = ports[b as usize % ports.len()];
                         entries.push(EntrySpec {
                             table: "ecmp_select".into(),
@@ -170,7 +184,7 @@ pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
                                 KeySpec::Exact(Value::Int(g as u64)),
                                 KeySpec::Ternary(
                                     Value::Int((b as u64) << shift),
-                                    Value::Int((ECMP_BUCKETS as u64 - 1) << shift),
+                                    Value::Int((buckets as u64 - 1) << shift),
                                 ),
                             ],
                             action: "set_nexthop".into(),
@@ -252,7 +266,28 @@ mod tests {
         let t = leaf_spine(2, 2, 2);
         let r = routes(&t, 0, Routing::Ecmp);
         // 2 local /32 + one /16 for leaf 1 to group 1 + 16 bucket entries.
-        assert_eq!(r.len(), 2 + 1 + ECMP_BUCKETS as usize);
+        assert_eq!(r.len(), 2 + 1 + 16);
         assert_eq!(r.iter().filter(|e| e.action == "set_ecmp").count(), 1);
+    }
+
+    /// Three spines on 16 buckets would be split 6:5:5; a group of three gets 256 buckets
+    /// on 8 bits of the hash (a ToR's bits 4-11), 86:85:85.
+    #[test]
+    fn a_group_of_three_shares_the_hash_evenly() {
+        let t = leaf_spine(2, 3, 2);
+        let mut per_port: BTreeMap<String, u32> = BTreeMap::new();
+        for e in routes(&t, 0, Routing::Ecmp) {
+            if e.table == "ecmp_select" {
+                assert!(
+                    matches!(e.key[1], KeySpec::Ternary(_, Value::Int(0xff0))),
+                    "{:?}",
+                    e.key
+                );
+                *per_port.entry(format!("{:?}", e.args[0])).or_default() += 1;
+            }
+        }
+        let mut counts: Vec<u32> = per_port.into_values().collect();
+        counts.sort();
+        assert_eq!(counts, [85, 85, 86]);
     }
 }

@@ -4,11 +4,12 @@
 //
 // Ingress: a packet with TTL <= 1 is dropped; else `ipv4_lpm` either routes it
 // (`set_nexthop`) or names an ECMP group (`set_ecmp`); for a group, `ecmp_select` matches the
-// group id exactly and 4 bits of the CRC16 hash of (src, dst, protocol, UDP ports)
-// ternary-wise (a ToR bits 4-7, the next tier bits 8-11: deploy/src/routers.rs): 16 buckets
-// per group, each holding one member's next hop (a group of n members
-// fills the buckets round-robin, so members get 16/n buckets each, within one). Non-IPv4
-// frames are dropped. The ingress deparser recomputes the IPv4 checksum (the TTL changed).
+// group id exactly and bits of the CRC16 hash of (src, dst, protocol, UDP ports)
+// ternary-wise (a ToR's from bit 4, the next tier's from bit 8: deploy/src/routers.rs): 16
+// buckets (4 bits) for a group whose size divides 16, else 256 (8 bits), each holding one
+// member's next hop (a group of n members fills the buckets round-robin, so members get
+// buckets/n each, within one; 256 entries hold one group of 3). Non-IPv4 frames are dropped.
+// The ingress deparser recomputes the IPv4 checksum (the TTL changed).
 //
 // Entries are generated from the topology by its deployment (`deploy: Routers(Ecmp)`;
 // see deploy/src/routers.rs); a hand-written entries file uses the same tables:
@@ -124,7 +125,7 @@ control Ingress(inout headers_t hdr,
         }
         actions = { set_nexthop; drop; }
         default_action = drop();
-        size = 128;
+        size = 256;
     }
 
     apply {
