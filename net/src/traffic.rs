@@ -280,10 +280,18 @@ pub struct HostInfo<'a> {
 
 impl HostInfo<'_> {
     fn index(&self, name: &str, what: &str) -> Result<usize, String> {
-        self.names
-            .iter()
-            .position(|n| n == name)
-            .ok_or_else(|| format!("{what}: no host named `{name}`"))
+        self.names.iter().position(|n| n == name).ok_or_else(|| {
+            // Name the topology's hosts, so a guess at a generated shape's naming
+            // (`h0_0` for a fat tree's `h0_0_0`) shows the right one.
+            let hosts = match self.names {
+                [] => "the topology has no hosts".to_string(),
+                [only] => format!("the one host is `{only}`"),
+                [first, .., last] => {
+                    format!("the {} hosts are `{first}` to `{last}`", self.names.len())
+                }
+            };
+            format!("{what}: no host named `{name}` ({hosts})")
+        })
     }
 
     fn set(&self, hosts: &Option<Vec<String>>, what: &str) -> Result<Vec<usize>, String> {

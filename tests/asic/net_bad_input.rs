@@ -199,3 +199,15 @@ fn a_refused_control_operation_stops_a_network_run() {
         )
     );
 }
+
+/// A host name the topology does not have is refused at its traffic entry, and the error
+/// names the topology's first and last hosts, so a wrong guess at a shape's naming shows the
+/// right one.
+#[test]
+fn an_unknown_host_is_refused_with_the_hosts_named() {
+    let e = refusal(r#"Flow((src: "h0", dst: "h0_1", size: 1000))"#, "");
+    assert_eq!(
+        e,
+        "traffic[0]: no host named `h0_1` (the 3 hosts are `h0` to `h2`)"
+    );
+}
