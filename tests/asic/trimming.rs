@@ -1065,13 +1065,15 @@ fn mirror_on_drop_recirculates_every_trimmed_header() {
 }
 
 /// Experiment 4 (§6.1, Fig. 5): incasts from t = 0, every sender about 13 full frames at
-/// line rate (100 Gb/s for 1.476 µs: a first window the size of the data queue), the CDF of
+/// line rate (100 Gb/s for 1.476 µs: a first window the size of the data queue), then again
+/// with about 100 (11.354 µs, a window long enough for the NOTIFYs to act), the CDF of
 /// the headers' arrival at the receivers for the ideal switch, the full design, DoD only and MoD:
 /// 63:1 (h1-h63 to h0), 16:1 × 4 (host s to h((s + 1) mod 4): 4 senders per pipe per
 /// receiver) and 4:1 × 16 (host s to h((s + 1) mod 16): one sender per pipe per receiver, the
-/// worst case of §3). Writes out/trimming-fig5/<pattern>.png and prints the quantiles.
+/// worst case of §3). Writes out/trimming-fig5/<pattern>.png and <pattern>-100.png and prints
+/// the quantiles.
 #[test]
-#[ignore = "experiment 4: 12 runs and 3 plots (about 30 s)"]
+#[ignore = "experiment 4: 24 runs and 6 plots (about 1 min)"]
 fn trimming_incast_header_cdfs() {
     // (name, a sender's receiver, the receivers)
     type Pattern = (&'static str, fn(u16) -> u16, &'static [u16]);
@@ -1097,15 +1099,21 @@ fn trimming_incast_header_cdfs() {
     std::fs::create_dir_all(&out).unwrap();
     println!("| incast | scheme | headers | 10 % µs | 50 % µs | 90 % µs | 99 % µs | last µs | data whole | wall s |");
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for (name, dst, ports) in patterns {
+    // (frames per sender, the window in ns at 100 Gb/s, the runs' stop in ns, the plots' suffix)
+    let windows = [(13, 1_476, 400_000, ""), (100, 11_354, 2_000_000, "-100")];
+    for ((name, dst, ports), (frames, window_ns, stop_ns, suffix)) in windows
+        .iter()
+        .flat_map(|w| patterns.iter().map(move |p| (*p, *w)))
+    {
         let traffic: String = (0..64u16)
             .filter(|&s| dst(s) != s)
-            .map(|s| rate_to(s, dst(s), 100.0, 0, 1_476))
+            .map(|s| rate_to(s, dst(s), 100.0, 0, window_ns))
             .collect();
+        let name = format!("{name}{suffix}");
         let mut curves = Vec::new();
         for (scheme, setup) in &schemes {
             let wall = std::time::Instant::now();
-            let (r, seen) = run_captured("tofino1-trim.ron", setup, &traffic, ports, 400_000);
+            let (r, seen) = run_captured("tofino1-trim.ron", setup, &traffic, ports, stop_ns);
             let secs = wall.elapsed().as_secs_f64();
             let c = asic_report::metrics::conservation(&r.record);
             assert_eq!(
@@ -1134,7 +1142,7 @@ fn trimming_incast_header_cdfs() {
         }
         asic_report::plots::plot_cdf(
             &out.join(format!("{name}.png")),
-            &format!("trimming, {name} incast: header arrival at the receivers"),
+            &format!("trimming, {name} incast ({frames} frames per sender): header arrival at the receivers"),
             "header receive time (us)",
             "headers",
             &curves,
@@ -1191,11 +1199,12 @@ fn bad_trimming_parameters_are_refused_by_name() {
 /// link 25 Gb/s, 9,000-byte IP MTU. `Taildrop`: the stock ECMP router with a 200-frame
 /// tail-drop queue on every port and TCP NewReno hosts (Linux's 200 ms minimum RTO is the
 /// model's 1 ms, so a run of 50 ms sees recovery); `Trimming`: the trimming program with its
-/// 12-frame data queue and NDP hosts (a first window of 8 frames, about one RTT at 25 Gb/s).
+/// 12-frame data queue and NDP hosts with a first window of `window` frames (8: about one RTT
+/// of an idle path at 25 Gb/s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Testbed {
     Taildrop,
-    Trimming { spray: bool },
+    Trimming { spray: bool, window: u32 },
 }
 
 impl Testbed {
@@ -1210,9 +1219,9 @@ impl Testbed {
                 // 200 frames of 9,014 bytes in 80-byte cells
                 200 * 9014u32.div_ceil(80)
             ),
-            Testbed::Trimming { spray } => format!(
+            Testbed::Trimming { spray, window } => format!(
                 "deploy: Trimming((spray: {spray}, data_queue_packets: 12)),
-                 transport: Ndp((init_window_packets: 8, rto_us: 1000.0)),"
+                 transport: Ndp((init_window_packets: {window}, rto_us: 1000.0)),"
             ),
         }
     }
@@ -1341,12 +1350,19 @@ const TRIALS: u32 = 20;
 
 /// Experiment 6 (§6.5, Fig. 13 and the spraying test) on the model of the testbed: pings to a
 /// host receiving nine connections, tail-drop with 200 frames against trimming with 12; and
-/// three cross-rack flows under ECMP and with spraying, over [`TRIALS`] host choices. Prints both
-/// tables. `cargo test --release --test asic trimming_testbed -- --ignored --nocapture`.
+/// three cross-rack flows under ECMP and with spraying (NDP's first window 8 frames, and 16),
+/// over [`TRIALS`] host choices. Prints both tables.
+/// `cargo test --release --test asic trimming_testbed -- --ignored --nocapture`.
 #[test]
-#[ignore = "experiment 6: 4 ping runs of 50 ms and 30 runs of three 20 MB flows (about a minute)"]
+#[ignore = "experiment 6: 4 ping runs of 50 ms and 80 runs of three 20 MB flows (about 30 s)"]
 fn trimming_testbed() {
-    let beds = [Testbed::Taildrop, Testbed::Trimming { spray: true }];
+    let beds = [
+        Testbed::Taildrop,
+        Testbed::Trimming {
+            spray: true,
+            window: 8,
+        },
+    ];
     let jobs: Vec<(Testbed, bool)> = beds.iter().flat_map(|&b| [(b, false), (b, true)]).collect();
     let runs = on_two_threads(&jobs, |&(b, busy)| pings(b, busy));
     println!("| switches | traffic | pings lost | 50 % µs | mean µs | 99 % µs | max µs | gain at 50 % µs | gain in mean µs | wall s |");
@@ -1372,10 +1388,22 @@ fn trimming_testbed() {
     assert!(quantile(trimming, 0.99) < 60.0);
     assert_eq!(runs[3].1, 0, "no ping lost with trimming");
 
+    // The last: a first window of 16 frames, for what spraying costs one of 8 (a sprayed
+    // packet can wait behind another flow's at an uplink, so 8 frames are under one RTT).
     let beds = [
         Testbed::Taildrop,
-        Testbed::Trimming { spray: false },
-        Testbed::Trimming { spray: true },
+        Testbed::Trimming {
+            spray: false,
+            window: 8,
+        },
+        Testbed::Trimming {
+            spray: true,
+            window: 8,
+        },
+        Testbed::Trimming {
+            spray: true,
+            window: 16,
+        },
     ];
     let jobs: Vec<(Testbed, u32)> = beds
         .iter()
@@ -1409,7 +1437,7 @@ fn trimming_testbed() {
             chunk.iter().map(|r| r.2).sum::<u64>() as f64 / TRIALS as f64,
             chunk.iter().map(|r| r.3).sum::<f64>()
         );
-        if *b == (Testbed::Trimming { spray: true }) {
+        if matches!(b, Testbed::Trimming { spray: true, .. }) {
             assert_eq!(slow, 0, "spraying: every flow near 25 Gb/s: {all:?}");
         }
     }
