@@ -8,7 +8,8 @@
 //! What a chip gets, for every connected front port `p`:
 //! - queues: [`DATA_Q`] (data, `data_queue_packets` full-size frames under static admission,
 //!   deflect-on-drop), [`HDR_Q`] (trimmed headers and everything that is not data, strict
-//!   priority 7 over the others), [`DOD_Q`] (the deflected packets, or with
+//!   priority 7 over the others, or byte-based WFQ against the data on front ports with
+//!   [`HeaderQueue::Wfq`]), [`DOD_Q`] (the deflected packets, or with
 //!   [`Trigger::MirrorOnDrop`] the mirror-on-drop copies, on the recirculation ports; the
 //!   shared pool's size);
 //! - mirror session `p + 1`: the port's header queue, truncated to the trimmed header;
@@ -33,7 +34,7 @@ use asic_net::packet::HEADER_BYTES;
 use pipelines::control::ControlOp;
 use pipelines::entries::{EntrySpec, KeySpec, MeterAdjust, MeterSetting, Value};
 use serde::{Deserialize, Serialize};
-use tm::config::{AdmissionPolicy, SchedulerConfig};
+use tm::config::{AdmissionPolicy, PortScheduler, SchedulerConfig, DEFAULT_DRR_QUANTUM_BYTES};
 
 /// `programs/trimming`: packet trimming with ECMP routing.
 pub const PROGRAM: Embedded = Embedded {
@@ -138,6 +139,25 @@ pub enum Trigger {
     MirrorOnDrop,
 }
 
+/// How a front port's scheduler shares the port between its header and data queues.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HeaderQueue {
+    /// The header queue at strict priority 7 over the data queue (the paper's Tofino design,
+    /// NDP's "higher priority queue"): headers always go first, and a flood of them stops the
+    /// data.
+    #[default]
+    StrictPriority,
+    /// Byte-based weighted fair queueing, "ideally" NDP's (§2): deficit round robin with the
+    /// header queue's quantum `header_weight` times the data queue's, so while both hold
+    /// packets headers get `header_weight / (header_weight + 1)` of the port's bytes and data
+    /// the rest (headers still overtake the data queued before them). Recirculation ports
+    /// keep strict priority for their UPDATEs and NOTIFYs.
+    Wfq {
+        /// The header queue's share against the data queue's 1.
+        header_weight: u32,
+    },
+}
+
 /// Packet trimming's parameters for one chip.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -167,6 +187,8 @@ pub struct TrimmingSpec {
     pub meter_adjust_bytes: i32,
     /// The routes installed with trimming's entries (`None`: the scenario's entries route).
     pub routes: Option<Routing>,
+    /// The front ports' scheduling of headers against data.
+    pub header_queue: HeaderQueue,
 }
 
 impl Default for TrimmingSpec {
@@ -183,6 +205,7 @@ impl Default for TrimmingSpec {
             spray: false,
             meter_adjust_bytes: WIRE_OVERHEAD,
             routes: Some(Routing::Ecmp),
+            header_queue: HeaderQueue::StrictPriority,
         }
     }
 }
@@ -425,10 +448,24 @@ impl TrimmingSpec {
         let mut data = tm.default_queue;
         data.static_limit_cells = Some(self.data_queue_cells(chip.mtu, prof.tm.cell_bytes));
         tm.queues = vec![data, tm.default_queue, tm.default_queue];
-        tm.scheduler = SchedulerConfig::SpOverDrr {
+        let priority = SchedulerConfig::SpOverDrr {
             levels: vec![0, 7, 0],
             quanta: Vec::new(),
         };
+        match self.header_queue {
+            HeaderQueue::StrictPriority => tm.scheduler = priority,
+            HeaderQueue::Wfq { header_weight } => {
+                let q = DEFAULT_DRR_QUANTUM_BYTES;
+                tm.scheduler = SchedulerConfig::Drr {
+                    quanta: vec![q, header_weight * q, q],
+                };
+                tm.port_schedulers
+                    .extend(recirc.iter().map(|&port| PortScheduler {
+                        port,
+                        scheduler: priority.clone(),
+                    }));
+            }
+        }
         base
     }
 
@@ -449,6 +486,15 @@ impl TrimmingSpec {
         }
         if self.data_queue_packets == 0 {
             return Err("trimming.data_queue_packets: must be at least 1".into());
+        }
+        if let HeaderQueue::Wfq { header_weight } = self.header_queue {
+            // The header queue's DRR quantum is header_weight full-size quanta, in 32 bits.
+            if header_weight == 0 || header_weight > u32::MAX / DEFAULT_DRR_QUANTUM_BYTES {
+                return Err(format!(
+                    "trimming.header_queue: Wfq header_weight {header_weight} is not in 1..={}",
+                    u32::MAX / DEFAULT_DRR_QUANTUM_BYTES
+                ));
+            }
         }
         if (self.trim_bytes as usize) < HEADER_BYTES {
             return Err(format!(
