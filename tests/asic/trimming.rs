@@ -1224,6 +1224,10 @@ fn bad_trimming_parameters_are_refused_by_name() {
             "trigger: Depth(threshold_cells: 600000)",
             "does not fit the 19-bit depth",
         ),
+        (
+            "header_queue: Wfq(header_weight: 0)",
+            "trimming.header_queue: Wfq header_weight 0 is not in 1..=466033",
+        ),
     ] {
         let text = format!(
             r#"(
