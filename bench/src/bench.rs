@@ -201,6 +201,8 @@ pub struct TrimReport {
     pub packets: u64,
     /// Bytes they lost.
     pub bytes_cut: u64,
+    /// Of `packets`, headers their header queue refused that went back to their sender.
+    pub returned: u64,
 }
 
 /// Per-port results of a run.
@@ -391,9 +393,13 @@ impl RunReport {
             s += "trimmed instead of dropped (what-if trimming, config.tm.trim):\n";
             for t in &self.trims {
                 s += &format!(
-                    "  port {} queue {}: {} packets, {} bytes cut\n",
+                    "  port {} queue {}: {} packets, {} bytes cut",
                     t.port, t.queue, t.packets, t.bytes_cut
                 );
+                if t.returned > 0 {
+                    s += &format!(", {} headers returned to their sender", t.returned);
+                }
+                s += "\n";
             }
         }
         if self.mirror_on_drop_copies > 0 {
@@ -774,6 +780,7 @@ impl Bench {
                     queue,
                     packets,
                     bytes_cut,
+                    returned: self.chip.tm().queue_counters(port, queue).returned_pkts,
                 })
                 .collect(),
             mirror_on_drop_copies: self.chip.plumbing_counters().mirror_on_drop_copies,

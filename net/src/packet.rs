@@ -228,6 +228,12 @@ pub fn ipv4_src(f: &[u8]) -> Option<u32> {
         .then(|| u32::from_be_bytes(f[26..30].try_into().expect("4 bytes")))
 }
 
+/// The flow id of a model DATA frame; `None` if `f` is not one.
+pub fn data_flow_id(f: &[u8]) -> Option<u64> {
+    let at = TRANSPORT_OFFSET + field::FLOW_ID.start;
+    is_data_frame(f).then(|| u64::from_be_bytes(f[at..at + 8].try_into().expect("8 bytes")))
+}
+
 /// Whether a frame is a model DATA frame.
 pub fn is_data_frame(f: &[u8]) -> bool {
     f.len() >= HEADER_BYTES

@@ -252,6 +252,7 @@ fn bad_mirror_on_drop_configurations_are_refused_by_field() {
         bytes: 64,
         queue: 1,
         mark: None,
+        return_to_sender: None,
     });
     assert_eq!(
         refused(trim),

@@ -11,7 +11,9 @@ use asic_model::mac::slot_time;
 use asic_net::packet::{self, Header, DATA, HEADER_BYTES, TRIMMED};
 use pipelines::control::ResolvedControlOp;
 use pipelines::time::Time;
-use tm::config::{AdmissionPolicy, QueueConfig, SchedulerConfig, TmConfig, TrimConfig, TrimMark};
+use tm::config::{
+    AdmissionPolicy, QueueConfig, ReturnToSender, SchedulerConfig, TmConfig, TrimConfig, TrimMark,
+};
 
 /// An NDP DATA frame of flow `flow`, packet `seq`, to 10.0.1.2 (l3router: port 1), 1500 bytes.
 fn data_frame(flow: u64, seq: u32) -> Vec<u8> {
@@ -56,6 +58,7 @@ fn refused_packets_leave_as_marked_headers_ahead_of_the_data() {
                     offset: 42,
                     mask: TRIMMED,
                 }),
+                return_to_sender: None,
             }),
             ..TmConfig::default()
         },
@@ -122,4 +125,82 @@ fn a_bad_trimming_configuration_is_placed_in_the_scenario() {
         ),
         "{e}"
     );
+}
+
+/// The digest's test 3.4.2 on the chip: with return-to-sender on, a header its header queue
+/// refuses leaves by the port its packet came in on, its Ethernet and IPv4 addresses
+/// swapped (the IPv4 checksum still valid), and is counted as returned. Three senders at
+/// line rate into port 1, whose data queue holds one packet and header queue one header.
+#[test]
+fn a_header_the_header_queue_refuses_goes_back_to_its_sender_swapped() {
+    let profile = chip("teaching");
+    let (program, entries) = l3router(&profile);
+    let ops: Vec<_> = entries
+        .into_iter()
+        .map(ResolvedControlOp::AddEntry)
+        .collect();
+    let limit = |cells| QueueConfig {
+        static_limit_cells: Some(cells),
+        ..QueueConfig::default()
+    };
+    let config = ChipConfig {
+        tm: TmConfig {
+            admission: AdmissionPolicy::Static,
+            queues: vec![limit(19), limit(1)],
+            scheduler: SchedulerConfig::StrictPriority,
+            trim: Some(TrimConfig {
+                bytes: 80,
+                queue: 1,
+                mark: Some(TrimMark {
+                    offset: 42,
+                    mask: TRIMMED,
+                }),
+                return_to_sender: Some(ReturnToSender { ethernet_offset: 0 }),
+            }),
+            ..TmConfig::default()
+        },
+        ..ChipConfig::default()
+    };
+    let mut b = Bench::with_config(profile, &program, config, &ops).unwrap();
+    b.keep_departures();
+    let n = 20;
+    let slot = slot_time(1500, 10);
+    let senders = [(0u16, 1u64), (2, 2), (3, 3)];
+    for (port, flow) in senders {
+        let frames = (0..n)
+            .map(|k| (Time(k * slot.ps()), data_frame(flow, k as u32)))
+            .collect();
+        b.add_frames(port, frames).unwrap();
+    }
+    let r = b.run().unwrap();
+    crate::common::plumbing::conserved(&r);
+    assert_eq!(r.packets_dropped(), 0, "nothing dropped: {:?}", r.drops);
+    let returned: Vec<_> = b.departures().iter().filter(|d| d.port != 1).collect();
+    assert!(!returned.is_empty(), "some headers went back");
+    for d in &returned {
+        let (port, flow) = *senders.iter().find(|s| s.0 == d.port).unwrap();
+        assert_eq!(d.data.len(), 80, "a header, on port {port}");
+        let h = packet::parse(&d.data).expect("a host frame");
+        assert_eq!(h.flow_id, flow, "back on the port its flow came in on");
+        assert_eq!(
+            (h.src_ip, h.dst_ip),
+            (
+                u32::from_be_bytes([10, 0, 1, 2]),
+                u32::from_be_bytes([10, 0, 0, flow as u8])
+            ),
+            "addresses swapped"
+        );
+        assert!(h.is_data() && h.flags & TRIMMED != 0);
+        // Over a header with a valid checksum in it, the checksum comes to 0.
+        assert_eq!(
+            packet::ipv4_checksum(&d.data[14..34]),
+            0,
+            "checksum still valid"
+        );
+    }
+    let t = &r.trims[0];
+    assert_eq!(t.returned, returned.len() as u64);
+    assert!(r
+        .render_text()
+        .contains(&format!("{} headers returned to their sender", t.returned)));
 }

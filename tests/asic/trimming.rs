@@ -545,6 +545,76 @@ fn wfq_keeps_data_moving_under_a_flood_of_headers() {
     );
 }
 
+/// §3.4 item 2 in a network: the ideal switch's header queue holds 20 headers, and a 63:1
+/// incast of NDP flows (200 packets each, all in the first window) overflows it. Without
+/// return-to-sender the refused headers are dropped (counted) and their packets wait for the
+/// senders' 1 ms timeout; with it (`return_to_sender`) nothing is dropped, the headers go back
+/// to their senders, which resend at once, and the incast ends within 20 % of the time the
+/// receiver's port needs for it (1,550 µs).
+#[test]
+fn returned_headers_are_resent_at_once_instead_of_timing_out() {
+    let traffic: String = (1..64u16)
+        .map(|s| format!(r#"Flow((src: "h{s}", dst: "h0", size: 288000)),"#))
+        .collect();
+    let run = |back: &str| {
+        let text = format!(
+            r#"(
+            topology: Generate((shape: SingleSwitch(hosts: 64), chip: "tofino1-trim.ron", delay_ns: 500)),
+            deploy: Routers(Ecmp),
+            chips: [(select: All, config: Some((tm: (admission: Static,
+                queues: [(static_limit_cells: Some(228)), (static_limit_cells: Some(20))],
+                scheduler: SpOverDrr(levels: [0, 7], quanta: []),
+                trim: Some((bytes: 80, queue: 1, mark: Some((offset: 42, mask: 16)){back}))))))],
+            transport: Ndp((init_window_packets: 1000, rto_us: 1000.0)),
+            traffic: [{traffic}],
+            stop: (at_ns: Some(20000000), when_flows_complete: true),
+        )"#
+        );
+        let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/trimming");
+        let r = run_observed(s, &dir, RunOptions::default(), &mut ()).unwrap();
+        let c = asic_report::metrics::conservation(&r.record);
+        assert_eq!(
+            c.received + c.dropped,
+            c.sent,
+            "{back}: {c:?} {:?}",
+            r.record.drops
+        );
+        let last = r
+            .record
+            .flows
+            .iter()
+            .map(|f| f.fct_ps().expect("completes"))
+            .max();
+        (
+            c.dropped,
+            r.chips[0].tm().counters().returned_pkts,
+            last.unwrap(),
+        )
+    };
+    let (dropped, returned, last) = run("");
+    let (dropped_back, returned_back, last_back) =
+        run(", return_to_sender: Some((ethernet_offset: 0))");
+    println!(
+        "without return-to-sender: {dropped} headers dropped, last flow {} µs; with: {returned_back} returned, {dropped_back} dropped, last flow {} µs",
+        last / 1_000_000,
+        last_back / 1_000_000
+    );
+    // The receiver's port takes 63 × 200 frames of 1,538 wire bytes: 1,550 µs at 100 Gb/s.
+    let drain = 63 * 200 * 1538 * 8 * 10; // ps
+    assert!(dropped > 0 && returned == 0, "the header queue overflows");
+    assert!(
+        last > drain + 1_000_000_000,
+        "a dropped header's packet waits for the 1 ms timeout"
+    );
+    assert_eq!(dropped_back, 0, "every refused header went back");
+    assert!(returned_back > 0);
+    assert!(
+        last_back < drain * 12 / 10,
+        "resent at once: the incast ends within 20 % of the port's drain time"
+    );
+}
+
 /// §3.4 item 11, the hardware test: 4 + 4 flows at 100 Gb/s into two ports, from all four
 /// pipes. No packet is lost: every one arrives whole or as its header, and the chip drops
 /// nothing but the originals of trimmed packets and the consumed signals.

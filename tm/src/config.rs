@@ -211,7 +211,10 @@ impl Default for PfcConfig {
 /// DT, FB or headroom limit; not a missing port, queue or class), the TM offers its first
 /// `bytes` bytes (the whole packet if shorter) to `queue` on the same port instead; if that
 /// queue admits it, the packet is trimmed: the chip cuts the rest and sets `mark`. If the
-/// header queue refuses it too, it is dropped for that queue's reason. The header queue's
+/// header queue refuses it too, it is returned to its sender when `return_to_sender` says so
+/// (NDP's fallback, §3.4 item 2 of the trimming digest: queued in the header queue of the
+/// port it came in on, its addresses swapped by the chip), else, or if that queue refuses
+/// it as well, dropped for the last queue's reason. The header queue's
 /// priority is the scheduler's: give it a higher strict-priority level (or a large DRR
 /// quantum) than the data queues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -225,6 +228,25 @@ pub struct TrimConfig {
     /// receiver may still tell from lengths that disagree).
     #[serde(default)]
     pub mark: Option<TrimMark>,
+    /// Return a header the header queue refuses to its sender (`None`: drop it).
+    #[serde(default)]
+    pub return_to_sender: Option<ReturnToSender>,
+}
+
+/// **What-if:** NDP's return-to-sender (Handley et al., SIGCOMM 2017, §3.2) for a trimmed
+/// header its header queue refuses: the TM queues it in the header queue of the port the
+/// packet came in on, and the chip swaps its Ethernet addresses and, for IPv4, its IPv4
+/// addresses (the IPv4 and UDP checksums do not change: a ones' complement sum does not
+/// depend on the order of its words), so it goes back to where it came from with the
+/// sender as its destination. The MAC addresses are the two the frame carried when it was
+/// refused (the chip does not keep the previous hop's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReturnToSender {
+    /// Where the Ethernet header starts in the stored packet (0 unless the program bridges
+    /// metadata in front of it). The kept bytes must reach the IPv4 addresses (34 bytes on).
+    #[serde(default)]
+    pub ethernet_offset: u32,
 }
 
 impl TrimConfig {
@@ -248,7 +270,17 @@ impl TrimConfig {
                 ),
             ),
             Some(m) if m.mask == 0 => err("trim.mark.mask", "a mask of 0 sets nothing"),
-            _ => Ok(()),
+            _ => match self.return_to_sender {
+                Some(r) if r.ethernet_offset.saturating_add(34) > self.bytes => err(
+                    "trim.return_to_sender.ethernet_offset",
+                    format!(
+                        "the IPv4 addresses end at byte {}, beyond the {} bytes a trimmed packet keeps",
+                        r.ethernet_offset.saturating_add(34),
+                        self.bytes
+                    ),
+                ),
+                _ => Ok(()),
+            },
         }
     }
 }

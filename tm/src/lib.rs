@@ -129,7 +129,7 @@ pub struct Admitted {
 }
 
 /// How a packet admitted by what-if trimming was cut: the chip keeps `bytes` of it and sets
-/// `mark`; the TM queued it on `queue` of the port it asked for.
+/// `mark`; the TM queued it on `queue` of the port it asked for, or of `returned_to`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Trimmed {
     /// The header queue it is in.
@@ -138,6 +138,9 @@ pub struct Trimmed {
     pub bytes: u32,
     /// The flag to set.
     pub mark: Option<TrimMark>,
+    /// Returned to its sender ([`config::ReturnToSender`]): queued on this port, the one it
+    /// came in on; the chip swaps its addresses.
+    pub returned_to: Option<(u16, config::ReturnToSender)>,
 }
 
 /// A packet leaving the TM.
@@ -580,9 +583,10 @@ impl TrafficManager {
     }
 
     /// What-if trimming ([`config::TrimConfig`]): `req`, refused for `reason`, cut to the configured
-    /// bytes and offered to the header queue of its port; refused (and counted) as it was if
-    /// trimming is off, does not apply, or the header queue refuses it too (then for that
-    /// queue's reason, counted there).
+    /// bytes and offered to the header queue of its port, then (returning to the sender) to
+    /// the header queue of the port it came in on; refused (and counted) as it was if
+    /// trimming is off or does not apply, or for the last header queue's reason (counted
+    /// there) if that refuses it too.
     #[cold]
     fn trim_or_refuse(
         &mut self,
@@ -598,16 +602,28 @@ impl TrafficManager {
             bytes: req.bytes.min(trim.bytes),
             ..*req
         };
-        let mut a = match self.admit(&header) {
-            Ok(a) => a,
-            Err(r) => return self.refuse(&header, r),
+        let (mut a, returned_to) = match (self.admit(&header), trim.return_to_sender) {
+            (Ok(a), _) => (a, None),
+            (Err(r), None) => return self.refuse(&header, r),
+            (Err(_), Some(back)) => {
+                let returned = EnqueueRequest {
+                    port: req.ingress_port,
+                    ..header
+                };
+                match self.admit(&returned) {
+                    Ok(a) => (a, Some((req.ingress_port, back))),
+                    Err(r) => return self.refuse(&returned, r),
+                }
+            }
         };
         let cut = (req.bytes - header.bytes) as u64;
         let c = &mut self.queues[req.port as usize * self.qpp + req.queue as usize].counters;
         c.trimmed_pkts += 1;
         c.trimmed_bytes += cut;
+        c.returned_pkts += returned_to.is_some() as u64;
         self.counters.trimmed_pkts += 1;
         self.counters.trimmed_bytes += cut;
+        self.counters.returned_pkts += returned_to.is_some() as u64;
         if let Some(t) = &mut self.trace {
             t.push(TraceEvent::Trim {
                 t: req.now_ps,
@@ -621,6 +637,7 @@ impl TrafficManager {
             queue: trim.queue,
             bytes: header.bytes,
             mark: trim.mark,
+            returned_to,
         });
         Ok(a)
     }

@@ -32,6 +32,9 @@ pub struct QueueCounters {
     pub trimmed_pkts: u64,
     /// Bytes those packets lost (their length minus what was kept).
     pub trimmed_bytes: u64,
+    /// Of `trimmed_pkts`, headers their header queue refused that went back to their sender
+    /// ([`crate::config::ReturnToSender`]).
+    pub returned_pkts: u64,
 }
 
 impl QueueCounters {
@@ -51,6 +54,7 @@ impl QueueCounters {
         self.max_depth_cells = self.max_depth_cells.max(o.max_depth_cells);
         self.trimmed_pkts += o.trimmed_pkts;
         self.trimmed_bytes += o.trimmed_bytes;
+        self.returned_pkts += o.returned_pkts;
     }
 }
 
@@ -84,6 +88,8 @@ pub struct TmCounters {
     pub trimmed_pkts: u64,
     /// See `trimmed_pkts`.
     pub trimmed_bytes: u64,
+    /// Of `trimmed_pkts`, headers returned to their sender.
+    pub returned_pkts: u64,
 }
 
 /// What the trace records, when on ([`crate::TrafficManager::set_trace`]).

@@ -53,15 +53,35 @@ pub(super) struct Packet {
 }
 
 impl Packet {
-    /// What-if trimming: keep the first `t.bytes` bytes and, if that cut any, set the flag.
+    /// What-if trimming: keep the first `t.bytes` bytes and, if that cut any, set the flag;
+    /// a header returned to its sender gets its addresses swapped.
     pub(super) fn trim(&mut self, t: Trimmed) {
-        if self.data.len() <= t.bytes as usize {
-            return;
+        if self.data.len() > t.bytes as usize {
+            self.data.truncate(t.bytes as usize);
+            if let Some(m) = t.mark {
+                // The configuration keeps the flag's byte among those kept.
+                self.data[m.offset as usize] |= m.mask;
+            }
         }
-        self.data.truncate(t.bytes as usize);
-        if let Some(m) = t.mark {
-            // The configuration keeps the flag's byte among those kept.
-            self.data[m.offset as usize] |= m.mask;
+        if let Some((_, back)) = t.returned_to {
+            swap_addresses(&mut self.data, back.ethernet_offset as usize);
+        }
+    }
+}
+
+/// What-if return-to-sender (`tm::config::ReturnToSender`): swap the Ethernet destination
+/// and source of the frame at `eth` in `data` and, if it is IPv4, the IPv4 source and
+/// destination (checksums unchanged: a ones' complement sum does not depend on word order).
+/// Bytes the packet does not have are left alone.
+fn swap_addresses(data: &mut [u8], eth: usize) {
+    if data.len() >= eth + 12 {
+        for i in 0..6 {
+            data.swap(eth + i, eth + 6 + i);
+        }
+    }
+    if data.len() >= eth + 34 && data[eth + 12..eth + 14] == [0x08, 0x00] {
+        for i in 0..4 {
+            data.swap(eth + 26 + i, eth + 30 + i);
         }
     }
 }

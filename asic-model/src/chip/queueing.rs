@@ -8,7 +8,9 @@
 //! TM may admit a packet it would have refused as a header in the port's header queue; the
 //! chip then cuts the packet's bytes to what the TM charged and, if bytes were cut, sets the
 //! configured flag. The packet is the same packet (it is not a drop), so conservation holds;
-//! the bytes it lost are counted in the TM's `trimmed_bytes`. IPv4 and UDP lengths are left
+//! the bytes it lost are counted in the TM's `trimmed_bytes`. A header the header queue
+//! refuses may go back to its sender (`return_to_sender`): the TM queues it on the port it
+//! came in on and the chip swaps its addresses. IPv4 and UDP lengths are left
 //! as they were, as NDP's cut-payload switches leave them: a receiver sees the cut from the
 //! flag or from a frame shorter than its headers say.
 //!
@@ -55,7 +57,12 @@ impl Chip {
         match self.offer(now, h, port, queue, cos, false) {
             Ok(Admitted {
                 trimmed: Some(t), ..
-            }) => self.packets.slots[h as usize].trim(t),
+            }) => {
+                if let Some((back, _)) = t.returned_to {
+                    port = back;
+                }
+                self.packets.slots[h as usize].trim(t)
+            }
             Ok(_) => {}
             Err(refusal) => {
                 let from = self.packets.slots[h as usize].ingress_port;

@@ -282,7 +282,7 @@ impl<'o> Net<'o> {
                 // A host's data packet is tagged with its sender (index + 1), which the chip
                 // keeps whatever the program does to the bytes: `finish` counts by it what is
                 // still inside at the end.
-                let source = self.data_source(data).copied();
+                let source = self.data_source(data);
                 if let Some(h) = source {
                     self.src[h].chip_in += 1;
                 }
@@ -365,12 +365,15 @@ impl<'o> Net<'o> {
         Ok(())
     }
 
-    /// The host that sent `frame`, if it is a host's data packet.
-    fn data_source(&self, frame: &[u8]) -> Option<&usize> {
-        if !packet::is_data_frame(frame) {
-            return None;
+    /// The host that sent `frame`, if it is a host's data packet: its flow's source, by the
+    /// flow id (a header a switch returned to its sender has its addresses swapped but the
+    /// same flow), or by its IPv4 source if the id names no flow.
+    fn data_source(&self, frame: &[u8]) -> Option<usize> {
+        let flow = packet::data_flow_id(frame)?;
+        match self.flows.get(flow as usize) {
+            Some(f) => Some(f.spec.src),
+            None => packet::ipv4_src(frame).and_then(|ip| self.ip_to_host.get(&ip).copied()),
         }
-        packet::ipv4_src(frame).and_then(|ip| self.ip_to_host.get(&ip))
     }
 
     /// A chip's port sent `frame` starting at `start`.
@@ -379,7 +382,7 @@ impl<'o> Net<'o> {
         if let Some(&i) = self.chip_captures[c].get(&port) {
             self.observer.capture(i, start, data)?;
         }
-        let src = self.data_source(data).copied();
+        let src = self.data_source(data);
         if let Some(h) = src {
             self.src[h].chip_out += 1;
         }

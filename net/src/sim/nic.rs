@@ -48,6 +48,17 @@ impl Net<'_> {
             return self.host_drop(h, reason);
         }
         let f = hd.flow_id as usize;
+        if hd.flags & DATA != 0 && self.flows[f].spec.src == h && self.flows[f].spec.dst != h {
+            // A trimmed header a switch returned to its sender (return-to-sender): it
+            // arrived, at the host it came from.
+            self.hosts[h].packets_received += 1;
+            self.src[h].delivered += 1;
+            if let Some(s) = self.flows[f].sender.as_mut() {
+                s.on_returned(now, hd.seq);
+            }
+            let _ = self.after_sender(now, f);
+            return;
+        }
         if hd.flags & DATA != 0 {
             self.hosts[h].packets_received += 1;
             if let Some(s) = self.ip_to_host.get(&hd.src_ip) {

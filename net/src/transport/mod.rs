@@ -101,6 +101,10 @@ pub trait Sender {
     fn next(&mut self, now: Time) -> Option<Seg>;
     /// Feedback from the receiver (ACK, NACK or PULL).
     fn on_feedback(&mut self, now: Time, h: &Header);
+    /// A switch returned the trimmed header of packet `seq` to this sender (what-if
+    /// return-to-sender, `tm.trim.return_to_sender`): the receiver never saw it. Transports
+    /// without trimming ignore it and recover as from a loss.
+    fn on_returned(&mut self, _now: Time, _seq: u32) {}
     /// When [`Sender::on_timer`] should next run, if a timer is armed.
     fn timer(&self) -> Option<Time>;
     /// The timer fired (the host calls it at or after [`Sender::timer`]).

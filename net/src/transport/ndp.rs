@@ -12,12 +12,14 @@
 //! A NACKed packet is queued for retransmission and is the next packet the sender sends (ahead
 //! of new data). A sender that hears nothing for `rto_us` resends its unacknowledged packets
 //! (timer-driven recovery for lost headers or control packets). Control packets (ACK, NACK,
-//! PULL) go first at the sending NIC.
+//! PULL) go first at the sending NIC. A header a switch returned to the sender (NDP's
+//! return-to-sender when the header queue is full) is a NACK that also gives back the credit
+//! of the PULL the receiver will never send for it: the packet is resent at once.
 //!
 //! **Omits:** the switch side (payload trimming, the header/control priority queue and the
 //! 8-packet data queues are switch-program and TM concerns, not the host's); per-sender fair
 //! queueing of PULLs (FIFO here) and pull priorities; path spraying (packets follow whatever
-//! path the switch program picks); return-to-sender; the first-RTT "don't blast the whole
+//! path the switch program picks); the first-RTT "don't blast the whole
 //! window into an incast" refinements; connection setup.
 
 use super::{check_count, check_us, Ready, Seg, Sender, Shape};
@@ -156,6 +158,15 @@ impl Sender for Ndp {
         self.deadline = (!self.done()).then_some(now + self.rto);
     }
 
+    fn on_returned(&mut self, now: Time, seq: u32) {
+        if seq < self.shape.packets && !self.is_acked(seq) {
+            self.nacks += 1;
+            self.retx.push_back(seq);
+            self.credit = (self.credit + 1).min(self.shape.packets - self.acked_count);
+        }
+        self.deadline = (!self.done()).then_some(now + self.rto);
+    }
+
     fn timer(&self) -> Option<Time> {
         self.deadline
     }
@@ -232,6 +243,27 @@ mod tests {
             }
         );
         assert_eq!(s[1].seq, 3);
+        assert_eq!(n.nacks, 1);
+    }
+
+    /// A returned header is resent at once, without a PULL: the receiver never saw it, so
+    /// none will come for it.
+    #[test]
+    fn a_returned_header_is_resent_without_a_pull() {
+        let mut n = ndp(3, 10);
+        let t = Time::ZERO;
+        drain(&mut n, t);
+        assert_eq!(n.credit(), 0);
+        n.on_returned(t, 2);
+        let s = drain(&mut n, t);
+        assert_eq!(
+            s,
+            [Seg {
+                seq: 2,
+                len: 1000,
+                retx: true
+            }]
+        );
         assert_eq!(n.nacks, 1);
     }
 

@@ -3,7 +3,7 @@
 use super::req;
 use tm::config::{
     AdmissionPolicy, ConfigError, EcnConfig, PfcConfig, PfcGroup, PortScheduler, QueueConfig,
-    SchedulerConfig, TmConfig, TrimConfig, TrimMark,
+    ReturnToSender, SchedulerConfig, TmConfig, TrimConfig, TrimMark,
 };
 use tm::export::DepthExport;
 use tm::spec::TmSpec;
@@ -528,6 +528,7 @@ fn trimming_tm(limit: u32, bytes: u32) -> TrafficManager {
             bytes,
             queue: 1,
             mark: None,
+            return_to_sender: None,
         }),
         ..TmConfig::default()
     };
@@ -583,6 +584,50 @@ fn trimming_cuts_a_refused_packet_into_the_header_queue() {
     tm.check_invariants().unwrap();
 }
 
+/// The digest's test 3.4.2, NDP's return-to-sender: a header its header queue refuses goes
+/// to the header queue of the port the packet came in on, counted as returned on the data
+/// queue that refused the packet; if that header queue is full too, it is dropped for that
+/// queue's reason, counted there.
+#[test]
+fn a_header_the_header_queue_refuses_returns_to_its_sender() {
+    let mut tm = trimming_tm(190, 80);
+    let mut cfg = tm.config().clone();
+    cfg.trim.as_mut().unwrap().return_to_sender = Some(ReturnToSender { ethernet_offset: 0 });
+    tm = TrafficManager::new(TmSpec::small(100_000, 80, 2), cfg, 2).unwrap();
+    // From port 1 to port 0: ten data packets fill the data queue, 190 headers the header
+    // queue.
+    let from_1 = |h| EnqueueRequest {
+        ingress_port: 1,
+        ..req(0, 0, 1500, h)
+    };
+    for h in 0..10 + 190 {
+        let a = tm.enqueue(from_1(h)).unwrap();
+        assert_eq!(a.trimmed.and_then(|t| t.returned_to), None);
+    }
+    let a = tm.enqueue(from_1(200)).unwrap();
+    let t = a.trimmed.expect("trimmed");
+    assert_eq!(
+        (t.queue, t.bytes, t.returned_to.map(|r| r.0)),
+        (1, 80, Some(1))
+    );
+    assert_eq!(tm.depth(1, 1), (1, 1), "queued for the port it came in on");
+    let data = tm.queue_counters(0, 0);
+    assert_eq!((data.trimmed_pkts, data.returned_pkts), (191, 1));
+    assert_eq!(tm.counters().returned_pkts, 1);
+    assert_eq!(tm.queue_counters(0, 1).drops.iter().sum::<u64>(), 0);
+    // Port 1's header queue full as well: the header is dropped there.
+    for h in 201..201 + 189 {
+        assert!(tm.enqueue(from_1(h)).unwrap().trimmed.is_some());
+    }
+    assert_eq!(tm.depth(1, 1), (190, 190));
+    assert_eq!(tm.enqueue(from_1(500)).unwrap_err(), Refusal::QueueLimit);
+    assert_eq!(
+        tm.queue_counters(1, 1).drops[Refusal::QueueLimit as usize],
+        1
+    );
+    tm.check_invariants().unwrap();
+}
+
 #[test]
 fn trimming_is_off_by_default_and_its_configuration_is_checked() {
     let mut tm = tm_with(SchedulerConfig::StrictPriority, 2);
@@ -608,6 +653,7 @@ fn trimming_is_off_by_default_and_its_configuration_is_checked() {
             offset: 42,
             mask: 0x10,
         }),
+        return_to_sender: None,
     };
     let cfg = TmConfig {
         trim: Some(ok),
@@ -630,5 +676,14 @@ fn trimming_is_off_by_default_and_its_configuration_is_checked() {
             ..ok
         }),
         "trim.mark.mask"
+    );
+    assert_eq!(
+        bad(TrimConfig {
+            return_to_sender: Some(ReturnToSender {
+                ethernet_offset: 50
+            }),
+            ..ok
+        }),
+        "trim.return_to_sender.ethernet_offset"
     );
 }
