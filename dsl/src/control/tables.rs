@@ -22,15 +22,10 @@ fn entry_identity(key: &[KeyMatch], widths: &[u16]) -> Option<Vec<(u128, u16)>> 
         .zip(widths)
         .map(|(k, &w)| match *k {
             KeyMatch::Exact(v) => Some((v, w)),
-            KeyMatch::Lpm { value, prefix_len } => {
-                // The top `p` of `w` bits (`entry_key` checked p <= w <= 128).
-                let p = prefix_len.min(w) as u32;
-                let mask = match p {
-                    0 => 0,
-                    _ => (u128::MAX >> (128 - p)) << (w as u32 - p),
-                };
-                Some((value & mask, prefix_len))
-            }
+            KeyMatch::Lpm { value, prefix_len } => Some((
+                value & pipelines::table::prefix_mask(prefix_len, w),
+                prefix_len,
+            )),
             _ => None,
         })
         .collect()
