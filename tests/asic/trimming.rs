@@ -7,8 +7,10 @@
 
 use asic_deploy::run::{run_observed, RunOptions};
 use asic_deploy::scenario::NetScenario;
-use asic_net::network::Observer;
+use asic_deploy::Mechanism;
+use asic_net::network::{Observer, Stop};
 use asic_net::packet::{parse, HEADER_BYTES, TRIMMED};
+use asic_net::transport::TransportSpec;
 use asic_net::NetRun;
 use pipelines::time::Time;
 use std::path::Path;
@@ -1317,54 +1319,42 @@ fn bad_trimming_parameters_are_refused_by_name() {
     }
 }
 
-/// Experiment 6's testbed (§6.5): 4 ToRs × 3 spines of `tofino1-trim`, 8 hosts per ToR, every
-/// link 25 Gb/s, 9,000-byte IP MTU. `Taildrop`: the stock ECMP router with a 200-frame
-/// tail-drop queue on every port and TCP NewReno hosts (Linux's 200 ms minimum RTO is the
-/// model's 1 ms, so a run of 50 ms sees recovery); `Trimming`: the trimming program with its
-/// 12-frame data queue and NDP hosts with a first window of `window` frames (8: about one RTT
-/// of an idle path at 25 Gb/s).
+/// Experiment 6's testbed (§6.5), as `programs/trimming/testbed-ping{,-taildrop}.ron` give it:
+/// 4 ToRs × 3 spines of `tofino1-trim`, 8 hosts per ToR, every link 25 Gb/s, 9,000-byte IP
+/// MTU. `Taildrop`: the stock ECMP router with a 200-frame tail-drop queue on every port and
+/// TCP NewReno hosts (Linux's 200 ms minimum RTO is the model's 1 ms, so a run of 50 ms sees
+/// recovery); `Trimming`: the trimming program with its 12-frame data queue and NDP hosts,
+/// spraying or not, with a first window of `window` frames (the file's 8: about one RTT of an
+/// idle path at 25 Gb/s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Testbed {
     Taildrop,
     Trimming { spray: bool, window: u32 },
 }
 
-impl Testbed {
-    /// The scenario's deployment, chip settings and transport.
-    fn setup(self) -> String {
-        match self {
-            Testbed::Taildrop => format!(
-                "deploy: Routers(Ecmp),
-                 chips: [(select: All, config: Some((tm: (admission: Static,
-                     queues: [(static_limit_cells: Some({}))]))))],
-                 transport: NewReno(()),",
-                // 200 frames of 9,014 bytes in 80-byte cells
-                200 * 9014u32.div_ceil(80)
-            ),
-            Testbed::Trimming { spray, window } => format!(
-                "deploy: Trimming((spray: {spray}, data_queue_packets: 12)),
-                 transport: Ndp((init_window_packets: {window}, rto_us: 1000.0)),"
-            ),
-        }
-    }
-}
-
-/// Run `traffic` on the testbed until `stop_ns`; the run and its wall time (s).
+/// Run `traffic` on the testbed until `stop_ns` (or until every flow completes); the run and
+/// its wall time (s).
 fn testbed_run(bed: Testbed, traffic: &str, stop_ns: u64) -> (NetRun, f64) {
-    let text = format!(
-        r#"(
-            topology: Generate((
-                shape: LeafSpine(leaves: 4, spines: 3, hosts_per_leaf: 8, uplinks_per_spine: 1),
-                chip: "tofino1-trim.ron", delay_ns: 500, host_gbps: Some(25), fabric_gbps: Some(25))),
-            {}
-            mtu: 9000,
-            traffic: [{traffic}],
-            stop: (at_ns: Some({stop_ns}), when_flows_complete: true),
-        )"#,
-        bed.setup()
-    );
-    let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/trimming");
+    let file = match bed {
+        Testbed::Taildrop => "testbed-ping-taildrop.ron",
+        Testbed::Trimming { .. } => "testbed-ping.ron",
+    };
+    let mut s = asic_deploy::run::load(&dir.join(file)).unwrap();
+    match (bed, &mut s.deploy, &mut s.transport) {
+        (Testbed::Taildrop, Mechanism::Routers(_), TransportSpec::NewReno(_)) => {}
+        (Testbed::Trimming { spray, window }, Mechanism::Trimming(t), TransportSpec::Ndp(n)) => {
+            t.spray = spray;
+            n.init_window_packets = window;
+        }
+        _ => panic!("{file} is not the testbed {bed:?} reads"),
+    }
+    s.traffic = ron::from_str(&format!("[{traffic}]")).unwrap_or_else(|e| panic!("{e}"));
+    s.stop = Stop {
+        at_ns: Some(stop_ns),
+        when_flows_complete: true,
+    };
+    s.sample_period_ns = None;
     let wall = std::time::Instant::now();
     let r = run_observed(s, &dir, RunOptions::default(), &mut ()).unwrap();
     (r, wall.elapsed().as_secs_f64())
