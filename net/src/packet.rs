@@ -10,7 +10,7 @@
 //! | 6..12 | source MAC: the host's |
 //! | 12..14 | EtherType 0x0800 |
 //! | 14..34 | IPv4, no options: version 4, IHL 5; TOS = DSCP (`class << 3`) and ECN (00 not ECT, 10 ECT(0), 11 CE); total length; identification = low 16 bits of `seq`; DF; TTL 64; protocol 17; header checksum (valid); source and destination addresses |
-//! | 34..42 | UDP: source port `49152 + flow_id mod 16384` (so ECMP hashes spread flows), destination port [`UDP_PORT`] (4791), length, checksum 0 (none, as IPv4 allows) |
+//! | 34..42 | UDP: source port `49152 + (flow_id + entropy) mod 16384` (so ECMP hashes spread flows; `entropy` is 0 unless the sender sprays its packets over paths, then [`spray_entropy`] of the flow and the packet's index), destination port [`UDP_PORT`] (4791), length, checksum 0 (none, as IPv4 allows) |
 //! | 42 | transport flags: [`DATA`] 0x01, [`ACK`] 0x02, [`NACK`] 0x04, [`PULL`] 0x08, [`TRIMMED`] 0x10, [`ECE`] 0x20 (ECN echo), [`LAST`] 0x40 (last packet of the flow) |
 //! | 43 | priority class 0..7 (also in the DSCP) |
 //! | 44..46 | `queue`: the sender's NIC queue / the upstream-queue hint for BFC-style control |
@@ -94,6 +94,18 @@ pub fn mss(mtu: usize) -> usize {
     mtu - 20 - 8 - TRANSPORT_HEADER_BYTES
 }
 
+/// The [`Header::entropy`] of packet `seq` of a spraying flow: a SplitMix64 mix of the flow
+/// and the index, so that each packet's path is a fresh draw, independent of other flows'.
+/// (The index alone would not do: CRC is linear, so two flows' hashes of the same port
+/// differ by a constant, and flows at the same index would pick correlated paths; in the
+/// trimming testbed three such flows got 20.3 Gb/s against 22.0 with random choices.)
+pub fn spray_entropy(flow_id: u64, seq: u32) -> u16 {
+    let mut x = flow_id.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seq as u64;
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((x ^ (x >> 31)) % 16384) as u16
+}
+
 /// Frame length (no FCS) of a data packet carrying `payload` bytes.
 pub fn data_frame_len(payload: usize) -> usize {
     HEADER_BYTES + payload
@@ -128,6 +140,9 @@ pub struct Header {
     pub ts_ps: u64,
     /// Application bytes.
     pub len: u32,
+    /// Added to the UDP source port (mod 16384): 0 for one path per flow; a spraying sender
+    /// (EQDS, NDP) varies it per packet so that the switches' ECMP hash varies.
+    pub entropy: u16,
 }
 
 impl Header {
@@ -159,7 +174,7 @@ pub fn build(buf: &mut Vec<u8>, h: &Header, payload: usize) {
     b[30..34].copy_from_slice(&h.dst_ip.to_be_bytes());
     let ck = ipv4_checksum(&b[14..34]);
     b[24..26].copy_from_slice(&ck.to_be_bytes());
-    let sport = 49152 + (h.flow_id % 16384) as u16;
+    let sport = 49152 + ((h.flow_id + h.entropy as u64) % 16384) as u16;
     b[34..36].copy_from_slice(&sport.to_be_bytes());
     b[36..38].copy_from_slice(&UDP_PORT.to_be_bytes());
     b[38..40].copy_from_slice(&(ip_len - 20).to_be_bytes());
@@ -215,7 +230,11 @@ pub fn parse(f: &[u8]) -> Option<Header> {
         flow_id: u64_in(field::FLOW_ID),
         ts_ps: u64_in(field::TS_PS),
         len: u32_in(field::LEN),
+        entropy: 0,
     };
+    // 49152 is a multiple of 16384: the port less the flow id, mod 16384.
+    let sport = u16::from_be_bytes([f[34], f[35]]) as u64;
+    h.entropy = ((sport % 16384 + 16384 - h.flow_id % 16384) % 16384) as u16;
     if h.is_data() && f.len() < HEADER_BYTES + h.len as usize {
         h.flags |= TRIMMED;
     }
@@ -268,6 +287,7 @@ mod tests {
             flow_id: 42,
             ts_ps: 123_456,
             len: 1000,
+            entropy: 16_380,
         };
         let mut buf = Vec::new();
         build(&mut buf, &h, 1000);
@@ -283,6 +303,11 @@ mod tests {
             ip.header().to_header().calc_header_checksum(),
             ip.header().header_checksum()
         );
+        // The source port: 49152 + (42 + 16380) mod 16384.
+        let Some(etherparse::TransportSlice::Udp(udp)) = p.transport else {
+            panic!()
+        };
+        assert_eq!(udp.source_port(), 49152 + 38);
         // A trimmed copy (only the headers left) is recognised as trimmed.
         let t = parse(&buf[..HEADER_BYTES]).unwrap();
         assert!(t.flags & TRIMMED != 0);

@@ -79,3 +79,39 @@ fn ecmp_spreads_the_flows_between_two_racks_over_every_spine() {
         );
     }
 }
+
+/// A spraying NDP sender (`Ndp((spray: true))`, EQDS's way) varies each data packet's UDP
+/// source port, so the ToR's ECMP hash spreads one flow over every spine; without it the
+/// flow keeps one. One flow of 1,200 packets over 3 spines (256 buckets, 86:85:85): each
+/// spine carries a third of it, within a tenth.
+#[test]
+fn a_spraying_host_spreads_one_flow_over_every_spine() {
+    let uplinks = |spray: bool| -> Vec<u64> {
+        let text = format!(
+            r#"(
+            topology: Generate((shape: LeafSpine(leaves: 2, spines: 3, hosts_per_leaf: 1, uplinks_per_spine: 1),
+                chip: "rmt2013", delay_ns: 100)),
+            deploy: Routers(Ecmp),
+            transport: Ndp((spray: {spray})),
+            traffic: [Flow((src: "h0_0", dst: "h1_0", size: 1728000))],
+        )"#
+        );
+        let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let r = net::run_detailed(s, std::path::Path::new(""), None).unwrap();
+        let leaf0 = r.chip("leaf0").unwrap();
+        (1..4).map(|p| leaf0.port_counters(p).tx_packets).collect()
+    };
+    let one_path = uplinks(false);
+    assert_eq!(
+        one_path.iter().filter(|&&n| n > 0).count(),
+        1,
+        "{one_path:?}"
+    );
+    let sprayed = uplinks(true);
+    let total: u64 = sprayed.iter().sum();
+    assert!(total >= 1200, "{sprayed:?}");
+    for &n in &sprayed {
+        let share = n as f64 / total as f64;
+        assert!((share - 1.0 / 3.0).abs() < 0.1 / 3.0, "{sprayed:?}");
+    }
+}

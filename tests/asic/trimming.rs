@@ -1324,12 +1324,24 @@ fn bad_trimming_parameters_are_refused_by_name() {
 /// MTU. `Taildrop`: the stock ECMP router with a 200-frame tail-drop queue on every port and
 /// TCP NewReno hosts (Linux's 200 ms minimum RTO is the model's 1 ms, so a run of 50 ms sees
 /// recovery); `Trimming`: the trimming program with its 12-frame data queue and NDP hosts,
-/// spraying or not, with a first window of `window` frames (the file's 8: about one RTT of an
-/// idle path at 25 Gb/s).
+/// with a first window of `window` frames (the file's 8: about one RTT of an idle path at
+/// 25 Gb/s), spraying as `spray` says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Testbed {
     Taildrop,
-    Trimming { spray: bool, window: u32 },
+    Trimming { spray: Spray, window: u32 },
+}
+
+/// Who sprays a flow's packets over the spines, if anyone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Spray {
+    /// Nobody: ECMP by the flow's hash.
+    No,
+    /// The switches: the ECMP member at random per packet (`Trimming((spray: true))`).
+    Switch,
+    /// The hosts: each packet's UDP source port varies, so the ECMP hash does (EQDS's way,
+    /// `Ndp((spray: true))`).
+    Hosts,
 }
 
 /// Run `traffic` on the testbed until `stop_ns` (or until every flow completes); the run and
@@ -1344,7 +1356,8 @@ fn testbed_run(bed: Testbed, traffic: &str, stop_ns: u64) -> (NetRun, f64) {
     match (bed, &mut s.deploy, &mut s.transport) {
         (Testbed::Taildrop, Mechanism::Routers(_), TransportSpec::NewReno(_)) => {}
         (Testbed::Trimming { spray, window }, Mechanism::Trimming(t), TransportSpec::Ndp(n)) => {
-            t.spray = spray;
+            t.spray = spray == Spray::Switch;
+            n.spray = spray == Spray::Hosts;
             n.init_window_packets = window;
         }
         _ => panic!("{file} is not the testbed {bed:?} reads"),
@@ -1462,16 +1475,17 @@ const TRIALS: u32 = 20;
 
 /// Experiment 6 (§6.5, Fig. 13 and the spraying test) on the model of the testbed: pings to a
 /// host receiving nine connections, tail-drop with 200 frames against trimming with 12; and
-/// three cross-rack flows under ECMP and with spraying (NDP's first window 8 frames, and 16),
+/// three cross-rack flows under ECMP and sprayed by the switches or the hosts (NDP's first
+/// window 8 frames, and 16 with the switches'),
 /// over [`TRIALS`] host choices. Prints both tables.
 /// `cargo test --release --test asic trimming_testbed -- --ignored --nocapture`.
 #[test]
-#[ignore = "experiment 6: 4 ping runs of 50 ms and 80 runs of three 20 MB flows (about 30 s)"]
+#[ignore = "experiment 6: 4 ping runs of 50 ms and 100 runs of three 20 MB flows (about 30 s)"]
 fn trimming_testbed() {
     let beds = [
         Testbed::Taildrop,
         Testbed::Trimming {
-            spray: true,
+            spray: Spray::Switch,
             window: 8,
         },
     ];
@@ -1500,20 +1514,25 @@ fn trimming_testbed() {
     assert!(quantile(trimming, 0.99) < 60.0);
     assert_eq!(runs[3].1, 0, "no ping lost with trimming");
 
-    // The last: a first window of 16 frames, for what spraying costs one of 8 (a sprayed
-    // packet can wait behind another flow's at an uplink, so 8 frames are under one RTT).
+    // The hosts' spraying beside the switches'; the last, a first window of 16 frames, for
+    // what spraying costs one of 8 (a sprayed packet can wait behind another flow's at an
+    // uplink, so 8 frames are under one RTT).
     let beds = [
         Testbed::Taildrop,
         Testbed::Trimming {
-            spray: false,
+            spray: Spray::No,
             window: 8,
         },
         Testbed::Trimming {
-            spray: true,
+            spray: Spray::Switch,
             window: 8,
         },
         Testbed::Trimming {
-            spray: true,
+            spray: Spray::Hosts,
+            window: 8,
+        },
+        Testbed::Trimming {
+            spray: Spray::Switch,
             window: 16,
         },
     ];
@@ -1549,7 +1568,7 @@ fn trimming_testbed() {
             chunk.iter().map(|r| r.2).sum::<u64>() as f64 / TRIALS as f64,
             chunk.iter().map(|r| r.3).sum::<f64>()
         );
-        if matches!(b, Testbed::Trimming { spray: true, .. }) {
+        if matches!(b, Testbed::Trimming { spray, .. } if *spray != Spray::No) {
             assert_eq!(slow, 0, "spraying: every flow near 25 Gb/s: {all:?}");
         }
     }

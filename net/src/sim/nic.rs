@@ -283,6 +283,7 @@ impl Net<'_> {
                     flow_id: c.flow as u64,
                     ts_ps: c.ts_ps,
                     len: 0,
+                    entropy: 0,
                 };
                 packet::build(&mut self.scratch, &hd, 0);
                 return self.host_transmit(now, h);
@@ -334,6 +335,11 @@ impl Net<'_> {
                         flow_id: f as u64,
                         ts_ps: now.ps(),
                         len: seg.len,
+                        entropy: if s.sprays() {
+                            packet::spray_entropy(f as u64, seg.seq)
+                        } else {
+                            0
+                        },
                     };
                     packet::build(&mut self.scratch, &hd, seg.len as usize);
                     fl.packets_sent += 1;

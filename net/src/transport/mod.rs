@@ -115,6 +115,11 @@ pub trait Sender {
     fn ecn_capable(&self) -> bool {
         false
     }
+    /// Whether data packets vary their UDP source port per packet ([`Header::entropy`]), so
+    /// that the switches' ECMP hash sprays them over the equal-cost paths.
+    fn sprays(&self) -> bool {
+        false
+    }
 }
 
 /// Feedback a receiver sends for one data packet.

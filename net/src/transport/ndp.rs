@@ -14,12 +14,15 @@
 //! (timer-driven recovery for lost headers or control packets). Control packets (ACK, NACK,
 //! PULL) go first at the sending NIC. A header a switch returned to the sender (NDP's
 //! return-to-sender when the header queue is full) is a NACK that also gives back the credit
-//! of the PULL the receiver will never send for it: the packet is resent at once.
+//! of the PULL the receiver will never send for it: the packet is resent at once. With
+//! `spray`, each data packet's UDP source port varies per packet
+//! ([`crate::packet::spray_entropy`]), so the switches' ECMP hash sprays the flow over the
+//! equal-cost paths (EQDS's way); without it the flow keeps one path, unless the switch
+//! program sprays.
 //!
 //! **Omits:** the switch side (payload trimming, the header/control priority queue and the
 //! 8-packet data queues are switch-program and TM concerns, not the host's); per-sender fair
-//! queueing of PULLs (FIFO here) and pull priorities; path spraying (packets follow whatever
-//! path the switch program picks); the first-RTT "don't blast the whole
+//! queueing of PULLs (FIFO here) and pull priorities; the first-RTT "don't blast the whole
 //! window into an incast" refinements; connection setup.
 
 use super::{check_count, check_us, Ready, Seg, Sender, Shape};
@@ -36,6 +39,10 @@ pub struct NdpSpec {
     pub init_window_packets: u32,
     /// Resend unacknowledged packets after this long without feedback (µs).
     pub rto_us: f64,
+    /// Spray the data packets over the equal-cost paths by their UDP source port (EQDS's
+    /// way, Olteanu et al., NSDI 2022): a per-packet value is added to it
+    /// ([`crate::packet::spray_entropy`]), so the switches' ECMP hash picks a path per packet.
+    pub spray: bool,
 }
 
 impl Default for NdpSpec {
@@ -43,6 +50,7 @@ impl Default for NdpSpec {
         NdpSpec {
             init_window_packets: 16,
             rto_us: 1000.0,
+            spray: false,
         }
     }
 }
@@ -69,6 +77,8 @@ pub struct Ndp {
     deadline: Option<Time>,
     /// NACKs received.
     pub nacks: u32,
+    /// [`NdpSpec::spray`].
+    spray: bool,
 }
 
 impl Ndp {
@@ -86,6 +96,7 @@ impl Ndp {
             rto: Time((s.rto_us * 1e6) as u64),
             deadline: None,
             nacks: 0,
+            spray: s.spray,
         }
     }
 
@@ -171,6 +182,10 @@ impl Sender for Ndp {
         self.deadline
     }
 
+    fn sprays(&self) -> bool {
+        self.spray
+    }
+
     fn on_timer(&mut self, now: Time) {
         if self.done() {
             self.deadline = None;
@@ -205,6 +220,7 @@ mod tests {
         let s = NdpSpec {
             init_window_packets: iw,
             rto_us: 50.0,
+            spray: false,
         };
         Ndp::new(&s, Shape::new(packets as u64 * 1000, 1000))
     }
