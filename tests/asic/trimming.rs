@@ -799,6 +799,8 @@ struct NdpRun {
     ingress: u64,
     dod: u64,
     notifies: u64,
+    /// `trims_dod` per pipe (the pipe the deflected packet came in on).
+    dod_by_pipe: Vec<u64>,
     /// Trims in the TM (what-if ideal trimming), all ports.
     ideal: u64,
     /// The largest DoD queue (frames of 19 cells) and when the sampled series peaked (µs).
@@ -817,9 +819,19 @@ impl NdpRun {
 }
 
 fn ndp_run(pairs: &[(u16, u16)], setup: &str) -> NdpRun {
+    ndp_run_from(pairs, |_| 0, setup)
+}
+
+/// [`ndp_run`] with sender `s` starting at `start_ns(s)`.
+fn ndp_run_from(pairs: &[(u16, u16)], start_ns: impl Fn(u16) -> u64, setup: &str) -> NdpRun {
     let traffic: String = pairs
         .iter()
-        .map(|(s, d)| format!(r#"Flow((src: "h{s}", dst: "h{d}", size: 2880000)),"#))
+        .map(|&(s, d)| {
+            format!(
+                r#"Flow((src: "h{s}", dst: "h{d}", size: 2880000, start_ns: {})),"#,
+                start_ns(s)
+            )
+        })
         .collect();
     let text = format!(
         r#"(
@@ -847,15 +859,15 @@ fn ndp_run(pairs: &[(u16, u16)], setup: &str) -> NdpRun {
     let c = asic_report::metrics::conservation(&r.record);
     assert_eq!(c.received + c.dropped, c.sent, "{setup}: {c:?}");
     let chip = &r.chips[0];
-    let sum = |name: &str| -> u64 {
-        (0..4)
-            .flat_map(|p| (0..64).map(move |port| (p, port)))
-            .map(|(p, port)| {
+    let in_pipe = |name: &str, p: u16| -> u64 {
+        (0..64)
+            .map(|port| {
                 chip.counter_read_by_name(p, name, port)
                     .map_or(0, |c| c.packets)
             })
             .sum()
     };
+    let sum = |name: &str| -> u64 { (0..4).map(|p| in_pipe(name, p)).sum() };
     let ideal = chip.tm().trims().map(|t| t.2).sum();
     let (tm_max, _) = max_dod_queue(&r);
     let dod_peak_us = r
@@ -873,6 +885,7 @@ fn ndp_run(pairs: &[(u16, u16)], setup: &str) -> NdpRun {
         ingress: sum("trims_ingress"),
         dod: sum("trims_dod"),
         notifies: sum("notifies"),
+        dod_by_pipe: (0..4).map(|p| in_pipe("trims_dod", p)).collect(),
         ideal,
         dod_frames: tm_max as f64 / 19.0,
         dod_peak_us,
@@ -972,6 +985,42 @@ fn trimming_sender_sweep() {
             t.mean, t.lowest, t.ingress, t.dod, t.notifies, t.dod_frames, i.ideal, i.mean, t.secs
         );
     }
+}
+
+/// Experiment 2's dedicated reading at 32 senders, explained by runs: each receiver gets one
+/// flow from pipe 0 (sender s) and one from pipe 1 (s + 16), both at exactly line rate from
+/// t = 0, and its port drains one frame per slot, so the data queue's free place goes to
+/// whichever arrives first in each slot and the other pipe's frame is deflected, slot after
+/// slot (same-cycle arrivals are offered in pipe order). Starting one pipe's senders 60 ns
+/// late moves the deflections to that pipe. Prints DoD trims per pipe, the largest DoD
+/// queue and the flows' throughput.
+#[test]
+#[ignore = "experiment 2, the dedicated reading at 32 senders: 3 runs (about 3 s)"]
+fn trimming_dedicated_32_senders_by_phase() {
+    let jobs = [
+        ("none", None),
+        ("pipe 1's senders", Some(1)),
+        ("pipe 0's senders", Some(0)),
+    ];
+    let runs = on_two_threads(&jobs, |&(_, late)| {
+        ndp_run_from(
+            &pairs(32, Receivers::Dedicated),
+            |s| if Some(s / 16) == late { 60 } else { 0 },
+            "deploy: Trimming(()),",
+        )
+    });
+    println!("| 60 ns late | DoD trims pipe 0 | pipe 1 | max DoD queue (frames) | mean Gb/s | lowest Gb/s | wall s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for ((late, _), r) in jobs.iter().zip(&runs) {
+        println!(
+            "| {late} | {} | {} | {:.0} | {:.1} | {:.1} | {:.1} |",
+            r.dod_by_pipe[0], r.dod_by_pipe[1], r.dod_frames, r.mean, r.lowest, r.secs
+        );
+    }
+    // The later pipe takes most of the deflections.
+    assert!(runs[0].dod_by_pipe[1] > 4 * runs[0].dod_by_pipe[0]);
+    assert!(runs[1].dod_by_pipe[1] > 4 * runs[1].dod_by_pipe[0]);
+    assert!(runs[2].dod_by_pipe[0] > 4 * runs[2].dod_by_pipe[1]);
 }
 
 /// Experiment 2's DoD queue at 64 senders, by runs: the full design beside variants that each
