@@ -801,6 +801,10 @@ struct NdpRun {
     notifies: u64,
     /// `trims_dod` per pipe (the pipe the deflected packet came in on).
     dod_by_pipe: Vec<u64>,
+    /// Per pipe, the share of (read, receiver port) samples in pessimistic, half and
+    /// optimistic mode, from the setup's scheduled reads of `t0_reg` and `t1_reg` (pairs at
+    /// one time, every element), if it schedules any.
+    modes: Vec<[f64; 3]>,
     /// Trims in the TM (what-if ideal trimming), all ports.
     ideal: u64,
     /// The largest DoD queue (frames of 19 cells) and when the sampled series peaked (µs).
@@ -886,6 +890,7 @@ fn ndp_run_from(pairs: &[(u16, u16)], start_ns: impl Fn(u16) -> u64, setup: &str
         dod: sum("trims_dod"),
         notifies: sum("notifies"),
         dod_by_pipe: (0..4).map(|p| in_pipe("trims_dod", p)).collect(),
+        modes: mode_shares(&r, &pairs.iter().map(|p| p.1).collect::<Vec<_>>()),
         ideal,
         dod_frames: tm_max as f64 / 19.0,
         dod_peak_us,
@@ -911,6 +916,45 @@ fn on_two_threads<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> V
     let mut v = out.into_inner().unwrap();
     v.sort_by_key(|p| p.0);
     v.into_iter().map(|p| p.1).collect()
+}
+
+/// Per pipe, the shares of pessimistic, half and optimistic mode over the run's reads of
+/// `t0_reg` and `t1_reg` (scheduled in that order at each time, whole registers) for the
+/// ports `receivers`: the mode at a read is pessimistic if its time (ns) is at most the
+/// port's t0, half if at most its t1.
+fn mode_shares(r: &NetRun, receivers: &[u16]) -> Vec<[f64; 3]> {
+    let reads = &r.record.chips[0].reads;
+    let value = |read: &pipelines::readout::ControlRead, pipe: u16, port: u16| {
+        let group = read.pipes.iter().find(|g| g.pipes.contains(&pipe));
+        match group.map(|g| &g.state) {
+            Some(pipelines::readout::Reading::Register(reg)) => reg
+                .elements
+                .iter()
+                .find(|e| e.index == port as u32)
+                .map_or(reg.init, |e| e.value),
+            other => panic!("not a register: {other:?}"),
+        }
+    };
+    (0..4)
+        .map(|pipe| {
+            let mut n = [0u64; 3];
+            for pair in reads.chunks_exact(2) {
+                let now = pair[0].at_ps / 1000;
+                for &port in receivers {
+                    let (t0, t1) = (value(&pair[0], pipe, port), value(&pair[1], pipe, port));
+                    n[if now <= t0 {
+                        0
+                    } else if now <= t1 {
+                        1
+                    } else {
+                        2
+                    }] += 1;
+                }
+            }
+            let all = n.iter().sum::<u64>().max(1) as f64;
+            n.map(|k| k as f64 / all)
+        })
+        .collect()
 }
 
 /// The ideal output-queued switch of the paper (§2): the stock ECMP router on the same chip,
@@ -992,29 +1036,60 @@ fn trimming_sender_sweep() {
 /// t = 0, and its port drains one frame per slot, so the data queue's free place goes to
 /// whichever arrives first in each slot and the other pipe's frame is deflected, slot after
 /// slot (same-cycle arrivals are offered in pipe order). Starting one pipe's senders 60 ns
-/// late moves the deflections to that pipe. Prints DoD trims per pipe, the largest DoD
-/// queue and the flows' throughput.
+/// late moves the deflections to that pipe. Last, the same with the NOTIFY to the origin
+/// pipe only. Prints DoD trims per pipe, the largest DoD queue, the flows' throughput and
+/// the receivers' modes in pipes 0 and 1 (sampled every µs for 300 µs).
 #[test]
-#[ignore = "experiment 2, the dedicated reading at 32 senders: 3 runs (about 3 s)"]
+#[ignore = "experiment 2, the dedicated reading at 32 senders: 4 runs (about 3 s)"]
 fn trimming_dedicated_32_senders_by_phase() {
+    // The modes sampled every µs over the first 300 µs.
+    let reads: String = (1..=300)
+        .map(|us| {
+            format!(
+                r#"(at_ns: {0}, op: ReadRegister((register: "t0_reg"))),
+                   (at_ns: {0}, op: ReadRegister((register: "t1_reg"))),"#,
+                us * 1000
+            )
+        })
+        .collect();
+    let full = format!("deploy: Trimming(()), chips: [(select: All, control: [{reads}])],");
+    let origin = format!(
+        "deploy: Trimming((feedback: OriginPipe)), chips: [(select: All, control: [{reads}])],"
+    );
     let jobs = [
-        ("none", None),
-        ("pipe 1's senders", Some(1)),
-        ("pipe 0's senders", Some(0)),
+        ("none", None, full.as_str()),
+        ("pipe 1's senders", Some(1), full.as_str()),
+        ("pipe 0's senders", Some(0), full.as_str()),
+        ("none, notify origin only", None, origin.as_str()),
     ];
-    let runs = on_two_threads(&jobs, |&(_, late)| {
+    let runs = on_two_threads(&jobs, |&(_, late, setup)| {
         ndp_run_from(
             &pairs(32, Receivers::Dedicated),
             |s| if Some(s / 16) == late { 60 } else { 0 },
-            "deploy: Trimming(()),",
+            setup,
         )
     });
-    println!("| 60 ns late | DoD trims pipe 0 | pipe 1 | max DoD queue (frames) | mean Gb/s | lowest Gb/s | wall s |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
-    for ((late, _), r) in jobs.iter().zip(&runs) {
+    println!("| 60 ns late | DoD trims pipe 0 | pipe 1 | max DoD queue (frames) | mean Gb/s | lowest Gb/s | pipe 0 pessimistic / half / optimistic | pipe 1 | wall s |");
+    println!("|---|---:|---:|---:|---:|---:|---|---|---:|");
+    let pct = |m: [f64; 3]| {
+        format!(
+            "{:.0} / {:.0} / {:.0} %",
+            100.0 * m[0],
+            100.0 * m[1],
+            100.0 * m[2]
+        )
+    };
+    for ((late, ..), r) in jobs.iter().zip(&runs) {
         println!(
-            "| {late} | {} | {} | {:.0} | {:.1} | {:.1} | {:.1} |",
-            r.dod_by_pipe[0], r.dod_by_pipe[1], r.dod_frames, r.mean, r.lowest, r.secs
+            "| {late} | {} | {} | {:.0} | {:.1} | {:.1} | {} | {} | {:.1} |",
+            r.dod_by_pipe[0],
+            r.dod_by_pipe[1],
+            r.dod_frames,
+            r.mean,
+            r.lowest,
+            pct(r.modes[0]),
+            pct(r.modes[1]),
+            r.secs
         );
     }
     // The later pipe takes most of the deflections.
