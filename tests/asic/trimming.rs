@@ -1036,11 +1036,12 @@ fn trimming_sender_sweep() {
 /// t = 0, and its port drains one frame per slot, so the data queue's free place goes to
 /// whichever arrives first in each slot and the other pipe's frame is deflected, slot after
 /// slot (same-cycle arrivals are offered in pipe order). Starting one pipe's senders 60 ns
-/// late moves the deflections to that pipe. Last, the same with the NOTIFY to the origin
-/// pipe only. Prints DoD trims per pipe, the largest DoD queue, the flows' throughput and
+/// late moves the deflections to that pipe. Then the same with the NOTIFY to the origin
+/// pipe only, with meters that leave the headers room (95 % of the line rate: each frame
+/// counted 104 bytes longer), and the shared reading beside it. Prints DoD trims per pipe, the largest DoD queue, the flows' throughput and
 /// the receivers' modes in pipes 0 and 1 (sampled every µs for 300 µs).
 #[test]
-#[ignore = "experiment 2, the dedicated reading at 32 senders: 4 runs (about 3 s)"]
+#[ignore = "experiment 2, the dedicated reading at 32 senders: 7 runs (about 5 s)"]
 fn trimming_dedicated_32_senders_by_phase() {
     // The modes sampled every µs over the first 300 µs.
     let reads: String = (1..=300)
@@ -1052,19 +1053,42 @@ fn trimming_dedicated_32_senders_by_phase() {
             )
         })
         .collect();
-    let full = format!("deploy: Trimming(()), chips: [(select: All, control: [{reads}])],");
-    let origin = format!(
-        "deploy: Trimming((feedback: OriginPipe)), chips: [(select: All, control: [{reads}])],"
+    let with = |params: &str| {
+        format!("deploy: Trimming(({params})), chips: [(select: All, control: [{reads}])],")
+    };
+    let (full, origin, room) = (
+        with(""),
+        with("feedback: OriginPipe"),
+        with("meter_adjust_bytes: 104"),
     );
+    let dedicated = Receivers::Dedicated;
     let jobs = [
-        ("none", None, full.as_str()),
-        ("pipe 1's senders", Some(1), full.as_str()),
-        ("pipe 0's senders", Some(0), full.as_str()),
-        ("none, notify origin only", None, origin.as_str()),
+        ("none", None, full.as_str(), dedicated),
+        ("pipe 1's senders", Some(1), full.as_str(), dedicated),
+        ("pipe 0's senders", Some(0), full.as_str(), dedicated),
+        ("none, notify origin only", None, origin.as_str(), dedicated),
+        (
+            "none, meters at 95 % of the line rate",
+            None,
+            room.as_str(),
+            dedicated,
+        ),
+        (
+            "none, shared receivers",
+            None,
+            full.as_str(),
+            Receivers::Shared,
+        ),
+        (
+            "none, shared receivers, meters at 95 %",
+            None,
+            room.as_str(),
+            Receivers::Shared,
+        ),
     ];
-    let runs = on_two_threads(&jobs, |&(_, late, setup)| {
+    let runs = on_two_threads(&jobs, |&(_, late, setup, rx)| {
         ndp_run_from(
-            &pairs(32, Receivers::Dedicated),
+            &pairs(32, rx),
             |s| if Some(s / 16) == late { 60 } else { 0 },
             setup,
         )
