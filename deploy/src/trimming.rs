@@ -185,6 +185,9 @@ pub struct TrimmingSpec {
     /// The meters' byte-count adjustment (bytes added to each packet's stored length;
     /// [`WIRE_OVERHEAD`]: they meter the wire).
     pub meter_adjust_bytes: i32,
+    /// The meters' burst, in full-size frames (`None`: the data queue's, `data_queue_packets`;
+    /// the paper does not give it). Each pipe's meter lets this many through at once.
+    pub meter_burst_packets: Option<u32>,
     /// The routes installed with trimming's entries (`None`: the scenario's entries route).
     pub routes: Option<Routing>,
     /// The front ports' scheduling of headers against data.
@@ -204,6 +207,7 @@ impl Default for TrimmingSpec {
             trim_bytes: 80,
             spray: false,
             meter_adjust_bytes: WIRE_OVERHEAD,
+            meter_burst_packets: None,
             routes: Some(Routing::Ecmp),
             header_queue: HeaderQueue::StrictPriority,
         }
@@ -258,10 +262,12 @@ impl TrimmingSpec {
         self.data_queue_packets * frame.div_ceil(cell_bytes)
     }
 
-    /// The meters' burst: the data queue's full-size frames, counted as the meters count.
+    /// The meters' burst: `meter_burst_packets` (by default the data queue's) full-size
+    /// frames, counted as the meters count.
     pub fn burst_bytes(&self, mtu: usize) -> u64 {
         let frame = (mtu + 14) as i64 + self.meter_adjust_bytes as i64;
-        self.data_queue_packets as u64 * frame.max(1) as u64
+        let frames = self.meter_burst_packets.unwrap_or(self.data_queue_packets);
+        frames as u64 * frame.max(1) as u64
     }
 
     /// `trim_decide`'s rules for the variant.
@@ -486,6 +492,9 @@ impl TrimmingSpec {
         }
         if self.data_queue_packets == 0 {
             return Err("trimming.data_queue_packets: must be at least 1".into());
+        }
+        if self.meter_burst_packets == Some(0) {
+            return Err("trimming.meter_burst_packets: must be at least 1 (a meter lets a whole frame through)".into());
         }
         if let HeaderQueue::Wfq { header_weight } = self.header_queue {
             // The header queue's DRR quantum is header_weight full-size quanta, in 32 bits.

@@ -1038,10 +1038,11 @@ fn trimming_sender_sweep() {
 /// slot (same-cycle arrivals are offered in pipe order). Starting one pipe's senders 60 ns
 /// late moves the deflections to that pipe. Then the same with the NOTIFY to the origin
 /// pipe only, with meters that leave the headers room (95 % of the line rate: each frame
-/// counted 104 bytes longer), and the shared reading beside it. Prints DoD trims per pipe, the largest DoD queue, the flows' throughput and
+/// counted 104 bytes longer), and the shared reading beside it, also with meter bursts of
+/// 3 frames (a quarter of the data queue). Prints DoD trims per pipe, the largest DoD queue, the flows' throughput and
 /// the receivers' modes in pipes 0 and 1 (sampled every µs for 300 µs).
 #[test]
-#[ignore = "experiment 2, the dedicated reading at 32 senders: 7 runs (about 5 s)"]
+#[ignore = "experiment 2, the dedicated reading at 32 senders: 8 runs (about 5 s)"]
 fn trimming_dedicated_32_senders_by_phase() {
     // The modes sampled every µs over the first 300 µs.
     let reads: String = (1..=300)
@@ -1056,10 +1057,11 @@ fn trimming_dedicated_32_senders_by_phase() {
     let with = |params: &str| {
         format!("deploy: Trimming(({params})), chips: [(select: All, control: [{reads}])],")
     };
-    let (full, origin, room) = (
+    let (full, origin, room, burst) = (
         with(""),
         with("feedback: OriginPipe"),
         with("meter_adjust_bytes: 104"),
+        with("meter_burst_packets: Some(3)"),
     );
     let dedicated = Receivers::Dedicated;
     let jobs = [
@@ -1083,6 +1085,12 @@ fn trimming_dedicated_32_senders_by_phase() {
             "none, shared receivers, meters at 95 %",
             None,
             room.as_str(),
+            Receivers::Shared,
+        ),
+        (
+            "none, shared receivers, meter bursts of 3 frames",
+            None,
+            burst.as_str(),
             Receivers::Shared,
         ),
     ];
@@ -1439,6 +1447,10 @@ fn bad_trimming_parameters_are_refused_by_name() {
         (
             "data_queue_packets: 0",
             "trimming.data_queue_packets: must be at least 1",
+        ),
+        (
+            "meter_burst_packets: Some(0)",
+            "trimming.meter_burst_packets: must be at least 1",
         ),
         (
             "trigger: Depth(threshold_cells: 600000)",
