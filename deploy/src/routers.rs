@@ -15,10 +15,11 @@
 //! 16 buckets (4 bits), any other 256 (8 bits; [`ecmp_buckets`]), so that members share the
 //! hash evenly: three spines on 16 buckets would get 6:5:5 (37.5 % on one), on 256 86:85:85
 //! (33.6 %). A real Tofino picks a selector group's member by the hash among its members;
-//! the bucket entries are this model's way of writing that as a table. Routes are aggregated: one `ipv4_lpm` entry for a /16
-//! or a /24 whose hosts all share the same next hop(s), else one /32 per host. An entry
-//! sets the egress port, the next hop's MAC (the peer's: host `02:00:<ip>`, chip port
-//! `02:fe:<chip hi, lo>:<port hi, lo>`) and the source MAC (the chip port's).
+//! the bucket entries are this model's way of writing that as a table. Routes are
+//! aggregated: one `ipv4_lpm` entry for a /16 or a /24 whose hosts all share the same next
+//! hop(s), else one /32 per host. An entry sets the egress port, the next hop's MAC (the
+//! peer's: host `02:00:<ip>`, chip port `02:fe:<chip hi, lo>:<port hi, lo>`) and the source
+//! MAC (the chip port's).
 
 use crate::{ChipContext, ChipDeployment, Deployment, Embedded};
 use asic_model::chip::ChipConfig;
