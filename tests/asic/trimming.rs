@@ -1035,7 +1035,8 @@ fn trimming_sender_sweep() {
 /// flow from pipe 0 (sender s) and one from pipe 1 (s + 16), both at exactly line rate from
 /// t = 0, and its port drains one frame per slot, so the data queue's free place goes to
 /// whichever arrives first in each slot and the other pipe's frame is deflected, slot after
-/// slot (same-cycle arrivals are offered in pipe order). Starting one pipe's senders 60 ns
+/// slot (same-cycle arrivals are offered in the order their events were made, the lower
+/// port's first). Starting one pipe's senders 60 ns
 /// late moves the deflections to that pipe. Then the same with the NOTIFY to the origin
 /// pipe only, with meters that leave the headers room (95 % of the line rate: each frame
 /// counted 104 bytes longer), and the shared reading beside it, also with meter bursts of
