@@ -5,9 +5,10 @@
 //! placed in the scenario.
 
 use crate::common::*;
-use asic_bench::bench::Bench;
+use asic_bench::bench::{Bench, RunReport};
 use asic_model::chip::ChipConfig;
 use asic_model::mac::slot_time;
+use asic_model::profile::ChipProfile;
 use asic_net::packet::{self, Header, DATA, HEADER_BYTES, TRIMMED};
 use pipelines::control::ResolvedControlOp;
 use pipelines::time::Time;
@@ -33,43 +34,41 @@ fn data_frame(flow: u64, seq: u32) -> Vec<u8> {
     f
 }
 
-#[test]
-fn refused_packets_leave_as_marked_headers_ahead_of_the_data() {
-    let mut profile = chip("teaching");
-    profile.tm.cells = 2000;
+/// The host frames' trim: 80 bytes into queue 1, marked with their `TRIMMED` flag.
+fn host_frame_trim(return_to_sender: Option<ReturnToSender>) -> Option<TrimConfig> {
+    Some(TrimConfig {
+        bytes: 80,
+        queue: 1,
+        mark: Some(TrimMark {
+            offset: 42,
+            mask: TRIMMED,
+        }),
+        return_to_sender,
+    })
+}
+
+/// The L3 router on `profile` with `tm`, each of `senders` (port, flow) sending `n` DATA
+/// frames to port 1 at 10G line rate from t = 0; run to the end with departures kept. Every
+/// packet is accounted for and none dropped.
+fn run_to_port_1(
+    profile: ChipProfile,
+    tm: TmConfig,
+    senders: &[(u16, u64)],
+    n: u64,
+) -> (Bench, RunReport) {
     let (program, entries) = l3router(&profile);
     let ops: Vec<_> = entries
         .into_iter()
         .map(ResolvedControlOp::AddEntry)
         .collect();
     let config = ChipConfig {
-        tm: TmConfig {
-            admission: AdmissionPolicy::Static,
-            // Ten 1500-byte packets (19 cells each) per queue.
-            default_queue: QueueConfig {
-                static_limit_cells: Some(190),
-                ..QueueConfig::default()
-            },
-            scheduler: SchedulerConfig::StrictPriority,
-            trim: Some(TrimConfig {
-                bytes: 80,
-                queue: 1,
-                mark: Some(TrimMark {
-                    offset: 42,
-                    mask: TRIMMED,
-                }),
-                return_to_sender: None,
-            }),
-            ..TmConfig::default()
-        },
+        tm,
         ..ChipConfig::default()
     };
     let mut b = Bench::with_config(profile, &program, config, &ops).unwrap();
     b.keep_departures();
-    // Two senders at line rate into port 1: 2:1.
-    let n = 40;
     let slot = slot_time(1500, 10);
-    for (port, flow) in [(0u16, 1u64), (2, 2)] {
+    for &(port, flow) in senders {
         let frames = (0..n)
             .map(|k| (Time(k * slot.ps()), data_frame(flow, k as u32)))
             .collect();
@@ -78,6 +77,27 @@ fn refused_packets_leave_as_marked_headers_ahead_of_the_data() {
     let r = b.run().unwrap();
     crate::common::plumbing::conserved(&r);
     assert_eq!(r.packets_dropped(), 0, "nothing dropped: {:?}", r.drops);
+    (b, r)
+}
+
+#[test]
+fn refused_packets_leave_as_marked_headers_ahead_of_the_data() {
+    let mut profile = chip("teaching");
+    profile.tm.cells = 2000;
+    let tm = TmConfig {
+        admission: AdmissionPolicy::Static,
+        // Ten 1500-byte packets (19 cells each) per queue.
+        default_queue: QueueConfig {
+            static_limit_cells: Some(190),
+            ..QueueConfig::default()
+        },
+        scheduler: SchedulerConfig::StrictPriority,
+        trim: host_frame_trim(None),
+        ..TmConfig::default()
+    };
+    // Two senders at line rate into port 1: 2:1.
+    let n = 40;
+    let (b, r) = run_to_port_1(profile, tm, &[(0, 1), (2, 2)], n);
     let out: Vec<_> = b.departures().iter().filter(|d| d.port == 1).collect();
     assert_eq!(out.len() as u64, 2 * n);
     let headers: Vec<_> = out.iter().filter(|d| d.data.len() < 1500).collect();
@@ -133,48 +153,19 @@ fn a_bad_trimming_configuration_is_placed_in_the_scenario() {
 /// line rate into port 1, whose data queue holds one packet and header queue one header.
 #[test]
 fn a_header_the_header_queue_refuses_goes_back_to_its_sender_swapped() {
-    let profile = chip("teaching");
-    let (program, entries) = l3router(&profile);
-    let ops: Vec<_> = entries
-        .into_iter()
-        .map(ResolvedControlOp::AddEntry)
-        .collect();
     let limit = |cells| QueueConfig {
         static_limit_cells: Some(cells),
         ..QueueConfig::default()
     };
-    let config = ChipConfig {
-        tm: TmConfig {
-            admission: AdmissionPolicy::Static,
-            queues: vec![limit(19), limit(1)],
-            scheduler: SchedulerConfig::StrictPriority,
-            trim: Some(TrimConfig {
-                bytes: 80,
-                queue: 1,
-                mark: Some(TrimMark {
-                    offset: 42,
-                    mask: TRIMMED,
-                }),
-                return_to_sender: Some(ReturnToSender { ethernet_offset: 0 }),
-            }),
-            ..TmConfig::default()
-        },
-        ..ChipConfig::default()
+    let tm = TmConfig {
+        admission: AdmissionPolicy::Static,
+        queues: vec![limit(19), limit(1)],
+        scheduler: SchedulerConfig::StrictPriority,
+        trim: host_frame_trim(Some(ReturnToSender { ethernet_offset: 0 })),
+        ..TmConfig::default()
     };
-    let mut b = Bench::with_config(profile, &program, config, &ops).unwrap();
-    b.keep_departures();
-    let n = 20;
-    let slot = slot_time(1500, 10);
     let senders = [(0u16, 1u64), (2, 2), (3, 3)];
-    for (port, flow) in senders {
-        let frames = (0..n)
-            .map(|k| (Time(k * slot.ps()), data_frame(flow, k as u32)))
-            .collect();
-        b.add_frames(port, frames).unwrap();
-    }
-    let r = b.run().unwrap();
-    crate::common::plumbing::conserved(&r);
-    assert_eq!(r.packets_dropped(), 0, "nothing dropped: {:?}", r.drops);
+    let (b, r) = run_to_port_1(chip("teaching"), tm, &senders, 20);
     let returned: Vec<_> = b.departures().iter().filter(|d| d.port != 1).collect();
     assert!(!returned.is_empty(), "some headers went back");
     for d in &returned {
