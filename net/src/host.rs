@@ -70,7 +70,6 @@ pub(crate) struct Host {
     pub(crate) pulls: VecDeque<u32>,
     pub(crate) pull_next_at: Time,
     pub(crate) pull_scheduled: bool,
-    pub(crate) pull_interval: Time,
     pub(crate) packets_sent: u64,
     pub(crate) packets_received: u64,
     /// Index of the capture of this host's port, if captured.
@@ -90,5 +89,8 @@ pub(crate) struct Flow {
     pub(crate) in_ring: bool,
     pub(crate) queue: u16,
     pub(crate) pulls_sent: u32,
+    /// The least time from this flow's PULL to the next its receiver's pacer releases
+    /// ([`crate::transport::ndp::NdpSpec::pull_gap`]; zero for transports that do not pull).
+    pub(crate) pull_gap: Time,
     pub(crate) ideal_ps: u64,
 }

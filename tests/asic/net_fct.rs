@@ -77,3 +77,26 @@ fn the_ideal_fct_is_the_documented_sum() {
     let expect = 2 * 1_000_000 + pipe_ps + 69 * slot(1514) + ft(714) + ft(1514);
     assert_eq!(r.flows[0].ideal_fct_ps, expect);
 }
+
+/// An NDP receiver releases one PULL per full-size data frame plus one control frame at
+/// `pull_rate` × its link rate (htsim's pacer), so a long flow's goodput is 1,440 bytes per
+/// (1,538 + 98) wire bytes at 10 Gb/s, times `pull_rate`: 8.80 Gb/s at 1, 4.40 at 0.5.
+#[test]
+fn an_ndp_receiver_pulls_one_data_and_one_control_frame_per_pull_at_its_rate() {
+    for (pull_rate, want_gbps) in [(1.0, 8.80), (0.5, 4.40)] {
+        let s = scenario(&format!(
+            r#"(
+                topology: Generate((shape: SingleSwitch(hosts: 2), chip: "teaching", delay_ns: 1000)),
+                transport: Ndp((init_window_packets: 8, pull_rate: {pull_rate})),
+                traffic: [Flow((src: "h0", dst: "h1", size: 2880000))],
+            )"#
+        ));
+        let r = net::run(s).unwrap();
+        let f = &r.flows[0];
+        let gbps = f.size_bytes as f64 * 8.0 / (f.fct_ps().unwrap() as f64 / 1000.0);
+        assert!(
+            (gbps / want_gbps - 1.0).abs() < 0.01,
+            "pull_rate {pull_rate}: {gbps:.3} Gb/s, want {want_gbps}"
+        );
+    }
+}

@@ -8,14 +8,13 @@ use crate::network::{Network, Observer};
 use crate::packet;
 use crate::topology::End;
 use crate::traffic::{self, HostInfo};
-use crate::transport::{Receiver, Shape};
+use crate::transport::{Receiver, Shape, TransportSpec};
 use asic_model::kernel::EventQueue;
 
 /// The most data packets all flows of a run may have: 10¹⁰, 10 TB at a 1 KB MSS, 100 s of a
 /// 100-host network at 100G. Every flow's receiver keeps a bit per packet from the start, so
 /// this bounds those bitmaps to 1.25 GB.
 const MAX_TRAFFIC_PACKETS: u64 = 10_000_000_000;
-use asic_model::mac::slot_time;
 use pipelines::time::Time;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -108,7 +107,6 @@ impl<'o> Net<'o> {
                 pulls: VecDeque::new(),
                 pull_next_at: Time::ZERO,
                 pull_scheduled: false,
-                pull_interval: slot_time(packet::data_frame_len(mss as usize), link.gbps),
                 packets_sent: 0,
                 packets_received: 0,
                 capture: None,
@@ -190,6 +188,14 @@ impl<'o> Net<'o> {
             let nq = topo.spec.hosts[f.src].nic_queues;
             let queue = nic_queue_for(sent_by_host[f.src], f.class, nq);
             sent_by_host[f.src] += 1;
+            let pull_gap = match &f.transport {
+                TransportSpec::Ndp(n) => n.pull_gap(
+                    packet::data_frame_len(mss as usize),
+                    packet::HEADER_BYTES,
+                    hosts[f.dst].gbps,
+                ),
+                _ => Time::ZERO,
+            };
             flows.push(Flow {
                 receiver: Receiver::new(f.transport.ack_mode(), shape.packets),
                 spec: f,
@@ -203,6 +209,7 @@ impl<'o> Net<'o> {
                 in_ring: false,
                 queue,
                 pulls_sent: 0,
+                pull_gap,
                 ideal_ps: ideal,
             });
         }

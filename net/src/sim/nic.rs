@@ -185,7 +185,7 @@ impl Net<'_> {
                 echo: 0,
                 ts_ps: now.ps(),
             });
-            host.pull_next_at = now + host.pull_interval;
+            host.pull_next_at = now + fl.pull_gap;
             if !host.pulls.is_empty() {
                 host.pull_scheduled = true;
                 let t = host.pull_next_at;

@@ -7,8 +7,10 @@
 //! the [`crate::packet::TRIMMED`] flag, or a frame shorter than its header says) with a
 //! NACK, and for each of either it queues one PULL in its host's pull pacer, which releases
 //! PULLs (all flows of the host, first come first served) no faster than one per full-size
-//! data packet time at the host's link rate, so the senders' aggregate is paced to the
-//! receiver's link. A PULL carries a per-flow counter, so a lost PULL is made up by the next.
+//! data frame *and one control frame* at `pull_rate` × the host's link rate (htsim's NDP
+//! pacer: `(data_packet_size + ACKSIZE) / linkspeed / pull_rate_modifier`), so the senders'
+//! aggregate is paced just under the receiver's link and leaves room on it for the control
+//! packets of a host that also sends. A PULL carries a per-flow counter, so a lost PULL is made up by the next.
 //! A NACKed packet is queued for retransmission and is the next packet the sender sends (ahead
 //! of new data). A sender that hears nothing for `rto_us` resends its unacknowledged packets
 //! (timer-driven recovery for lost headers or control packets). Control packets (ACK, NACK,
@@ -27,6 +29,7 @@
 
 use super::{check_count, check_us, Ready, Seg, Sender, Shape};
 use crate::packet::{Header, ACK, NACK, PULL};
+use asic_model::mac::slot_time;
 use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -39,6 +42,12 @@ pub struct NdpSpec {
     pub init_window_packets: u32,
     /// Resend unacknowledged packets after this long without feedback (µs).
     pub rto_us: f64,
+    /// PULLs leave at most at this fraction of the link rate, counted as one full-size data
+    /// frame plus one control frame per PULL (htsim's pacer). 1 by default: the trimming
+    /// paper's 95.7 Gb/s for one flow into a 100G port is htsim's 1,500 / (1,500 + 64) at 1
+    /// (its `main_ndp` pulls at 0.99, which would cap that flow at 94.9). In (0, 2]: above 1
+    /// the receiver pulls faster than its link can deliver (htsim allows it too).
+    pub pull_rate: f64,
     /// Spray the data packets over the equal-cost paths by their UDP source port (EQDS's
     /// way, Olteanu et al., NSDI 2022): a per-packet value is added to it
     /// ([`crate::packet::spray_entropy`]), so the switches' ECMP hash picks a path per packet.
@@ -50,6 +59,7 @@ impl Default for NdpSpec {
         NdpSpec {
             init_window_packets: 16,
             rto_us: 1000.0,
+            pull_rate: 1.0,
             spray: false,
         }
     }
@@ -59,7 +69,21 @@ impl NdpSpec {
     /// Check parameters.
     pub fn validate(&self) -> Result<(), String> {
         check_count("init_window_packets", self.init_window_packets)?;
-        check_us("rto_us", self.rto_us)
+        check_us("rto_us", self.rto_us)?;
+        if !(self.pull_rate > 0.0 && self.pull_rate <= 2.0) {
+            return Err(format!(
+                "pull_rate: {} is not in (0, 2] (a fraction of the receiver's link rate)",
+                self.pull_rate
+            ));
+        }
+        Ok(())
+    }
+
+    /// The least time between two PULLs of a receiver on a `gbps` link whose data frames
+    /// are `data_frame` bytes long: one data slot and one control slot at `pull_rate`.
+    pub fn pull_gap(&self, data_frame: usize, control_frame: usize, gbps: u32) -> Time {
+        let slots = slot_time(data_frame, gbps).ps() + slot_time(control_frame, gbps).ps();
+        Time((slots as f64 / self.pull_rate).round() as u64)
     }
 }
 
@@ -220,6 +244,7 @@ mod tests {
         let s = NdpSpec {
             init_window_packets: iw,
             rto_us: 50.0,
+            pull_rate: 1.0,
             spray: false,
         };
         Ndp::new(&s, Shape::new(packets as u64 * 1000, 1000))
@@ -281,6 +306,30 @@ mod tests {
             }]
         );
         assert_eq!(n.nacks, 1);
+    }
+
+    /// htsim's spacing: a 1,514-byte data frame (1,538 bytes on the wire) and a 74-byte
+    /// control frame (98) at 100 Gb/s are 130.88 ns; at half the rate, twice that.
+    #[test]
+    fn the_pull_gap_is_one_data_and_one_control_slot_at_the_pull_rate() {
+        let mut s = NdpSpec::default();
+        assert_eq!(s.pull_gap(1514, 74, 100), Time(130_880));
+        s.pull_rate = 0.5;
+        assert_eq!(s.pull_gap(1514, 74, 100), Time(261_760));
+    }
+
+    #[test]
+    fn a_pull_rate_outside_0_to_2_is_refused_by_name() {
+        for bad in [0.0, -1.0, 2.5, f64::NAN, f64::INFINITY] {
+            let s = NdpSpec {
+                pull_rate: bad,
+                ..NdpSpec::default()
+            };
+            assert!(
+                s.validate().unwrap_err().starts_with("pull_rate: "),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
