@@ -140,17 +140,22 @@ fn compile_unlocated(
             &lowered.gateway_spans,
             &lowered.table_pins,
         )?;
-        // The chip builds every table when it loads the program: a table it would refuse (a
-        // const entry the table cannot hold) is refused here, at the table. The checks where
-        // each entry is written catch what they can first, with the entry's place.
+        // The chip builds every table when it loads the program, by its own rules for what an
+        // entry may hold and what names it: a const entry it would refuse (a key given twice, a
+        // range running backwards) is refused here, at the entry; anything else at the table.
         let shapes =
             ControlPlan::new(&program.control, &program.phv).action_shapes(&program.control);
         if let Err((i, e)) = pipelines::pipe::load_tables(&program, &shapes) {
-            return Err(CompileError::new(
-                ErrorKind::Semantic,
-                lowered.table_spans[i],
-                format!("the chip would not load this table: {e}"),
-            ));
+            let at_entry = e
+                .const_entry()
+                .and_then(|(entry, why)| Some((*lowered.const_entry_spans[i].get(entry)?, why)));
+            let (span, message) = at_entry.unwrap_or_else(|| {
+                (
+                    lowered.table_spans[i],
+                    format!("the chip would not load this table: {e}"),
+                )
+            });
+            return Err(CompileError::new(ErrorKind::Semantic, span, message));
         }
         reports.push(report::gress_report(
             blocks.gress,

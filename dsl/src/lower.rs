@@ -32,6 +32,8 @@ pub struct LoweredGress {
     pub table_spans: Vec<Span>,
     /// Each table's stage pragmas.
     pub table_pins: Vec<Vec<StagePin>>,
+    /// Where each table's const entries are written, in order.
+    pub const_entry_spans: Vec<Vec<Span>>,
     /// Where each gateway's `if` is.
     pub gateway_spans: Vec<Span>,
     /// The gress's control declaration (for errors about the gress as a whole).
@@ -49,14 +51,23 @@ pub fn lower_gress(env: &Env, blocks: &GressBlocks, spec: &PipeSpec) -> Result<L
     };
     let lowered = ControlLowering::new(env, blocks, &mut layout, spec)?.lower()?;
     let mut control = lowered.control;
-    let mut tables: Vec<(Span, Vec<StagePin>)> = lowered
+    let mut tables: Vec<(Span, Vec<StagePin>, Vec<Span>)> = lowered
         .table_spans
         .into_iter()
         .zip(lowered.table_pins)
+        .zip(lowered.const_entry_spans)
+        .map(|((span, pins), entries)| (span, pins, entries))
         .collect();
     let mut gateway_spans = lowered.gateway_spans;
     renumber(&mut control, &mut tables, &mut gateway_spans);
-    let (table_spans, table_pins) = tables.into_iter().unzip();
+    let mut table_spans = Vec::with_capacity(tables.len());
+    let mut table_pins = Vec::with_capacity(tables.len());
+    let mut const_entry_spans = Vec::with_capacity(tables.len());
+    for (span, pins, entries) in tables {
+        table_spans.push(span);
+        table_pins.push(pins);
+        const_entry_spans.push(entries);
+    }
     let deparser = {
         let scope = Scope::new(env, &blocks.deparser.params, blocks.gress)?;
         lower_deparser(&scope, blocks.deparser, &mut layout)?
@@ -73,6 +84,7 @@ pub fn lower_gress(env: &Env, blocks: &GressBlocks, spec: &PipeSpec) -> Result<L
         },
         table_spans,
         table_pins,
+        const_entry_spans,
         gateway_spans,
         control_span: blocks.control.name.span,
         parser_span: blocks.parser.name.span,

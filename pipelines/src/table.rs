@@ -52,6 +52,8 @@ pub enum TableError {
     Duplicate {
         /// Table name.
         table: String,
+        /// The slot of the entry that holds the key.
+        slot: u32,
     },
     /// No entry with that key.
     NotFound {
@@ -65,6 +67,41 @@ pub enum TableError {
         /// What is wrong.
         reason: String,
     },
+    /// The program's const entry `index` (from 0, in the program's order), refused when the
+    /// table was built. Const entries go into the empty table first and in order, so const
+    /// entry `k` holds slot `k`: a [`TableError::Duplicate`] inside names the earlier one.
+    ConstEntry {
+        /// Table name.
+        table: String,
+        /// Which const entry.
+        index: usize,
+        /// Why the table refused it.
+        error: Box<TableError>,
+    },
+}
+
+impl TableError {
+    /// For a refused const entry, which one (from 0) and why, worded for the program's
+    /// author (the compiler places it at the entry; the chip prefixes the table).
+    pub fn const_entry(&self) -> Option<(usize, String)> {
+        let TableError::ConstEntry { index, error, .. } = self else {
+            return None;
+        };
+        let n = index + 1;
+        Some((
+            *index,
+            match error.as_ref() {
+                TableError::Duplicate { slot, .. } => format!(
+                    "const entry {n} has the same key as const entry {}: a table holds one \
+                     entry per key (entries of a ternary or range table also differ by their \
+                     priority)",
+                    slot + 1
+                ),
+                TableError::Invalid { reason, .. } => format!("const entry {n}: {reason}"),
+                other => format!("const entry {n}: {other}"),
+            },
+        ))
+    }
 }
 
 impl fmt::Display for TableError {
@@ -73,11 +110,15 @@ impl fmt::Display for TableError {
             TableError::Full { table, size } => {
                 write!(f, "table {table} is full ({size} entries)")
             }
-            TableError::Duplicate { table } => {
+            TableError::Duplicate { table, .. } => {
                 write!(f, "table {table} already has an entry with this key")
             }
             TableError::NotFound { table } => write!(f, "table {table} has no entry with this key"),
             TableError::Invalid { table, reason } => write!(f, "table {table}: {reason}"),
+            TableError::ConstEntry { table, .. } => {
+                let (_, why) = self.const_entry().unwrap_or_default();
+                write!(f, "table {table}: {why}")
+            }
         }
     }
 }
@@ -250,8 +291,13 @@ impl TableState {
                 .collect(),
         };
         s.check_action(&t.default_action, true)?;
-        for e in &t.const_entries {
-            s.insert(e.clone())?;
+        for (index, e) in t.const_entries.iter().enumerate() {
+            s.insert(e.clone())
+                .map_err(|error| TableError::ConstEntry {
+                    table: t.name.clone(),
+                    index,
+                    error: Box::new(error),
+                })?;
         }
         Ok(s)
     }
@@ -355,7 +401,10 @@ impl TableState {
                 KeyMatch::Ternary { value, mask } => value > m || mask > m,
                 KeyMatch::Range { lo, hi } => {
                     if lo > hi {
-                        return Err(bad(format!("range {k} runs backwards (lo above hi)")));
+                        return Err(bad(format!(
+                            "the range {lo}..{hi} runs backwards: its low end is above its \
+                             high end"
+                        )));
                     }
                     hi > m
                 }
@@ -381,8 +430,9 @@ impl TableState {
                 size: self.size,
             });
         }
-        let dup = TableError::Duplicate {
+        let dup = |held: &Installed| TableError::Duplicate {
             table: self.name.clone(),
+            slot: held.slot,
         };
         let slot = self.free_slots.last().copied().unwrap_or(self.next_slot);
         let Entry {
@@ -398,15 +448,15 @@ impl TableState {
         match &mut self.store {
             Store::Exact(map) => {
                 let key: KeyValues = key.iter().map(exact_value).collect();
-                if map.contains_key(&key) {
-                    return Err(dup);
+                if let Some(held) = map.get(&key) {
+                    return Err(dup(held));
                 }
                 map.insert(key, entry);
             }
             Store::ExactOne(map) => {
                 let key = exact_value(&key[0]);
-                if map.contains_key(&key) {
-                    return Err(dup);
+                if let Some(held) = map.get(&key) {
+                    return Err(dup(held));
                 }
                 map.insert(key, entry);
             }
@@ -414,22 +464,22 @@ impl TableState {
                 let (value, len) = lpm_parts(&key[0], self.widths[0]);
                 let mask = prefix_mask(len, self.widths[0]);
                 let level = level_for(levels, len, mask);
-                if level.contains_key(&(value & mask)) {
-                    return Err(dup);
+                if let Some(held) = level.get(&(value & mask)) {
+                    return Err(dup(held));
                 }
                 level.insert(value & mask, entry);
             }
             Store::LpmExact { lpm, levels } => {
                 let (len, k) = lpm_exact_key(&key, *lpm, &self.widths).expect("checked entry");
                 let level = level_for(levels, len, prefix_mask(len, self.widths[*lpm]));
-                if level.contains_key(&k) {
-                    return Err(dup);
+                if let Some(held) = level.get(&k) {
+                    return Err(dup(held));
                 }
                 level.insert(k, entry);
             }
             Store::Ordered(list) => {
-                if list.iter().any(|x| x.key == key && x.priority == priority) {
-                    return Err(dup);
+                if let Some(held) = list.iter().find(|x| x.key == key && x.priority == priority) {
+                    return Err(dup(&held.entry));
                 }
                 let pos = list
                     .iter()
@@ -1012,7 +1062,10 @@ mod tests {
                 priority: 7,
                 ..entry(1, 0x0a00_0000, 8)
             }),
-            Err(TableError::Duplicate { table: "t".into() })
+            Err(TableError::Duplicate {
+                table: "t".into(),
+                slot: 0
+            })
         );
         let key16 = entry(1, 0x0a01_0000, 16).key;
         t.modify(&key16, 3, call(0, &[99])).unwrap();
@@ -1082,10 +1135,100 @@ mod tests {
         t.insert(e.clone()).unwrap();
         assert_eq!(
             t.insert(e),
-            Err(TableError::Duplicate { table: "t".into() })
+            Err(TableError::Duplicate {
+                table: "t".into(),
+                slot: 0
+            })
         );
         t.modify(&[KeyMatch::Exact(1)], 0, call(0, &[6])).unwrap();
         assert_eq!(t.lookup(&[1]).unwrap().args, vec![6]);
+    }
+
+    /// A const entry the table refuses is named by its place in the program, and a repeated
+    /// key by the earlier entry that holds it (const entry k is in slot k); an LPM entry is
+    /// named by its value under its prefix.
+    #[test]
+    fn a_refused_const_entry_is_named_with_the_entry_it_collides_with() {
+        let lpm = |v: u128, l| Entry {
+            key: vec![KeyMatch::Lpm {
+                value: v,
+                prefix_len: l,
+            }],
+            action: call(1, &[]),
+            priority: 0,
+        };
+        let mut t = table(&[MatchKind::Lpm], 8);
+        t.const_entries = vec![
+            lpm(0x0a00_0000, 8),
+            lpm(0x0b00_0000, 8),
+            lpm(0x0a01_0000, 8),
+        ];
+        let e = TableState::new(&t, &[32], &shapes(&[1, 0])).err().unwrap();
+        assert_eq!(
+            e.const_entry(),
+            Some((
+                2,
+                "const entry 3 has the same key as const entry 1: a table holds one entry per \
+                 key (entries of a ternary or range table also differ by their priority)"
+                    .into()
+            ))
+        );
+        assert!(e
+            .to_string()
+            .starts_with("table t: const entry 3 has the same key"));
+        // Beside an exact key too: 10.1.0.0/8 is 10.0.0.0/8, /16 another entry, /0 and /32
+        // at the edges.
+        let lpm_exact = |v: u128, l, x| Entry {
+            key: vec![
+                KeyMatch::Lpm {
+                    value: v,
+                    prefix_len: l,
+                },
+                KeyMatch::Exact(x),
+            ],
+            ..lpm(0, 0)
+        };
+        let mut t = table(&[MatchKind::Lpm, MatchKind::Exact], 8);
+        let build = |t: &Table| TableState::new(t, &[32, 8], &shapes(&[1, 0])).err();
+        t.const_entries = vec![
+            lpm_exact(0x0a00_0000, 8, 3),
+            lpm_exact(0x0a01_0000, 16, 3),
+            lpm_exact(0x0a01_0000, 8, 4),
+            lpm_exact(0xffff_ffff, 0, 3),
+            lpm_exact(0xffff_ffff, 32, 3),
+        ];
+        assert_eq!(build(&t), None);
+        t.const_entries.push(lpm_exact(0x0a01_0000, 8, 3));
+        assert_eq!(
+            build(&t).and_then(|e| e.const_entry()).map(|c| c.0),
+            Some(5)
+        );
+        t.const_entries[5] = lpm_exact(0, 0, 3);
+        let e = build(&t).unwrap().const_entry().unwrap();
+        assert!(
+            e.1.starts_with("const entry 6 has the same key as const entry 4"),
+            "{e:?}"
+        );
+        // A ternary table's entries differ by priority: the same key twice is two entries.
+        let mut t = table(&[MatchKind::Range], 8);
+        let range = |lo, hi, priority| Entry {
+            key: vec![KeyMatch::Range { lo, hi }],
+            action: call(1, &[]),
+            priority,
+        };
+        t.const_entries = vec![range(1, 5, 2), range(1, 5, 1)];
+        assert!(TableState::new(&t, &[8], &shapes(&[1, 0])).is_ok());
+        t.const_entries = vec![range(1, 5, 2), range(9, 3, 1)];
+        let e = TableState::new(&t, &[8], &shapes(&[1, 0])).err().unwrap();
+        assert_eq!(
+            e.const_entry(),
+            Some((
+                1,
+                "const entry 2: key `k` (bit<8>, Range): the range 9..3 runs backwards: its low \
+                 end is above its high end"
+                    .into()
+            ))
+        );
     }
 
     #[test]

@@ -134,6 +134,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         });
         self.table_spans.push(span);
         self.table_pins.push(Vec::new());
+        self.const_entry_spans.push(Vec::new());
         self.apply_spans.push(span);
         Node::Table(id)
     }

@@ -50,6 +50,8 @@ pub(crate) struct LoweredControl {
     pub table_spans: Vec<Span>,
     /// Each table's stage pragmas.
     pub table_pins: Vec<Vec<StagePin>>,
+    /// Where each table's const entries are written, in order.
+    pub const_entry_spans: Vec<Vec<Span>>,
     /// Where each gateway's `if` is.
     pub gateway_spans: Vec<Span>,
 }
@@ -125,6 +127,7 @@ pub(crate) struct ControlLowering<'e, 'a, 'l> {
     control: ControlProgram,
     table_spans: Vec<Span>,
     table_pins: Vec<Vec<StagePin>>,
+    const_entry_spans: Vec<Vec<Span>>,
     /// Where each table is applied (ordering the "second use" of an extern).
     apply_spans: Vec<Span>,
     gateway_spans: Vec<Span>,
@@ -205,6 +208,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             control: ControlProgram::default(),
             table_spans: Vec::new(),
             table_pins: Vec::new(),
+            const_entry_spans: Vec::new(),
             apply_spans: Vec::new(),
             gateway_spans: Vec::new(),
             actions: HashMap::new(),
@@ -297,6 +301,7 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             control: self.control,
             table_spans: self.table_spans,
             table_pins: self.table_pins,
+            const_entry_spans: self.const_entry_spans,
             gateway_spans: self.gateway_spans,
         })
     }

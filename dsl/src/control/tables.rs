@@ -14,23 +14,6 @@ fn ones(w: u16) -> u128 {
     pipelines::phv::mask(w as u32)
 }
 
-/// What names an entry in a table whose keys are all exact or LPM (the chip's rule: the key
-/// alone, an LPM value under its prefix): `None` for a ternary or range key, whose entries
-/// also differ by priority.
-fn entry_identity(key: &[KeyMatch], widths: &[u16]) -> Option<Vec<(u128, u16)>> {
-    key.iter()
-        .zip(widths)
-        .map(|(k, &w)| match *k {
-            KeyMatch::Exact(v) => Some((v, w)),
-            KeyMatch::Lpm { value, prefix_len } => Some((
-                value & pipelines::table::prefix_mask(prefix_len, w),
-                prefix_len,
-            )),
-            _ => None,
-        })
-        .collect()
-}
-
 /// One key value of a const entry, for a key of `kind` and width `w`.
 fn entry_key(env: &Env, p: &Pattern, kind: MatchKind, w: u16) -> Result<KeyMatch> {
     let span = p.span();
@@ -42,19 +25,10 @@ fn entry_key(env: &Env, p: &Pattern, kind: MatchKind, w: u16) -> Result<KeyMatch
         )
     };
     Ok(match (p, kind) {
-        (Pattern::Range(lo, hi), MatchKind::Range) => {
-            let (lo, hi) = (env.const_value(lo, Some(w))?, env.const_value(hi, Some(w))?);
-            if lo > hi {
-                return Err(err(
-                    ErrorKind::Type,
-                    span,
-                    format!(
-                        "the range {lo}..{hi} runs backwards: its low end is above its high end"
-                    ),
-                ));
-            }
-            KeyMatch::Range { lo, hi }
-        }
+        (Pattern::Range(lo, hi), MatchKind::Range) => KeyMatch::Range {
+            lo: env.const_value(lo, Some(w))?,
+            hi: env.const_value(hi, Some(w))?,
+        },
         (Pattern::Range(..), _) => return Err(unsupported("a range")),
         (Pattern::Any(_), MatchKind::Exact) => return Err(unsupported("a don't-care")),
         (Pattern::Any(_), MatchKind::Range) => KeyMatch::Range { lo: 0, hi: ones(w) },
@@ -173,6 +147,8 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
         self.control.tables.push(table);
         self.table_spans.push(t.name.span);
         self.table_pins.push(annotated.pins);
+        self.const_entry_spans
+            .push(t.entries.iter().map(|e| e.span).collect());
         self.apply_spans.push(name.span);
         Ok(Node::Table(id))
     }
@@ -268,9 +244,6 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             None => 512,
         };
         let mut const_entries = Vec::new();
-        // Entry index by what names it in the table, to refuse a key given twice as the chip
-        // would when the program loads.
-        let mut seen = std::collections::HashMap::new();
         let n = t.entries.len() as u32;
         for (i, e) in t.entries.iter().enumerate() {
             if e.keyset.len() != keys.len() {
@@ -295,22 +268,6 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
                     e.action.span,
                     "the entry's action is not one of the table's actions",
                 ));
-            }
-            if let Some(id) = entry_identity(&key, &key_widths) {
-                if let Some(&first) = seen.get(&id) {
-                    return Err(err(
-                        ErrorKind::Semantic,
-                        e.span,
-                        format!(
-                            "const entry {} has the same key as const entry {}: a table holds \
-                             one entry per key (entries of a ternary or range table also \
-                             differ by their priority)",
-                            i + 1,
-                            first + 1
-                        ),
-                    ));
-                }
-                seen.insert(id, i);
             }
             // Earlier entries win, as in P4.
             const_entries.push(Entry {
@@ -376,37 +333,5 @@ impl<'e, 'a, 'l> ControlLowering<'e, 'a, 'l> {
             direct_counter,
             parts: Vec::new(),
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_lpm_entry_is_named_by_its_prefix_and_a_ternary_one_by_nothing() {
-        let lpm = |value, prefix_len| KeyMatch::Lpm { value, prefix_len };
-        let widths = [32, 8];
-        // 10.1.0.0/8 is 10.0.0.0/8; /16 is another entry.
-        let a = entry_identity(&[lpm(0x0a01_0000, 8), KeyMatch::Exact(3)], &widths);
-        let b = entry_identity(&[lpm(0x0a00_0000, 8), KeyMatch::Exact(3)], &widths);
-        let c = entry_identity(&[lpm(0x0a01_0000, 16), KeyMatch::Exact(3)], &widths);
-        assert_eq!(a, b);
-        assert_ne!(a, c);
-        assert_eq!(a, Some(vec![(0x0a00_0000, 8), (3, 8)]));
-        // /0 and /32 at the edges.
-        assert_eq!(
-            entry_identity(&[lpm(0xffff_ffff, 0)], &[32]),
-            Some(vec![(0, 0)])
-        );
-        assert_eq!(
-            entry_identity(&[lpm(0xffff_ffff, 32)], &[32]),
-            Some(vec![(0xffff_ffff, 32)])
-        );
-        let ternary = KeyMatch::Ternary { value: 1, mask: 1 };
-        assert_eq!(
-            entry_identity(&[KeyMatch::Exact(1), ternary], &widths),
-            None
-        );
     }
 }

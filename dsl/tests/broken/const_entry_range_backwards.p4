@@ -1,4 +1,4 @@
-// error: 19:13: the range 1000000..65536 runs backwards: its low end is above its high end
+// error: 19:13: const entry 1: key `meta.count` (bit<32>, Range): the range 1000000..65536 runs backwards: its low end is above its high end
 header eth_h { bit<48> dst; bit<48> src; bit<16> ether_type; }
 struct headers_t { eth_h eth; }
 struct meta_t { bit<32> count; }
