@@ -98,7 +98,7 @@ enum Command {
     /// peak memory on each workload of docs/PERFORMANCE.md.
     Bench {
         /// Workloads to run (all if none): pipe12, tm-dt, hop-64B, idle-64B, chip-64x100G,
-        /// leafspine, incast-64B.
+        /// leafspine, ns3-twin, incast-64B.
         workloads: Vec<String>,
         /// Tiny sizes: a smoke run of every workload in well under a second.
         #[arg(long)]

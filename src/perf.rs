@@ -21,7 +21,9 @@
 //! router, 2 ports at line rate), `idle-64B` (the same packets at a tenth of line rate:
 //! ten times the simulated time for the same work), `chip-64x100G` (all 64 ports at line
 //! rate with 1500-byte packets), `leafspine` (4 × 4 leaf-spine, 32 hosts, 60 % load, the
-//! router), `incast-64B` (8:1 into one port until Dynamic Threshold refuses).
+//! router), `ns3-twin` (the leaf-spine UDP workload of `tools/ns3/leafspine_udp.cc`, run
+//! beside ns-3 by `tools/ns3/side-by-side.sh`), `incast-64B` (8:1 into one port until Dynamic
+//! Threshold refuses).
 //!
 //! The wall clock is read here, around a run, and never inside the model.
 
@@ -150,6 +152,8 @@ pub struct Sizes {
     pub chip_packets: u64,
     /// Simulated time of the leaf-spine (ns).
     pub leafspine_ns: u64,
+    /// How long the ns-3 twin's hosts send (ns); the run lasts until all is delivered.
+    pub twin_ns: u64,
     /// 64-byte packets each of the eight incast senders sends.
     pub incast_packets: u64,
 }
@@ -162,6 +166,7 @@ impl Sizes {
         hop_packets: 2_000_000,
         chip_packets: 2_000_000,
         leafspine_ns: 2_000_000,
+        twin_ns: 1_000_000,
         incast_packets: 100_000,
     };
     /// A smoke run (CI): every workload, a fraction of a second in all.
@@ -171,6 +176,7 @@ impl Sizes {
         hop_packets: 2_000,
         chip_packets: 2_000,
         leafspine_ns: 200_000,
+        twin_ns: 20_000,
         incast_packets: 2_000,
     };
 
@@ -182,6 +188,7 @@ impl Sizes {
             hop_packets: self.hop_packets * k,
             chip_packets: self.chip_packets * k,
             leafspine_ns: self.leafspine_ns * k,
+            twin_ns: self.twin_ns * k,
             incast_packets: self.incast_packets * k,
         }
     }
@@ -221,13 +228,14 @@ impl Figures {
 }
 
 /// The workloads, by name, in the order `asic bench` runs them.
-pub const WORKLOADS: [&str; 7] = [
+pub const WORKLOADS: [&str; 8] = [
     "pipe12",
     "tm-dt",
     "hop-64B",
     "idle-64B",
     "chip-64x100G",
     "leafspine",
+    "ns3-twin",
     "incast-64B",
 ];
 
@@ -253,6 +261,7 @@ pub fn run(sizes: Sizes, only: &[String], lockstep: bool) -> Result<Vec<Figures>
             "idle-64B" => chip_run(name, 2, 64, sizes.hop_packets, Some(10), lockstep)?,
             "chip-64x100G" => chip_run(name, 64, 1500, sizes.chip_packets, None, lockstep)?,
             "leafspine" => leafspine(sizes.leafspine_ns, lockstep)?,
+            "ns3-twin" => ns3_twin(sizes.twin_ns, lockstep)?,
             _ => incast(sizes.incast_packets, lockstep)?,
         });
     }
@@ -696,6 +705,53 @@ fn leafspine(stop_ns: u64, lockstep: bool) -> Result<Figures, String> {
     measure("leafspine", "switch-hops", || {
         let r = n.run()?;
         Ok((r.switch_hops, stop_ns * 1000))
+    })
+}
+
+/// The workload of the ns-3 program `tools/ns3/leafspine_udp.cc`, ready to run: 4 leaves ×
+/// 4 spines × 8 hosts, 100 Gb/s links of 1 µs, `tofino1-like` chips running the stock ECMP
+/// router; host i sends constant-rate UDP to host (i + 8) mod 32 for `traffic_ns`, 1,000-byte
+/// payloads (IP MTU 1,028 bytes) at 42.64 Gb/s on the wire, ns-3's 40 Gb/s of payload at its
+/// load 0.4; the run lasts until every packet is delivered or dropped. (ns-3 sprays each
+/// packet over the spines at random; the router hashes each flow's 5-tuple.)
+pub fn ns3_twin_net(traffic_ns: u64, lockstep: bool) -> Result<Net<'static>, String> {
+    let flows: Vec<String> = (0..32)
+        .map(|i| {
+            let d = (i + 8) % 32;
+            format!(
+                r#"ConstantRate((src: "h{}_{}", dst: "h{}_{}", rate_gbps: 42.64, start_ns: 0, stop_ns: {traffic_ns}))"#,
+                i / 8,
+                i % 8,
+                d / 8,
+                d % 8
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"(
+            name: "leafspine-udp-ns3-twin",
+            seed: 1,
+            mtu: 1028,
+            topology: Generate((shape: LeafSpine(leaves: 4, spines: 4, hosts_per_leaf: 8),
+                chip: "tofino1-like", delay_ns: 1000)),
+            deploy: Routers(Ecmp),
+            transport: Raw(()),
+            traffic: [{}],
+        )"#,
+        flows.join(", ")
+    );
+    let s = located::parse_ron(&text, "ns-3 twin scenario")?;
+    let network = asic_deploy::build::build(s, std::path::Path::new(""))?;
+    let mut n = Net::build(network, Box::new(()))?;
+    n.set_lockstep(lockstep);
+    Ok(n)
+}
+
+fn ns3_twin(traffic_ns: u64, lockstep: bool) -> Result<Figures, String> {
+    let n = ns3_twin_net(traffic_ns, lockstep)?;
+    measure("ns3-twin", "switch-hops", || {
+        let r = n.run()?;
+        Ok((r.switch_hops, r.record.duration_ps))
     })
 }
 
