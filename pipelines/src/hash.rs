@@ -153,16 +153,58 @@ impl HashEngine {
                 acc
             }
             HashEngine::Crc(c) => {
-                let bytes = field_bytes(&unit.fields, layout, phv);
-                c.checksum(&bytes) as u128
+                let mut bytes = [0u8; MAX_INPUT_BYTES];
+                let len = pack_fields(&unit.fields, layout, phv, &mut bytes);
+                c.checksum(&bytes[..len]) as u128
             }
         };
         v & mask(unit.width as u32)
     }
 }
 
+/// The most input a hash unit takes, in bytes (the verifier refuses more).
+pub const MAX_INPUT_BYTES: usize = (crate::program::MAX_HASH_INPUT_BITS / 8) as usize;
+
+/// [`field_bytes`] written into `out`, a whole byte at a time: each field's value goes into a
+/// 64-bit accumulator in chunks of at most 56 bits (fewer than 8 bits wait between chunks),
+/// and every full byte leaves it. Returns the bytes written. The fields' widths add up to at
+/// most 512 bits (the verifier's limit for a hash unit; more would index past `out`).
+/// `field_bytes` is the reference, compared by a property test.
+pub fn pack_fields(
+    fields: &[FieldId],
+    layout: &PhvLayout,
+    phv: &Phv,
+    out: &mut [u8; MAX_INPUT_BYTES],
+) -> usize {
+    let mut acc = 0u64; // pending bits, right-aligned
+    let mut pending = 0u32; // how many (< 8 between chunks)
+    let mut len = 0;
+    for &f in fields {
+        let field = &layout.fields[f as usize];
+        let value = phv.get(field);
+        let mut left = field.width as u32;
+        while left > 0 {
+            let take = left.min(56);
+            left -= take;
+            acc = (acc << take) | ((value >> left) as u64 & ((1u64 << take) - 1));
+            pending += take;
+            while pending >= 8 {
+                pending -= 8;
+                out[len] = (acc >> pending) as u8;
+                len += 1;
+            }
+            acc &= (1u64 << pending) - 1;
+        }
+    }
+    if pending > 0 {
+        out[len] = (acc << (8 - pending)) as u8;
+        len += 1;
+    }
+    len
+}
+
 /// The fields' bits concatenated most significant first, zero-padded at the end to whole
-/// bytes. On the stack for up to 64 bytes of input (512 bits: more than any 5-tuple).
+/// bytes, a bit run at a time: the reference for [`pack_fields`].
 pub fn field_bytes(fields: &[FieldId], layout: &PhvLayout, phv: &Phv) -> SmallVec<[u8; 64]> {
     let mut out: SmallVec<[u8; 64]> = SmallVec::new();
     let mut used = 0u32; // bits used in the last byte
@@ -267,6 +309,51 @@ mod tests {
                 lsb: 0,
                 width: width as u8,
             }],
+        }
+    }
+
+    proptest::proptest! {
+        /// The byte-at-a-time packing equals the bit-run reference for any widths (1 to 128
+        /// bits, up to 512 in all) and values.
+        #[test]
+        fn packing_fields_a_byte_at_a_time_matches_the_bit_runs(
+            spec in proptest::collection::vec((1u16..=128, proptest::num::u128::ANY), 1..8)
+        ) {
+            let mut total = 0;
+            let spec: Vec<_> = spec
+                .into_iter()
+                .take_while(|(w, _)| { total += *w as u32; total <= 512 })
+                .collect();
+            let fields: Vec<Field> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(w, _))| wide_field(&format!("f{i}"), w, 4 * i as u16))
+                .collect();
+            let layout = PhvLayout { fields, ..PhvLayout::default() };
+            let mut phv = Phv::new(4 * spec.len());
+            for (f, &(_, v)) in layout.fields.iter().zip(&spec) {
+                phv.set(f, v);
+            }
+            let ids: Vec<FieldId> = (0..spec.len() as FieldId).collect();
+            let mut out = [0u8; MAX_INPUT_BYTES];
+            let len = pack_fields(&ids, &layout, &phv, &mut out);
+            let reference = field_bytes(&ids, &layout, &phv);
+            proptest::prop_assert_eq!(&out[..len], reference.as_slice());
+        }
+    }
+
+    /// A field of `width` bits in four 32-bit containers from `first`, low bits first.
+    fn wide_field(name: &str, width: u16, first: u16) -> Field {
+        Field {
+            name: name.into(),
+            width,
+            slices: (0..width.div_ceil(32))
+                .map(|k| PhvSlice {
+                    container: first + k,
+                    lsb: 0,
+                    width: (width - 32 * k).min(32) as u8,
+                })
+                .collect(),
         }
     }
 

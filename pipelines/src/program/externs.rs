@@ -222,7 +222,8 @@ pub enum HashAlgorithm {
 }
 
 /// The most input bits one hash unit takes: the model's hash unit concatenates its input fields
-/// into a 64-byte buffer (`crate::hash::field_bytes`), more than a 5-tuple with room to spare.
+/// into a 64-byte buffer on the stack (`crate::hash::pack_fields`), more than a 5-tuple with
+/// room to spare.
 /// The compiler refuses a longer input where it is written; the verifier checks it again.
 pub const MAX_HASH_INPUT_BITS: u32 = 512;
 
