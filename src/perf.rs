@@ -213,6 +213,30 @@ pub struct Figures {
     pub allocations: Option<u64>,
     /// Model state per buffered packet beyond its bytes (the incast workload).
     pub state_per_packet: Option<f64>,
+    /// Events the event kernel handled, for the workloads that run one.
+    pub events: Option<u64>,
+}
+
+/// What one run of a workload did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ran {
+    /// Units of work done.
+    pub work: u64,
+    /// Simulated picoseconds the work spans.
+    pub sim_ps: u64,
+    /// Events the event kernel handled, if the workload runs one.
+    pub events: Option<u64>,
+}
+
+impl Ran {
+    /// `work` units over `sim_ps`, no events counted.
+    pub fn new(work: u64, sim_ps: u64) -> Ran {
+        Ran {
+            work,
+            sim_ps,
+            events: None,
+        }
+    }
 }
 
 impl Figures {
@@ -271,7 +295,7 @@ pub fn run(sizes: Sizes, only: &[String], lockstep: bool) -> Result<Vec<Figures>
 /// The figures as a table.
 pub fn render(figs: &[Figures]) -> String {
     let mut s = format!(
-        "{:<13} {:>10} {:>14} {:>9} {:>15} {:>11} {:>9} {:>9} {:>9}  {}\n",
+        "{:<13} {:>10} {:>14} {:>9} {:>15} {:>11} {:>9} {:>9} {:>9} {:>9}  {}\n",
         "workload",
         "work",
         "per wall s",
@@ -281,6 +305,7 @@ pub fn render(figs: &[Figures]) -> String {
         "peak MiB",
         "allocs/u",
         "B/queued",
+        "events/u",
         "unit"
     );
     for f in figs {
@@ -293,8 +318,11 @@ pub fn render(figs: &[Figures]) -> String {
         let state = f
             .state_per_packet
             .map_or("-".to_string(), |b| format!("{b:.0}"));
+        let events = f.events.map_or("-".to_string(), |e| {
+            format!("{:.3}", e as f64 / f.work.max(1) as f64)
+        });
         s += &format!(
-            "{:<13} {:>10} {:>14.0} {:>9.3} {:>15} {:>11.5} {:>9} {:>9} {:>9}  {}\n",
+            "{:<13} {:>10} {:>14.0} {:>9.3} {:>15} {:>11.5} {:>9} {:>9} {:>9} {:>9}  {}\n",
             f.name,
             f.work,
             f.rate(),
@@ -304,6 +332,7 @@ pub fn render(figs: &[Figures]) -> String {
             peak,
             allocs,
             state,
+            events,
             f.unit
         );
     }
@@ -314,12 +343,16 @@ pub fn render(figs: &[Figures]) -> String {
 fn measure(
     name: &'static str,
     unit: &'static str,
-    body: impl FnOnce() -> Result<(u64, u64), String>,
+    body: impl FnOnce() -> Result<Ran, String>,
 ) -> Result<Figures, String> {
     let reset = reset_peak_memory();
     let a0 = allocations();
     let t0 = Instant::now();
-    let (work, sim_ps) = body()?;
+    let Ran {
+        work,
+        sim_ps,
+        events,
+    } = body()?;
     let wall_s = t0.elapsed().as_secs_f64();
     let allocations = a0.zip(allocations()).map(|(a, b)| b - a);
     Ok(Figures {
@@ -331,6 +364,7 @@ fn measure(
         peak_kib: peak_memory_kib().filter(|_| reset),
         allocations,
         state_per_packet: None,
+        events,
     })
 }
 
@@ -541,7 +575,7 @@ fn pipe12(packets: u64) -> Result<Figures, String> {
         for _ in 0..packets {
             w.step()?;
         }
-        Ok((w.packets, w.sim_ps()))
+        Ok(Ran::new(w.packets, w.sim_ps()))
     })
 }
 
@@ -620,7 +654,7 @@ fn tm_dt(pairs: u64) -> Result<Figures, String> {
         for _ in 0..pairs {
             w.step()?;
         }
-        Ok((w.pairs, w.sim_ps() - t0))
+        Ok(Ran::new(w.pairs, w.sim_ps() - t0))
     })
 }
 
@@ -656,12 +690,15 @@ fn chip_bench_at(
 }
 
 /// Run a bench from [`chip_bench`]: (switch-hops, simulated ps). Every packet must leave.
-pub fn run_chip(bench: &mut Bench) -> Result<(u64, u64), String> {
+pub fn run_chip(bench: &mut Bench) -> Result<Ran, String> {
     let r = bench.run()?;
     if r.packets_dropped() > 0 {
         return Err(format!("{} packets dropped", r.packets_dropped()));
     }
-    Ok((r.packets_out(), r.end_ps))
+    Ok(Ran {
+        events: Some(r.events),
+        ..Ran::new(r.packets_out(), r.end_ps)
+    })
 }
 
 fn chip_run(
@@ -704,7 +741,10 @@ fn leafspine(stop_ns: u64, lockstep: bool) -> Result<Figures, String> {
     let n = leafspine_net(stop_ns, lockstep)?;
     measure("leafspine", "switch-hops", || {
         let r = n.run()?;
-        Ok((r.switch_hops, stop_ns * 1000))
+        Ok(Ran {
+            events: Some(r.events),
+            ..Ran::new(r.switch_hops, stop_ns * 1000)
+        })
     })
 }
 
@@ -751,7 +791,10 @@ fn ns3_twin(traffic_ns: u64, lockstep: bool) -> Result<Figures, String> {
     let n = ns3_twin_net(traffic_ns, lockstep)?;
     measure("ns3-twin", "switch-hops", || {
         let r = n.run()?;
-        Ok((r.switch_hops, r.record.duration_ps))
+        Ok(Ran {
+            events: Some(r.events),
+            ..Ran::new(r.switch_hops, r.record.duration_ps)
+        })
     })
 }
 
@@ -778,7 +821,10 @@ fn incast(per_sender: u64, lockstep: bool) -> Result<Figures, String> {
     let mut f = measure("incast-64B", "switch-hops", || {
         let r = bench.run()?;
         peak_packets = r.peak_buffer_cells as u64;
-        Ok((r.packets_out(), r.end_ps))
+        Ok(Ran {
+            events: Some(r.events),
+            ..Ran::new(r.packets_out(), r.end_ps)
+        })
     })?;
     f.state_per_packet =
         before

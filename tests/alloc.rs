@@ -13,7 +13,7 @@ fn ten_times_the_packets_allocate_no_more() {
     let count = |packets: u64| {
         let mut bench = perf::chip_bench(2, 64, packets, false).unwrap();
         let before = perf::allocations().unwrap();
-        let (hops, _) = perf::run_chip(&mut bench).unwrap();
+        let hops = perf::run_chip(&mut bench).unwrap().work;
         assert_eq!(hops, packets);
         perf::allocations().unwrap() - before
     };
