@@ -11,10 +11,11 @@ use serde::{Deserialize, Serialize};
 pub struct FlowRecord {
     /// Flow id (unique in the run).
     pub id: u64,
-    /// Sending host.
-    pub src: String,
-    /// Receiving host.
-    pub dst: String,
+    /// Sending host: its index in [`RunRecord::hosts`] (a record of millions of flows holds
+    /// no name per flow; [`RunRecord::host_name`] gives it).
+    pub src: u32,
+    /// Receiving host, as `src`.
+    pub dst: u32,
     /// Bytes of application data.
     pub size_bytes: u64,
     /// When the application offered the flow (ps).
@@ -150,6 +151,14 @@ pub struct RunRecord {
     /// (Absent from older records: empty.)
     #[serde(default)]
     pub chips: Vec<ChipRecord>,
+}
+
+impl RunRecord {
+    /// The name of host `i` (an index of [`FlowRecord::src`] or `dst`); `?` if the record has
+    /// no such host.
+    pub fn host_name(&self, i: u32) -> &str {
+        self.hosts.get(i as usize).map_or("?", |h| h.host.as_str())
+    }
 }
 
 /// What the control plane read of one chip: the scheduled reads' results, and every pipe's

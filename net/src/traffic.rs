@@ -38,6 +38,7 @@ use crate::transport::raw::RawSpec;
 use crate::transport::TransportSpec;
 use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// One flow.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -264,8 +265,9 @@ pub struct FlowSpec {
     pub start: Time,
     /// Class.
     pub class: u8,
-    /// Transport.
-    pub transport: TransportSpec,
+    /// Transport (one per traffic source, shared by its flows: a run of millions of flows
+    /// holds a handful).
+    pub transport: Arc<TransportSpec>,
     /// Which source made it.
     pub source: usize,
 }
@@ -351,7 +353,7 @@ pub fn expand(
                         size: u64,
                         start: Time,
                         class: u8,
-                        t: &TransportSpec|
+                        t: &Arc<TransportSpec>|
          -> Result<(), String> {
             if flows.len() >= MAX_FLOWS {
                 return Err(format!(
@@ -372,7 +374,7 @@ pub fn expand(
                 size,
                 start,
                 class,
-                transport: t.clone(),
+                transport: Arc::clone(t),
                 source: i,
             });
             Ok(())
@@ -401,12 +403,19 @@ pub fn expand(
                 class_ok(f.class)?;
                 let (a, b) = pair(&f.src, &f.dst)?;
                 let start = time(f.start_ns, "start_ns")?;
-                push(a, b, sized(f.size)?, start, f.class, &tr(&f.transport)?)?;
+                push(
+                    a,
+                    b,
+                    sized(f.size)?,
+                    start,
+                    f.class,
+                    &Arc::new(tr(&f.transport)?),
+                )?;
             }
             Source::ConstantRate(c) => {
                 class_ok(c.class)?;
                 let (a, b) = pair(&c.src, &c.dst)?;
-                let t = paced(c.rate_gbps, hosts.gbps[a], &place)?;
+                let t = Arc::new(paced(c.rate_gbps, hosts.gbps[a], &place)?);
                 let start = time(c.start_ns, "start_ns")?;
                 time(c.stop_ns, "stop_ns")?;
                 let bytes = bytes_at(c.rate_gbps, c.stop_ns.saturating_sub(c.start_ns));
@@ -417,7 +426,7 @@ pub fn expand(
             Source::OnOff(o) => {
                 class_ok(o.class)?;
                 let (a, b) = pair(&o.src, &o.dst)?;
-                let t = paced(o.rate_gbps, hosts.gbps[a], &place)?;
+                let t = Arc::new(paced(o.rate_gbps, hosts.gbps[a], &place)?);
                 if o.on_ns == 0 {
                     return Err(format!("{place}: on_ns must be greater than 0"));
                 }
@@ -455,7 +464,7 @@ pub fn expand(
             }
             Source::Flows(f) => {
                 class_ok(f.class)?;
-                let t = tr(&f.transport)?;
+                let t = Arc::new(tr(&f.transport)?);
                 let set = hosts.set(&f.hosts, &place)?;
                 if set.len() < 2 {
                     return Err(format!("{place}: needs at least two hosts"));
@@ -540,7 +549,7 @@ pub fn expand(
             }
             Source::Incast(c) => {
                 class_ok(c.class)?;
-                let t = tr(&c.transport)?;
+                let t = Arc::new(tr(&c.transport)?);
                 let r = hosts.index(&c.receiver, &place)?;
                 let senders: Vec<usize> = c
                     .senders
@@ -581,7 +590,7 @@ pub fn expand(
             }
             Source::Permutation(p) => {
                 class_ok(p.class)?;
-                let t = tr(&p.transport)?;
+                let t = Arc::new(tr(&p.transport)?);
                 let set = hosts.set(&p.hosts, &place)?;
                 if set.len() < 2 {
                     return Err(format!("{place}: needs at least two hosts"));
@@ -600,7 +609,7 @@ pub fn expand(
             }
             Source::AllToAll(p) => {
                 class_ok(p.class)?;
-                let t = tr(&p.transport)?;
+                let t = Arc::new(tr(&p.transport)?);
                 let set = hosts.set(&p.hosts, &place)?;
                 let start = time(p.start_ns, "start_ns")?;
                 let count = set.len() as u64 * set.len().saturating_sub(1) as u64;
@@ -745,7 +754,7 @@ mod tests {
         assert_eq!(f.len(), 2);
         assert_eq!((f[0].size, f[1].start), (1000, Time::from_ns(2000)));
         assert!(matches!(
-            f[0].transport,
+            *f[0].transport,
             TransportSpec::Raw(RawSpec {
                 rate_gbps: Some(_),
                 ..

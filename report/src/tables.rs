@@ -42,8 +42,9 @@ fn writer<W: Write>(w: W, header: &[&str]) -> Result<csv::Writer<W>, String> {
     Ok(wtr)
 }
 
-/// `flows.csv`: one row per flow, sorted by id.
-pub fn write_flows_csv<W: Write>(w: W, flows: &[FlowRecord]) -> Result<(), String> {
+/// `flows.csv`: one row per flow of `record`, sorted by id.
+pub fn write_flows_csv<W: Write>(w: W, record: &RunRecord) -> Result<(), String> {
+    let flows = &record.flows;
     let mut wtr = writer(
         w,
         &[
@@ -65,8 +66,8 @@ pub fn write_flows_csv<W: Write>(w: W, flows: &[FlowRecord]) -> Result<(), Strin
     for f in sorted {
         wtr.write_record([
             f.id.to_string(),
-            f.src.clone(),
-            f.dst.clone(),
+            record.host_name(f.src).to_string(),
+            record.host_name(f.dst).to_string(),
             f.size_bytes.to_string(),
             f.start_ps.to_string(),
             f.end_ps.map_or(String::new(), |e| e.to_string()),
@@ -295,7 +296,7 @@ pub fn write_run_tables(
     let name_err = |p: &Path, e: String| format!("{}: {e}", p.display());
 
     let (p, w) = create(dir, "flows.csv")?;
-    write_flows_csv(w, &record.flows).map_err(|e| name_err(&p, e))?;
+    write_flows_csv(w, record).map_err(|e| name_err(&p, e))?;
     out.push(p);
 
     let (p, w) = create(dir, "fct_by_size.csv")?;

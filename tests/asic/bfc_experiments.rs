@@ -242,7 +242,7 @@ fn hol_run(assignment: Assignment, g2: usize, seed: u64) -> Vec<f64> {
     r.record
         .flows
         .iter()
-        .filter(|f| f.src == "g1")
+        .filter(|f| r.record.host_name(f.src) == "g1")
         .map(|f| (f.end_ps.unwrap() - f.start_ps) as f64 / 1e6)
         .collect()
 }

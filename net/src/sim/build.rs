@@ -12,8 +12,8 @@ use crate::transport::{Receiver, Shape, TransportSpec};
 use asic_model::kernel::EventQueue;
 
 /// The most data packets all flows of a run may have: 10¹⁰, 10 TB at a 1 KB MSS, 100 s of a
-/// 100-host network at 100G. Every flow's receiver keeps a bit per packet from the start, so
-/// this bounds those bitmaps to 1.25 GB.
+/// 100-host network at 100G. A flow's receiver keeps a bit per packet once a packet arrives
+/// out of order, so this bounds those bitmaps to 1.25 GB.
 const MAX_TRAFFIC_PACKETS: u64 = 10_000_000_000;
 use pipelines::time::Time;
 use std::collections::{BTreeMap, VecDeque};
@@ -178,8 +178,8 @@ impl<'o> Net<'o> {
             if total_packets > MAX_TRAFFIC_PACKETS {
                 return Err(format!(
                     "traffic[{}]: the flows up to this one make {total_packets} packets at this \
-                     MSS ({mss} bytes); a run may have at most {MAX_TRAFFIC_PACKETS}, as every \
-                     packet has a bit in its flow's receiver from the start",
+                     MSS ({mss} bytes); a run may have at most {MAX_TRAFFIC_PACKETS}, as a \
+                     flow's receiver may keep a bit per packet",
                     f.source
                 ));
             }
@@ -188,7 +188,7 @@ impl<'o> Net<'o> {
             let nq = topo.spec.hosts[f.src].nic_queues;
             let queue = nic_queue_for(sent_by_host[f.src], f.class, nq);
             sent_by_host[f.src] += 1;
-            let pull_gap = match &f.transport {
+            let pull_gap = match &*f.transport {
                 TransportSpec::Ndp(n) => n.pull_gap(
                     packet::data_frame_len(mss as usize),
                     packet::HEADER_BYTES,

@@ -83,15 +83,14 @@ impl NetRun {
 
 impl Net<'_> {
     pub(super) fn finish(self, end: Time) -> NetRun {
-        let names: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
         let flows = self
             .flows
             .iter()
             .enumerate()
             .map(|(i, f)| FlowRecord {
                 id: i as u64,
-                src: names[f.spec.src].to_string(),
-                dst: names[f.spec.dst].to_string(),
+                src: f.spec.src as u32,
+                dst: f.spec.dst as u32,
                 size_bytes: f.spec.size,
                 start_ps: f.spec.start.ps(),
                 end_ps: f.end.map(Time::ps),
@@ -134,7 +133,7 @@ impl Net<'_> {
         }
         for ((h, r), n) in &self.host_drops {
             drops.push(DropCount {
-                node: names[*h].to_string(),
+                node: self.hosts[*h].name.clone(),
                 reason: r.to_string(),
                 packets: *n,
             });

@@ -162,11 +162,14 @@ pub enum AckMode {
     Ndp,
 }
 
-/// The receiving side of a flow: which packets arrived.
+/// The receiving side of a flow: which packets arrived. Packets below `next_expected` all
+/// have; a bit per packet is kept only once one arrives out of order (most flows, and every
+/// one-packet flow, never need it, so millions of flows cost no bitmap each).
 #[derive(Clone, Debug)]
 pub struct Receiver {
     mode: AckMode,
     packets: u32,
+    /// Empty until a packet arrives out of order; then a bit per packet.
     got: Vec<u64>,
     received: u32,
     next_expected: u32,
@@ -179,7 +182,7 @@ impl Receiver {
         Receiver {
             mode,
             packets,
-            got: vec![0; (packets as usize).div_ceil(64)],
+            got: Vec::new(),
             received: 0,
             next_expected: 0,
             complete: false,
@@ -197,7 +200,11 @@ impl Receiver {
     }
 
     fn has(&self, s: u32) -> bool {
-        self.got[(s / 64) as usize] & (1 << (s % 64)) != 0
+        s < self.next_expected
+            || self
+                .got
+                .get((s / 64) as usize)
+                .is_some_and(|w| w & (1 << (s % 64)) != 0)
     }
 
     /// A data packet (or trimmed header) arrived.
@@ -226,7 +233,15 @@ impl Receiver {
             _ => true,
         };
         if accept && !self.has(s) {
-            self.got[(s / 64) as usize] |= 1 << (s % 64);
+            if s != self.next_expected || !self.got.is_empty() {
+                if self.got.is_empty() {
+                    self.got = vec![0; (self.packets as usize).div_ceil(64)];
+                }
+                self.got[(s / 64) as usize] |= 1 << (s % 64);
+            }
+            if s == self.next_expected {
+                self.next_expected += 1;
+            }
             self.received += 1;
             out.new_data = true;
             while self.next_expected < self.packets && self.has(self.next_expected) {
@@ -395,6 +410,26 @@ mod tests {
         assert_eq!((s.packets, s.len_of(0), s.len_of(2)), (3, 1440, 120));
         assert_eq!(Shape::new(1440, 1440).packets, 1);
         assert_eq!(Shape::new(1440, 1440).len_of(0), 1440);
+    }
+
+    /// In-order arrivals keep no bitmap; the first out-of-order one makes it, and duplicates
+    /// below or above the in-order point are still recognised.
+    #[test]
+    fn a_receiver_keeps_a_bitmap_only_once_packets_come_out_of_order() {
+        let mut r = Receiver::new(AckMode::Cumulative, 200);
+        for s in 0..100 {
+            assert!(r.on_data(&data(s)).new_data);
+        }
+        assert!(r.got.is_empty());
+        assert!(!r.on_data(&data(50)).new_data, "a duplicate below");
+        assert!(r.on_data(&data(150)).new_data);
+        assert_eq!(r.got.len(), 4);
+        assert!(!r.on_data(&data(150)).new_data, "a duplicate above");
+        for s in (100..200).filter(|&s| s != 150) {
+            assert!(r.on_data(&data(s)).new_data);
+        }
+        assert!(r.complete() && r.received() == 200);
+        assert_eq!(r.on_data(&data(199)).reply.unwrap().seq, 200);
     }
 
     #[test]
