@@ -26,6 +26,15 @@
 //! (no allocation once the ring has reached its size).
 
 use crate::spec::TmSpec;
+
+/// Bits `0..n` set (`n` ≤ 128): every queue of `n` empty.
+pub fn first_bits(n: usize) -> u128 {
+    if n == 0 {
+        0
+    } else {
+        u128::MAX >> (128 - n.min(128))
+    }
+}
 use crate::TrafficManager;
 use std::collections::VecDeque;
 
@@ -121,6 +130,40 @@ impl DepthExport {
             .and_then(|e| e.1.get(port as usize * self.qpp + queue as usize))
             .copied()
             .unwrap_or(0)
+    }
+
+    /// Bit `q` set for each queue `q < queues.min(128)` of `port` that [`DepthExport::read`]
+    /// reads as 0 at `at_ps`, with one snapshot lookup for the port instead of one per
+    /// queue (a program that counts a port's empty queues reads all of them per packet).
+    /// `read` is the reference, compared by a test.
+    pub fn empty_queues(&self, tm: &TrafficManager, port: u16, queues: u16, at_ps: u64) -> u128 {
+        let n = queues.min(128) as usize;
+        let all = first_bits(n);
+        let (Some(k), Some(m)) = (self.snapshot_index(at_ps), self.last_change_ps) else {
+            return all;
+        };
+        // Queues past the TM's are read as 0.
+        let mut empty = all & !first_bits(n.min(self.qpp));
+        if k * self.period_ps > m {
+            for q in 0..n.min(self.qpp) {
+                empty |= ((tm.depth(port, q as u16).0 == 0) as u128) << q;
+            }
+            return empty;
+        }
+        debug_assert!(
+            k >= self.horizon_k,
+            "a depth read at {at_ps} ps is further in the past than the export keeps"
+        );
+        let base = port as usize * self.qpp;
+        let snapshot = self.ring.iter().rev().find(|e| e.0 <= k);
+        for q in 0..n.min(self.qpp) {
+            let d = snapshot
+                .and_then(|e| e.1.get(base + q))
+                .copied()
+                .unwrap_or(0);
+            empty |= ((d == 0) as u128) << q;
+        }
+        empty
     }
 
     /// Copies of the TM taken so far (each at a change that followed a snapshot instant).

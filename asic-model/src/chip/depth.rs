@@ -29,6 +29,13 @@ impl DepthView for PublishedDepths<'_> {
         self.export
             .map_or(0, |e| e.read(self.tm, port, queue, at.ps()))
     }
+
+    fn empty_queues(&self, port: u16, queues: u16, at: Time) -> u128 {
+        match self.export {
+            Some(e) => e.empty_queues(self.tm, port, queues, at.ps()),
+            None => tm::export::first_bits(queues as usize),
+        }
+    }
 }
 
 impl Chip {

@@ -278,6 +278,14 @@ fn depth_export_keeps_a_bounded_ring_and_reads_the_past_exactly() {
         // the snapshot instant.
         for back in (0..=window).step_by(97) {
             let at = now.saturating_sub(back);
+            // A port's empty queues at once, as the reads say one by one (queue 1 and up:
+            // past the TM's one queue per port, read as 0).
+            let by_reads = (0..3u16)
+                .filter(|&q| ex.read(&tm, 0, q, at) == 0)
+                .fold(0u128, |m, q| m | 1 << q);
+            assert_eq!(ex.empty_queues(&tm, 0, 3, at), by_reads, "at {at}");
+            assert_eq!(ex.empty_queues(&tm, 7, 128, at), u128::MAX, "no such port");
+            assert_eq!(ex.empty_queues(&tm, 0, 0, at), 0, "no queues asked");
             let want = match at.checked_sub(2_500) {
                 None => 0,
                 Some(t) => {
@@ -292,6 +300,15 @@ fn depth_export_keeps_a_bounded_ring_and_reads_the_past_exactly() {
             );
         }
     }
+    // Reads whose snapshot came after the last change see the TM as it is.
+    let last = 370 * 1_999;
+    for at in (last..last + 10_000).step_by(331) {
+        let by_reads = (0..3u16)
+            .filter(|&q| ex.read(&tm, 0, q, at) == 0)
+            .fold(0u128, |m, q| m | 1 << q);
+        assert_eq!(ex.empty_queues(&tm, 0, 3, at), by_reads, "at {at}");
+    }
+    assert_ne!(tm.depth(0, 0).0, 0, "the live reads see a non-empty queue");
 }
 
 #[test]
