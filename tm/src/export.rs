@@ -13,17 +13,20 @@
 //! Queue depths change only when the chip enqueues or dequeues, so the chip calls
 //! [`DepthExport::before_change`] just before each of those, and nothing else: between two
 //! changes the TM is constant, so every snapshot instant in between sees the same state, and
-//! it is captured (one copy, however many periods passed) at the next change, if a snapshot
-//! instant separates the two. A read whose snapshot instant is after the last change reads
-//! the TM itself. An idle chip (or one whose program never reads depths) costs nothing: no
-//! events, no copies; with nothing ever captured, every read is 0, the depth of an empty TM.
+//! it is captured (once, however many periods passed) at the next change, if a snapshot
+//! instant separates the two. A capture copies only the queues that changed since the one
+//! before (the TM logs them: [`TrafficManager::take_depth_changes`]), into each queue's own
+//! history; a queue that did not change reads its last entry. A read whose snapshot instant
+//! is after the last change reads the TM itself. An idle chip (or one whose program never
+//! reads depths) costs nothing: no events, no copies; with nothing ever captured, every read
+//! is 0, the depth of an empty TM.
 //!
 //! # Reading the recent past
 //!
 //! A gress runs at its exit cycle, later than the stage that reads ([`DepthExport::read`]
-//! takes the stage's time), so the export keeps the captures that a read up to `window_ps`
-//! in the past may still need: at most `(window + D) / P + 2` of them, in recycled buffers
-//! (no allocation once the ring has reached its size).
+//! takes the stage's time), so the export keeps the entries that a read up to `window_ps`
+//! in the past may still need: per queue at most `(window + D) / P + 2` of them (no
+//! allocation once a queue's history has reached its size).
 
 use crate::spec::TmSpec;
 
@@ -46,10 +49,10 @@ pub struct DepthExport {
     window_ps: u64,
     /// The time of the last change to the TM's depths (its state since then is not captured).
     last_change_ps: Option<u64>,
-    /// Captures in snapshot order: `(k, depths)` holds for snapshots `k` up to the next
-    /// entry's (exclusive).
-    ring: VecDeque<(u64, Vec<u32>)>,
-    spare: Vec<Vec<u32>>,
+    /// Per queue (`port * queues_per_port + queue`), its captures in snapshot order: `(k,
+    /// cells)` holds for snapshots `k` up to the next entry's (exclusive); before the first,
+    /// the queue was empty.
+    history: Vec<VecDeque<(u64, u32)>>,
     /// Reads of snapshots older than this may have been pruned (a debug check).
     horizon_k: u64,
     captures: u64,
@@ -65,8 +68,7 @@ impl DepthExport {
             delay_ps: spec.depth_export_delay_ps,
             window_ps,
             last_change_ps: None,
-            ring: VecDeque::new(),
-            spare: Vec::new(),
+            history: Vec::new(),
             horizon_k: 0,
             captures: 0,
             qpp: spec.queues_per_port as usize,
@@ -78,28 +80,48 @@ impl DepthExport {
         t_ps.checked_sub(self.delay_ps).map(|t| t / self.period_ps)
     }
 
+    /// Start logging the TM's changes for this export (once, when the export is made).
+    pub fn attach(&self, tm: &mut TrafficManager) {
+        tm.log_depth_changes();
+    }
+
     /// Call just before the TM's depths may change at `now_ps` (an enqueue or a dequeue):
-    /// captures the state since the previous change if a snapshot instant saw it.
-    pub fn before_change(&mut self, tm: &TrafficManager, now_ps: u64) {
+    /// captures the queues that changed since the previous capture, if a snapshot instant
+    /// saw the state since the previous change. `tm` logs its changes ([`DepthExport::attach`]).
+    pub fn before_change(&mut self, tm: &mut TrafficManager, now_ps: u64) {
         if let Some(m) = self.last_change_ps {
             let k = m / self.period_ps + 1; // first snapshot after the change at m
             if k * self.period_ps <= now_ps {
-                let mut buf = self.spare.pop().unwrap_or_default();
-                tm.snapshot_into(&mut buf);
-                self.ring.push_back((k, buf));
-                self.captures += 1;
-                // Captures no read can reach any more go back to the spare list; the newest
-                // at or before the horizon stays (it is in force there).
+                // Entries no read can reach any more go; the newest at or before the horizon
+                // stays (it is in force there).
                 let horizon =
                     now_ps.saturating_sub(self.window_ps + self.delay_ps) / self.period_ps;
-                while self.ring.len() >= 2 && self.ring[1].0 <= horizon {
-                    let (_, buf) = self.ring.pop_front().expect("two entries");
-                    self.spare.push(buf);
-                }
+                let history = &mut self.history;
+                tm.take_depth_changes(|qi, cells| {
+                    if qi >= history.len() {
+                        history.resize_with(qi + 1, VecDeque::new);
+                    }
+                    let h = &mut history[qi];
+                    while h.len() >= 2 && h[1].0 <= horizon {
+                        h.pop_front();
+                    }
+                    h.push_back((k, cells));
+                });
+                self.captures += 1;
                 self.horizon_k = self.horizon_k.max(horizon);
             }
         }
         self.last_change_ps = Some(now_ps);
+    }
+
+    /// Queue `qi`'s depth in snapshot `k` (not after the last change): its last entry at or
+    /// before `k`, 0 before its first (and for an index past the TM's queues, which no
+    /// change ever logs).
+    fn captured(&self, qi: usize, k: u64) -> u32 {
+        self.history
+            .get(qi)
+            .and_then(|h| h.iter().rev().find(|e| e.0 <= k))
+            .map_or(0, |e| e.1)
     }
 
     /// The depth of `queue` on `port` (cells) that ingress sees at `at_ps`: snapshot
@@ -123,13 +145,7 @@ impl DepthExport {
             k >= self.horizon_k,
             "a depth read at {at_ps} ps is further in the past than the export keeps"
         );
-        self.ring
-            .iter()
-            .rev()
-            .find(|e| e.0 <= k)
-            .and_then(|e| e.1.get(port as usize * self.qpp + queue as usize))
-            .copied()
-            .unwrap_or(0)
+        self.captured(port as usize * self.qpp + queue as usize, k)
     }
 
     /// Bit `q` set for each queue `q < queues.min(128)` of `port` that [`DepthExport::read`]
@@ -155,13 +171,8 @@ impl DepthExport {
             "a depth read at {at_ps} ps is further in the past than the export keeps"
         );
         let base = port as usize * self.qpp;
-        let snapshot = self.ring.iter().rev().find(|e| e.0 <= k);
         for q in 0..n.min(self.qpp) {
-            let d = snapshot
-                .and_then(|e| e.1.get(base + q))
-                .copied()
-                .unwrap_or(0);
-            empty |= ((d == 0) as u128) << q;
+            empty |= ((self.captured(base + q, k) == 0) as u128) << q;
         }
         empty
     }
@@ -171,8 +182,8 @@ impl DepthExport {
         self.captures
     }
 
-    /// Captures kept for reads of the recent past.
+    /// The most entries one queue keeps for reads of the recent past.
     pub fn kept(&self) -> usize {
-        self.ring.len()
+        self.history.iter().map(VecDeque::len).max().unwrap_or(0)
     }
 }

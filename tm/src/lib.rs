@@ -292,6 +292,23 @@ struct Pool {
     used: u32,
 }
 
+/// The queues changed since the log was last taken, each once.
+#[derive(Clone, Debug)]
+struct ChangeLog {
+    queues: Vec<u32>,
+    marked: Vec<bool>,
+}
+
+impl ChangeLog {
+    #[inline]
+    fn mark(&mut self, qi: usize) {
+        if !self.marked[qi] {
+            self.marked[qi] = true;
+            self.queues.push(qi as u32);
+        }
+    }
+}
+
 /// The traffic manager of one chip.
 #[derive(Debug)]
 pub struct TrafficManager {
@@ -301,6 +318,9 @@ pub struct TrafficManager {
     qpp: usize,
     levels: usize,
     queues: Vec<Queue>,
+    /// The queues whose depth changed since a depth export last took them (`None` unless
+    /// one asked: [`TrafficManager::log_depth_changes`]).
+    depth_changes: Option<ChangeLog>,
     qparams: Vec<QueueParams>,
     classes: Vec<ClassParams>,
     pools: Vec<Pool>,
@@ -360,6 +380,7 @@ impl TrafficManager {
             qpp,
             levels,
             queues: (0..ports * qpp).map(|_| Queue::default()).collect(),
+            depth_changes: None,
             qparams: r.queues,
             classes: r.classes,
             pools: r.pools.iter().map(|&size| Pool { size, used: 0 }).collect(),
@@ -724,6 +745,9 @@ impl TrafficManager {
         let q = &mut self.queues[qi];
         q.fifo.push_back(desc);
         q.cells += cells;
+        if let Some(log) = &mut self.depth_changes {
+            log.mark(qi);
+        }
         let c = &mut q.counters;
         c.enq_pkts += 1;
         c.enq_cells += cells as u64;
@@ -827,6 +851,9 @@ impl TrafficManager {
             .pop_front()
             .expect("scheduler picks non-empty queues");
         q.cells -= d.cells;
+        if let Some(log) = &mut self.depth_changes {
+            log.mark(base + queue as usize);
+        }
         let c = &mut q.counters;
         c.deq_pkts += 1;
         c.deq_cells += d.cells as u64;
@@ -1042,6 +1069,28 @@ impl TrafficManager {
     pub fn snapshot_into(&self, buf: &mut Vec<u32>) {
         buf.clear();
         buf.extend(self.queues.iter().map(|q| q.cells));
+    }
+
+    /// From now on, log which queues' depths change, for a depth export to take
+    /// ([`TrafficManager::take_depth_changes`]): a copy of the changed queues only.
+    pub fn log_depth_changes(&mut self) {
+        self.depth_changes = Some(ChangeLog {
+            queues: Vec::new(),
+            marked: vec![false; self.queues.len()],
+        });
+    }
+
+    /// Each queue whose depth changed since the last call (`port * queues_per_port + queue`,
+    /// once each, in the order they first changed) with its depth now (cells); the log is
+    /// then empty. Nothing unless [`TrafficManager::log_depth_changes`] was called.
+    pub fn take_depth_changes(&mut self, mut f: impl FnMut(usize, u32)) {
+        if let Some(log) = &mut self.depth_changes {
+            for &qi in &log.queues {
+                f(qi as usize, self.queues[qi as usize].cells);
+                log.marked[qi as usize] = false;
+            }
+            log.queues.clear();
+        }
     }
 
     /// Cells in use in the whole buffer.

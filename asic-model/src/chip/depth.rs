@@ -50,7 +50,7 @@ impl Chip {
     #[inline]
     pub(super) fn before_tm_change(&mut self, now: Time) {
         if let Some(d) = &mut self.depths {
-            d.before_change(&self.tm, now.ps());
+            d.before_change(&mut self.tm, now.ps());
         }
     }
 }

@@ -171,8 +171,11 @@ impl Chip {
             seed: config.tm.seed.or(Some(config.seed)),
             ..config.tm
         };
-        let tm = TrafficManager::new(profile.tm.clone(), tm_config, ports.len())
+        let mut tm = TrafficManager::new(profile.tm.clone(), tm_config, ports.len())
             .map_err(ChipError::TmConfig)?;
+        if let Some(d) = &depths {
+            d.attach(&mut tm);
+        }
         Ok(Chip {
             profile,
             clock,

@@ -219,8 +219,9 @@ fn depth_export_is_periodic_and_delayed() {
     spec.depth_export_delay_ps = 300;
     let mut tm = TrafficManager::new(spec.clone(), TmConfig::default(), 2).unwrap();
     let mut ex = DepthExport::new(&spec, 500);
+    ex.attach(&mut tm);
     assert_eq!(ex.read(&tm, 1, 1, 5_000), 0); // nothing ever changed: an empty TM
-    ex.before_change(&tm, 0);
+    ex.before_change(&mut tm, 0);
     tm.enqueue(req(1, 1, 800, 1)).unwrap(); // 10 cells at t = 0
     assert_eq!(ex.read(&tm, 1, 1, 299), 0); // no snapshot visible yet
     assert_eq!(ex.read(&tm, 1, 1, 300), 0); // snapshot 0: before the change at 0
@@ -232,7 +233,7 @@ fn depth_export_is_periodic_and_delayed() {
     assert_eq!(ex.captures(), 0); // nothing copied: the TM itself answers
                                   // A dequeue at 2500: the state since 0 was seen by snapshots 1 and 2, so it is copied
                                   // once; reads of the recent past still see it.
-    ex.before_change(&tm, 2_500);
+    ex.before_change(&mut tm, 2_500);
     tm.dequeue(1, 2_500).unwrap();
     assert_eq!(ex.captures(), 1);
     assert_eq!(ex.read(&tm, 1, 1, 2_700), 10); // snapshot 2 (2000 ps)
@@ -240,7 +241,7 @@ fn depth_export_is_periodic_and_delayed() {
     assert_eq!(ex.read(&tm, 1, 1, 3_300), 0); // snapshot 3: after the dequeue
                                               // Changes inside one period that no snapshot saw are never copied.
     for h in 0..5u32 {
-        ex.before_change(&tm, 3_100 + 100 * h as u64);
+        ex.before_change(&mut tm, 3_100 + 100 * h as u64);
         tm.enqueue(req(0, 0, 80, 10 + h)).unwrap();
     }
     assert_eq!(ex.captures(), 2); // the empty state since 2500, seen by snapshot 3
@@ -259,13 +260,14 @@ fn depth_export_keeps_a_bounded_ring_and_reads_the_past_exactly() {
     let window = 4_000;
     let mut tm = TrafficManager::new(spec.clone(), TmConfig::default(), 1).unwrap();
     let mut ex = DepthExport::new(&spec, window);
+    ex.attach(&mut tm);
     // The true depth after every change: (time, depth).
     let mut history: Vec<(u64, u32)> = vec![(0, 0)];
     let mut h = 0;
     for step in 0..2_000u64 {
         // Changes every 370 ps: some periods see none, some several.
         let now = 370 * step;
-        ex.before_change(&tm, now);
+        ex.before_change(&mut tm, now);
         if step % 3 == 2 {
             tm.dequeue(0, now);
         } else {
@@ -309,6 +311,67 @@ fn depth_export_keeps_a_bounded_ring_and_reads_the_past_exactly() {
         assert_eq!(ex.empty_queues(&tm, 0, 3, at), by_reads, "at {at}");
     }
     assert_ne!(tm.depth(0, 0).0, 0, "the live reads see a non-empty queue");
+}
+
+/// Many queues changing at random: every read, and every port's empty queues, equal what a
+/// full copy of the TM at each snapshot instant says (the export copies only the queues that
+/// changed).
+#[test]
+fn depth_export_of_changed_queues_reads_as_full_copies() {
+    let mut spec = TmSpec::small(100_000, 80, 4);
+    spec.depth_export_period_ps = 1_000;
+    spec.depth_export_delay_ps = 1_500;
+    let window = 3_000;
+    let ports = 3u16;
+    let mut tm = TrafficManager::new(spec.clone(), TmConfig::default(), ports as usize).unwrap();
+    let mut ex = DepthExport::new(&spec, window);
+    ex.attach(&mut tm);
+    // Full copies after every change: (time, every queue's depth).
+    let mut full: Vec<(u64, Vec<u32>)> = vec![(0, vec![0; 12])];
+    let mut x = 12345u64;
+    let mut next = |n: u64| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) % n
+    };
+    let mut now = 0;
+    for h in 0..3_000u32 {
+        now += next(700);
+        ex.before_change(&mut tm, now);
+        let (port, queue) = (next(ports as u64) as u16, next(4) as u16);
+        if next(3) == 0 {
+            tm.dequeue(port, now);
+        } else {
+            tm.enqueue(req(port, queue, 80 * (1 + next(3) as u32), h))
+                .unwrap();
+        }
+        let mut buf = Vec::new();
+        tm.snapshot_into(&mut buf);
+        full.push((now, buf));
+        for back in (0..=window).step_by(113) {
+            let at = now.saturating_sub(back);
+            let want = |p: u16, q: u16| match at.checked_sub(1_500) {
+                None => 0,
+                Some(t) => {
+                    let s = t / 1_000 * 1_000;
+                    full.iter()
+                        .rev()
+                        .find(|e| e.0 < s)
+                        .map_or(0, |e| e.1[(p * 4 + q) as usize])
+                }
+            };
+            for p in 0..ports {
+                let mut empty = 0u128;
+                for q in 0..4 {
+                    assert_eq!(ex.read(&tm, p, q, at), want(p, q), "({p}, {q}) at {at}");
+                    empty |= ((want(p, q) == 0) as u128) << q;
+                }
+                assert_eq!(ex.empty_queues(&tm, p, 4, at), empty, "port {p} at {at}");
+            }
+        }
+    }
+    assert!(ex.kept() <= ((window + 1_500) / 1_000 + 2) as usize);
 }
 
 #[test]
