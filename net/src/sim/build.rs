@@ -233,6 +233,18 @@ impl<'o> Net<'o> {
                 return Err(format!("pcaps[{i}]: no node named `{}`", pc.node));
             }
         }
+        // A slot per queue of every chip, when sampling (a boxed series once a queue has held
+        // cells: most never do).
+        let queue_samples = match sample_period_ns {
+            Some(_) => chips
+                .iter()
+                .map(|c| {
+                    let n = c.tm().port_count() * c.tm().spec().queues_per_port as usize;
+                    (0..n).map(|_| None).collect()
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let samples = if sample_period_ns.is_some() {
             sample::chip_series(&topo, &chips)
         } else {
@@ -282,7 +294,7 @@ impl<'o> Net<'o> {
             unconnected: vec![0; nc],
             pauses: Vec::new(),
             samples,
-            queue_samples: BTreeMap::new(),
+            queue_samples,
             last_sample: Time::ZERO,
             sample_period,
             stop_at,

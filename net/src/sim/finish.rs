@@ -181,7 +181,13 @@ impl Net<'_> {
         let series = self
             .samples
             .into_iter()
-            .chain(self.queue_samples.into_values())
+            .chain(
+                self.queue_samples
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|s| *s),
+            )
             .map(|s| s.series)
             .collect();
         let chip_records = self

@@ -127,7 +127,9 @@ pub struct Net<'o> {
     pub(crate) samples: Vec<SeriesState>,
     /// Per-queue depth series `(chip, port, queue)`, created when a queue first holds cells
     /// (a port may have 128 queues; most stay empty).
-    pub(crate) queue_samples: BTreeMap<(usize, u16, u16), SeriesState>,
+    /// Per chip, indexed `port * queues_per_port + queue` (a dense table: every sample looks
+    /// at every queue of the sampled ports); empty when not sampling.
+    pub(crate) queue_samples: Vec<Vec<Option<Box<SeriesState>>>>,
     /// When the previous sample was taken (a new queue series starts at 0 from there).
     pub(crate) last_sample: Time,
     pub(crate) sample_period: Option<Time>,

@@ -84,51 +84,61 @@ impl Net<'_> {
             let recirculated = chip.plumbing_counters().recirculated as f64;
             self.samples[k].push(now, recirculated);
             k += 1;
-            let ports: Vec<u16> = self.topo.chip_ports[c].keys().copied().collect();
-            for p in ports {
-                let d = self.chips[c].tm().port_depth_cells(p) as f64;
+            let node = &self.topo.spec.chips[c].name;
+            let queues = &mut self.queue_samples[c];
+            for &p in self.topo.chip_ports[c].keys() {
+                let d = chip.tm().port_depth_cells(p) as f64;
                 self.samples[k].push(now, d);
                 // Cumulative data bytes (no preamble, FCS or gap) on the wire by now, a frame's
                 // spread over its slot: the report derives rates over a window much longer
                 // than a frame time, and they never exceed the line rate.
-                let tx = self.chips[c].tx_bytes_on_wire(p, now);
+                let tx = chip.tx_bytes_on_wire(p, now);
                 self.samples[k + 1].push(now, tx as f64);
                 k += 2;
-                self.sample_queues(c, p, now);
+                sample_queues(chip, node, queues, p, self.last_sample, now);
             }
             // The recirculation ports' queues too (a deflect-on-drop queue, recirculated
             // records): they have no link, so no port series of their own.
-            let prof = self.chips[c].profile();
-            let recirc: Vec<u16> = (0..prof.pipes)
-                .flat_map(|pipe| {
-                    (0..prof.recirculation.ports_per_pipe)
-                        .filter_map(move |r| prof.recirc_port(pipe, r))
-                })
-                .collect();
-            for p in recirc {
-                self.sample_queues(c, p, now);
+            let prof = chip.profile();
+            for pipe in 0..prof.pipes {
+                for r in 0..prof.recirculation.ports_per_pipe {
+                    if let Some(p) = prof.recirc_port(pipe, r) {
+                        sample_queues(chip, node, queues, p, self.last_sample, now);
+                    }
+                }
             }
         }
         self.last_sample = now;
     }
+}
 
-    /// Each queue of chip `c`'s port `p`, from the first sample at which it holds cells.
-    fn sample_queues(&mut self, c: usize, p: u16, now: Time) {
-        let tm = self.chips[c].tm();
-        for q in 0..tm.spec().queues_per_port {
-            let cells = tm.depth(p, q).0 as f64;
-            let key = (c, p, q);
-            if cells == 0.0 && !self.queue_samples.contains_key(&key) {
-                continue;
-            }
-            let prev = self.last_sample;
-            let node = &self.topo.spec.chips[c].name;
-            let s = self.queue_samples.entry(key).or_insert_with(|| {
-                let mut s = SeriesState::new(format!("{node}.port{p}.q{q}.depth_cells"), "cells");
-                s.push(prev, 0.0);
-                s
-            });
-            s.push(now, cells);
+/// Each queue of `chip`'s port `p` (named `node`), from the first sample at which it holds
+/// cells: its series starts at 0 at the sample before, `prev`. `queues` is the chip's table
+/// of queue series.
+fn sample_queues(
+    chip: &Chip,
+    node: &str,
+    queues: &mut [Option<Box<SeriesState>>],
+    p: u16,
+    prev: Time,
+    now: Time,
+) {
+    let tm = chip.tm();
+    let qpp = tm.spec().queues_per_port;
+    for q in 0..qpp {
+        let cells = tm.depth(p, q).0 as f64;
+        // A port the TM does not have holds nothing.
+        let Some(slot) = queues.get_mut(p as usize * qpp as usize + q as usize) else {
+            continue;
+        };
+        if cells == 0.0 && slot.is_none() {
+            continue;
         }
+        slot.get_or_insert_with(|| {
+            let mut s = SeriesState::new(format!("{node}.port{p}.q{q}.depth_cells"), "cells");
+            s.push(prev, 0.0);
+            Box::new(s)
+        })
+        .push(now, cells);
     }
 }
