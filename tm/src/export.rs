@@ -29,6 +29,8 @@
 //! allocation once a queue's history has reached its size).
 
 use crate::spec::TmSpec;
+use crate::TrafficManager;
+use std::collections::VecDeque;
 
 /// Bits `0..n` set (`n` ≤ 128): every queue of `n` empty.
 pub fn first_bits(n: usize) -> u128 {
@@ -38,8 +40,6 @@ pub fn first_bits(n: usize) -> u128 {
         u128::MAX >> (128 - n.min(128))
     }
 }
-use crate::TrafficManager;
-use std::collections::VecDeque;
 
 /// Periodic, delayed copy of every queue depth (cells), indexed `port * queues_per_port + queue`.
 #[derive(Clone, Debug)]

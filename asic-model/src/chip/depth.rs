@@ -5,9 +5,9 @@
 //! reading table's stage (the gress runs later, at its exit). Reads take no issue slot and no
 //! stage unit.
 //!
-//! Depths change only at TM enqueues and dequeues, so the chip lets the export capture the TM
-//! just before each of them ([`Chip::before_tm_change`]), when a snapshot instant has passed
-//! since the previous one: no periodic event, and an idle chip costs nothing (with no change
+//! Depths change only at TM enqueues and dequeues, so the chip lets the export capture the
+//! queues that changed just before each of them ([`Chip::before_tm_change`]), when a snapshot
+//! instant has passed since the previous one: no periodic event, and an idle chip costs nothing (with no change
 //! since, a read is the TM as it is; with none ever, 0). A chip whose program reads no depth
 //! keeps no export. Apart from the life of a packet because it is a view of the TM, not a
 //! step of it: ingress is handed a [`PublishedDepths`].
