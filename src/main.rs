@@ -116,9 +116,21 @@ enum Command {
         /// The sweep spec: `(base: "scenario.ron", grid: { "load": [0.3, 0.6] })`.
         spec: PathBuf,
         /// Output directory: sweep.csv, and a subdirectory per point holding what `asic net`
-        /// writes for it (pcaps, CSV and JSON tables, waveform, plots).
+        /// writes for it (pcaps, CSV and JSON tables, waveform, plots) and its row (row.json).
         #[arg(long, default_value = "out/sweep")]
         out: PathBuf,
+        /// Write the points as jobs instead of running them: jobs.txt (one command per point,
+        /// for GNU parallel: `parallel < OUT/jobs.txt`) and slurm.sh (a Slurm array job);
+        /// then `--merge`.
+        #[arg(long, conflicts_with_all = ["point", "merge"])]
+        jobs: bool,
+        /// Run only point K (from 0), as a job does.
+        #[arg(long, value_name = "K", conflicts_with = "merge")]
+        point: Option<usize>,
+        /// Merge the rows the points' jobs wrote under OUT into sweep.csv, the table a local
+        /// sweep makes.
+        #[arg(long)]
+        merge: bool,
     },
     /// Reproduce a traffic-manager figure from its formulas (DT convergence, FB isolation,
     /// PFC hysteresis...); without a name, list them.
@@ -454,8 +466,12 @@ fn net(
     Ok(())
 }
 
-fn sweep(spec: &Path, out: &Path) -> Result<(), String> {
-    let table = asic::sweep_run::run(spec, out)?;
+fn sweep(spec: &Path, out: &Path, merge: bool) -> Result<(), String> {
+    let table = if merge {
+        asic::sweep_run::merge_dir(spec, out)?
+    } else {
+        asic::sweep_run::run(spec, out)?
+    };
     out!("{}", table.to_text())?;
     let csv = out.join("sweep.csv");
     table.write_csv_file(&csv)?;
@@ -466,6 +482,21 @@ fn sweep(spec: &Path, out: &Path) -> Result<(), String> {
         0 => Ok(()),
         n => Err(format!("{n} of {} points failed", table.rows.len())),
     }
+}
+
+fn sweep_jobs(spec: &Path, out: &Path) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("the asic binary's path: {e}"))?;
+    let (jobs, slurm) = asic::sweep_run::write_jobs(spec, out, &exe)?;
+    outln!(
+        "wrote {} (GNU parallel: parallel < {}) and {} (Slurm: sbatch {}); then: asic sweep {} \
+         --out {} --merge",
+        jobs.display(),
+        jobs.display(),
+        slurm.display(),
+        slurm.display(),
+        spec.display(),
+        out.display()
+    )
 }
 
 fn tm_experiment(name: Option<&str>, csv: bool) -> Result<(), String> {
@@ -535,7 +566,17 @@ fn main() -> ExitCode {
             scale,
             lockstep,
         }) => bench(&workloads, quick, scale, lockstep),
-        Some(Command::Sweep { spec, out }) => sweep(&spec, &out),
+        Some(Command::Sweep {
+            spec,
+            out,
+            jobs,
+            point,
+            merge,
+        }) => match (jobs, point) {
+            (true, _) => sweep_jobs(&spec, &out),
+            (false, Some(k)) => asic::sweep_run::run_one(&spec, &out, k),
+            (false, None) => sweep(&spec, &out, merge),
+        },
         Some(Command::TmExperiment { name, csv }) => tm_experiment(name.as_deref(), csv),
         Some(Command::Compile {
             program,

@@ -73,41 +73,154 @@ fn row_of(record: &RunRecord, s: &Summary) -> Row {
     ]
 }
 
-/// Run every point of the sweep at `spec_path`; each point's outputs (as `asic net` writes
-/// them) go under `out/<point>/`.
-pub fn run(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
-    let spec = SweepSpec::load(spec_path)?;
-    let base_path = spec.base_path(spec_path);
-    let base = std::fs::read_to_string(&base_path)
-        .map_err(|e| format!("{}: cannot read: {e}", base_path.display()))?;
-    let base_name = base_path.display().to_string();
-    let base_dir = base_path.parent().unwrap_or(Path::new("")).to_path_buf();
-    let points = spec.points();
-    // Check every point's substitution before spending time on any simulation.
-    for p in &points {
-        substitute(&base, p, &base_name)?;
+/// A sweep's spec, its base scenario and its points, every substitution checked.
+struct Sweep {
+    base: String,
+    base_name: String,
+    base_dir: std::path::PathBuf,
+    points: Vec<Point>,
+}
+
+impl Sweep {
+    fn load(spec_path: &Path) -> Result<Sweep, String> {
+        let spec = SweepSpec::load(spec_path)?;
+        let base_path = spec.base_path(spec_path);
+        let base = std::fs::read_to_string(&base_path)
+            .map_err(|e| format!("{}: cannot read: {e}", base_path.display()))?;
+        let base_name = base_path.display().to_string();
+        let base_dir = base_path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let points = spec.points();
+        // Check every point's substitution before spending time on any simulation.
+        for p in &points {
+            substitute(&base, p, &base_name)?;
+        }
+        Ok(Sweep {
+            base,
+            base_name,
+            base_dir,
+            points,
+        })
     }
-    let progress = SweepProgress::new(points.len());
-    let run_point = |p: &Point| -> Result<Row, String> {
-        let text = substitute(&base, p, &base_name)?;
-        let scenario = located::parse_ron(&text, &base_name)
-            .map_err(|e| format!("{e} (at sweep point {})", p.label()))?;
+
+    /// Run point `p`; its outputs (as `asic net` writes them) and its row (`row.json`: the
+    /// row, or why it failed) go under `out/<point>/`.
+    fn run_point(
+        &self,
+        p: &Point,
+        out: &Path,
+        observer: &mut dyn asic_net::network::Observer,
+    ) -> Result<Row, String> {
         let dir = out.join(p.dir_name());
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let label = format!("point {}/{} {}", p.index + 1, points.len(), p.label());
-        let opts = RunOptions {
-            pcap_dir: Some(&dir),
-            ..RunOptions::default()
-        };
-        let run = run_observed(scenario, &base_dir, opts, &mut progress.point(&label))?;
-        let report = write_run(&run.record, &dir, &ReportOptions::default())?;
-        Ok(row_of(&run.record, &report.summary))
-    };
-    let results = run_sweep(&points, default_threads(), |p| {
-        let row = run_point(p);
+        let row = (|| {
+            let text = substitute(&self.base, p, &self.base_name)?;
+            let scenario = located::parse_ron(&text, &self.base_name)
+                .map_err(|e| format!("{e} (at sweep point {})", p.label()))?;
+            let opts = RunOptions {
+                pcap_dir: Some(&dir),
+                ..RunOptions::default()
+            };
+            let run = run_observed(scenario, &self.base_dir, opts, observer)?;
+            let report = write_run(&run.record, &dir, &ReportOptions::default())?;
+            Ok(row_of(&run.record, &report.summary))
+        })();
+        let file = dir.join(ROW_FILE);
+        let json = serde_json::to_string_pretty(&row).map_err(|e| e.to_string())?;
+        std::fs::write(&file, json).map_err(|e| format!("{}: {e}", file.display()))?;
+        row
+    }
+}
+
+/// Each point's row, written beside its outputs, for [`merge_dir`].
+pub const ROW_FILE: &str = "row.json";
+
+/// Run every point of the sweep at `spec_path` on this machine's cores; each point's
+/// outputs (as `asic net` writes them) and its row go under `out/<point>/`.
+pub fn run(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
+    let sweep = Sweep::load(spec_path)?;
+    let n = sweep.points.len();
+    let progress = SweepProgress::new(n);
+    let results = run_sweep(&sweep.points, default_threads(), |p| {
+        let label = format!("point {}/{n} {}", p.index + 1, p.label());
+        let row = sweep.run_point(p, out, &mut progress.point(&label));
         progress.point_done();
         row
     });
     progress.finish();
-    Ok(merge(&points, &results))
+    Ok(merge(&sweep.points, &results))
+}
+
+/// Run point `index` (from 0) of the sweep alone, as a job of a job list does; its outputs
+/// and row go under `out/<point>/`. The point's failure is its row's, not this call's.
+pub fn run_one(spec_path: &Path, out: &Path, index: usize) -> Result<(), String> {
+    let sweep = Sweep::load(spec_path)?;
+    let n = sweep.points.len();
+    let p = sweep.points.get(index).ok_or_else(|| {
+        format!(
+            "{}: --point {index}: the sweep has {n} points (0 to {})",
+            spec_path.display(),
+            n.saturating_sub(1)
+        )
+    })?;
+    sweep.run_point(p, out, &mut ()).map(|_| ())
+}
+
+/// The table of a sweep whose points ran as separate jobs: each point's `row.json` under
+/// `out`, merged as a local sweep merges them (a point without one is a failure that says
+/// so).
+pub fn merge_dir(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
+    let sweep = Sweep::load(spec_path)?;
+    let results: Vec<Result<Row, String>> = sweep
+        .points
+        .iter()
+        .map(|p| {
+            let file = out.join(p.dir_name()).join(ROW_FILE);
+            let text = std::fs::read_to_string(&file)
+                .map_err(|_| format!("not run: {} is missing", file.display()))?;
+            serde_json::from_str::<Result<Row, String>>(&text)
+                .map_err(|e| format!("{}: {e}", file.display()))?
+        })
+        .collect();
+    Ok(merge(&sweep.points, &results))
+}
+
+/// The sweep's points as jobs for an engine that runs commands: `jobs.txt`, one `asic sweep
+/// … --point K` command per line (GNU parallel: `parallel < jobs.txt`), and `slurm.sh`, a
+/// Slurm array job with one task per point (`sbatch slurm.sh`); then `asic sweep … --merge`
+/// makes the table. `exe` is the `asic` binary the jobs call. Returns the two files' paths.
+pub fn write_jobs(
+    spec_path: &Path,
+    out: &Path,
+    exe: &Path,
+) -> Result<(std::path::PathBuf, std::path::PathBuf), String> {
+    let sweep = Sweep::load(spec_path)?;
+    let n = sweep.points.len();
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    // Absolute paths: a cluster's job may start in another directory.
+    let absolute = |p: &Path| {
+        p.canonicalize()
+            .map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let (spec_path, out) = (absolute(spec_path)?, absolute(out)?);
+    let (spec_path, out) = (spec_path.as_path(), out.as_path());
+    let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
+    let (exe, spec, dir) = (quote(exe), quote(spec_path), quote(out));
+    let jobs: String = (0..n)
+        .map(|k| format!("{exe} sweep {spec} --out {dir} --point {k}\n"))
+        .collect();
+    let slurm = format!(
+        "#!/bin/sh\n\
+         # One task per point of the sweep {spec}; then: {exe} sweep {spec} --out {dir} --merge\n\
+         #SBATCH --job-name=asic-sweep\n\
+         #SBATCH --array=0-{last}\n\
+         #SBATCH --cpus-per-task=1\n\
+         #SBATCH --output={out_log}/slurm-%A_%a.out\n\
+         exec {exe} sweep {spec} --out {dir} --point \"$SLURM_ARRAY_TASK_ID\"\n",
+        last = n.saturating_sub(1),
+        out_log = out.display(),
+    );
+    let (jobs_file, slurm_file) = (out.join("jobs.txt"), out.join("slurm.sh"));
+    std::fs::write(&jobs_file, jobs).map_err(|e| format!("{}: {e}", jobs_file.display()))?;
+    std::fs::write(&slurm_file, slurm).map_err(|e| format!("{}: {e}", slurm_file.display()))?;
+    Ok((jobs_file, slurm_file))
 }

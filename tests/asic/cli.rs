@@ -239,6 +239,65 @@ fn chips_shows_a_small_buffer_in_kilobytes() {
     assert!(teaching.contains("5.1 KB"), "{teaching}");
 }
 
+/// A sweep run as jobs on an existing engine: `--jobs` writes one command per point
+/// (jobs.txt) and a Slurm array script; GNU parallel runs the commands, each point one
+/// process writing its own directory; `--merge` makes the table, the same as a local sweep's.
+/// (GNU parallel is installed by `.ci/run`.)
+#[test]
+fn a_sweep_run_as_jobs_by_gnu_parallel_merges_to_the_local_table() {
+    let base = std::env::temp_dir().join(format!("asic-sweep-jobs-{}", std::process::id()));
+    let (local, jobs) = (base.join("local"), base.join("jobs"));
+    let spec = repo("programs/net/sweep-load.ron");
+    let run = |args: &[&str]| {
+        let (ok, text, err) = asic(args);
+        assert!(ok, "{args:?}: {err}");
+        text
+    };
+    let spec = spec.to_str().unwrap();
+    run(&["sweep", spec, "--out", local.to_str().unwrap()]);
+    run(&["sweep", spec, "--out", jobs.to_str().unwrap(), "--jobs"]);
+    let list = std::fs::read_to_string(jobs.join("jobs.txt")).unwrap();
+    assert_eq!(list.lines().count(), 4, "{list}");
+    let slurm = std::fs::read_to_string(jobs.join("slurm.sh")).unwrap();
+    assert!(slurm.contains("#SBATCH --array=0-3"), "{slurm}");
+    assert!(
+        slurm.contains("--point \"$SLURM_ARRAY_TASK_ID\""),
+        "{slurm}"
+    );
+    // Not merged yet: every point says it was not run.
+    let (ok, _, err) = asic(&["sweep", spec, "--out", jobs.to_str().unwrap(), "--merge"]);
+    assert!(!ok && err.contains("4 of 4 points failed"), "{err}");
+    let status = Command::new("parallel")
+        .args(["--jobs", "2", "--halt", "now,fail=1", "-a"])
+        .arg(jobs.join("jobs.txt"))
+        .status()
+        .expect("GNU parallel (`.ci/run` installs it)");
+    assert!(status.success());
+    run(&["sweep", spec, "--out", jobs.to_str().unwrap(), "--merge"]);
+    let table = |d: &std::path::Path| std::fs::read_to_string(d.join("sweep.csv")).unwrap();
+    assert_eq!(table(&jobs), table(&local));
+    // Each point's outputs are the local run's, byte for byte.
+    for f in ["summary.json", "flows.csv"] {
+        let point = "0000_load-0.2_seed-1";
+        let read = |d: &std::path::Path| std::fs::read(d.join(point).join(f)).ok();
+        assert!(read(&local).is_some(), "{point}/{f}");
+        assert_eq!(read(&jobs), read(&local), "{point}/{f}");
+    }
+    let (ok, _, err) = asic(&[
+        "sweep",
+        spec,
+        "--out",
+        jobs.to_str().unwrap(),
+        "--point",
+        "4",
+    ]);
+    assert!(
+        !ok && err.contains("the sweep has 4 points (0 to 3)"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&base).ok();
+}
+
 /// A sweep whose points fail exits with an error after writing its table (issue #20: it
 /// exited 0 when every point failed).
 #[test]
