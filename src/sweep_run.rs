@@ -1,5 +1,7 @@
 //! `asic sweep`: one deterministic network simulation per grid point, in parallel, merged
-//! into one table.
+//! into one table; or the points as jobs for an engine that runs commands (GNU parallel, a
+//! Slurm array: [`write_jobs`], [`run_one`]), merged afterwards from the rows each point
+//! wrote ([`merge_dir`]).
 //!
 //! A sweep spec names a base network scenario and a grid:
 //! `(base: "incast.ron", grid: { "load": [0.3, 0.6], "seed": [1, 2] })`. The base file marks
@@ -151,7 +153,8 @@ pub fn run(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
 }
 
 /// Run point `index` (from 0) of the sweep alone, as a job of a job list does; its outputs
-/// and row go under `out/<point>/`. The point's failure is its row's, not this call's.
+/// and row go under `out/<point>/`. A point that fails writes its error as its row and the
+/// call fails too, so the engine sees the job fail.
 pub fn run_one(spec_path: &Path, out: &Path, index: usize) -> Result<(), String> {
     let sweep = Sweep::load(spec_path)?;
     let n = sweep.points.len();
