@@ -233,14 +233,14 @@ impl Receiver {
             _ => true,
         };
         if accept && !self.has(s) {
-            if s != self.next_expected || !self.got.is_empty() {
+            // The next in order needs no bit: everything below `next_expected` has arrived.
+            if s == self.next_expected {
+                self.next_expected += 1;
+            } else {
                 if self.got.is_empty() {
                     self.got = vec![0; (self.packets as usize).div_ceil(64)];
                 }
                 self.got[(s / 64) as usize] |= 1 << (s % 64);
-            }
-            if s == self.next_expected {
-                self.next_expected += 1;
             }
             self.received += 1;
             out.new_data = true;
