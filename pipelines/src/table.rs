@@ -226,8 +226,8 @@ fn matches(k: &KeyMatch, v: u128, width: u16) -> bool {
 }
 
 /// Mask of the top `len` bits of a `width`-bit value: what an LPM entry's value is kept
-/// under (the compiler names a const entry by it too).
-pub fn prefix_mask(len: u16, width: u16) -> u128 {
+/// under, and so what names it.
+fn prefix_mask(len: u16, width: u16) -> u128 {
     mask(width as u32) & !mask((width - len.min(width)) as u32)
 }
 
