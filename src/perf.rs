@@ -730,11 +730,7 @@ pub fn leafspine_net(stop_ns: u64, lockstep: bool) -> Result<Net<'static>, Strin
             stop: (at_ns: Some({stop_ns}), when_flows_complete: false),
         )"#
     );
-    let s = located::parse_ron(&text, "leafspine scenario")?;
-    let network = asic_deploy::build::build(s, std::path::Path::new(""))?;
-    let mut n = Net::build(network, Box::new(()))?;
-    n.set_lockstep(lockstep);
-    Ok(n)
+    net_of(&text, "leafspine scenario", lockstep)
 }
 
 fn leafspine(stop_ns: u64, lockstep: bool) -> Result<Figures, String> {
@@ -780,7 +776,12 @@ pub fn ns3_twin_net(traffic_ns: u64, lockstep: bool) -> Result<Net<'static>, Str
         )"#,
         flows.join(", ")
     );
-    let s = located::parse_ron(&text, "ns-3 twin scenario")?;
+    net_of(&text, "ns-3 twin scenario", lockstep)
+}
+
+/// The network of scenario `text` (named `what` in its errors), built and ready to run.
+fn net_of(text: &str, what: &str, lockstep: bool) -> Result<Net<'static>, String> {
+    let s = located::parse_ron(text, what)?;
     let network = asic_deploy::build::build(s, std::path::Path::new(""))?;
     let mut n = Net::build(network, Box::new(()))?;
     n.set_lockstep(lockstep);
