@@ -212,14 +212,33 @@ fn depths_in_cells_and_packets_reach_egress_metadata() {
     assert_eq!(600 - d.enq_time_ps, 580); // queue delay
 }
 
+/// A TM of `ports` ports with `spec`'s queues, its depths exported every 1,000 ps with
+/// `delay_ps` for reads up to `window_ps` in the past.
+fn exported(
+    mut spec: TmSpec,
+    ports: usize,
+    delay_ps: u64,
+    window_ps: u64,
+) -> (TrafficManager, DepthExport) {
+    spec.depth_export_period_ps = 1_000;
+    spec.depth_export_delay_ps = delay_ps;
+    let mut tm = TrafficManager::new(spec.clone(), TmConfig::default(), ports).unwrap();
+    let ex = DepthExport::new(&spec, window_ps);
+    ex.attach(&mut tm);
+    (tm, ex)
+}
+
+/// The reference for [`DepthExport::empty_queues`]: bit q for each of the first `queues`
+/// queues of `port` that a read at `at` sees empty.
+fn empty_by_reads(ex: &DepthExport, tm: &TrafficManager, port: u16, queues: u16, at: u64) -> u128 {
+    (0..queues)
+        .filter(|&q| ex.read(tm, port, q, at) == 0)
+        .fold(0u128, |m, q| m | 1 << q)
+}
+
 #[test]
 fn depth_export_is_periodic_and_delayed() {
-    let mut spec = TmSpec::small(1000, 80, 2);
-    spec.depth_export_period_ps = 1_000;
-    spec.depth_export_delay_ps = 300;
-    let mut tm = TrafficManager::new(spec.clone(), TmConfig::default(), 2).unwrap();
-    let mut ex = DepthExport::new(&spec, 500);
-    ex.attach(&mut tm);
+    let (mut tm, mut ex) = exported(TmSpec::small(1000, 80, 2), 2, 300, 500);
     assert_eq!(ex.read(&tm, 1, 1, 5_000), 0); // nothing ever changed: an empty TM
     ex.before_change(&mut tm, 0);
     tm.enqueue(req(1, 1, 800, 1)).unwrap(); // 10 cells at t = 0
@@ -253,14 +272,9 @@ fn depth_export_is_periodic_and_delayed() {
 }
 
 #[test]
-fn depth_export_keeps_a_bounded_ring_and_reads_the_past_exactly() {
-    let mut spec = TmSpec::small(100_000, 80, 1);
-    spec.depth_export_period_ps = 1_000;
-    spec.depth_export_delay_ps = 2_500;
+fn depth_export_keeps_a_bounded_history_and_reads_the_past_exactly() {
     let window = 4_000;
-    let mut tm = TrafficManager::new(spec.clone(), TmConfig::default(), 1).unwrap();
-    let mut ex = DepthExport::new(&spec, window);
-    ex.attach(&mut tm);
+    let (mut tm, mut ex) = exported(TmSpec::small(100_000, 80, 1), 1, 2_500, window);
     // The true depth after every change: (time, depth).
     let mut history: Vec<(u64, u32)> = vec![(0, 0)];
     let mut h = 0;
@@ -282,9 +296,7 @@ fn depth_export_keeps_a_bounded_ring_and_reads_the_past_exactly() {
             let at = now.saturating_sub(back);
             // A port's empty queues at once, as the reads say one by one (queue 1 and up:
             // past the TM's one queue per port, read as 0).
-            let by_reads = (0..3u16)
-                .filter(|&q| ex.read(&tm, 0, q, at) == 0)
-                .fold(0u128, |m, q| m | 1 << q);
+            let by_reads = empty_by_reads(&ex, &tm, 0, 3, at);
             assert_eq!(ex.empty_queues(&tm, 0, 3, at), by_reads, "at {at}");
             assert_eq!(ex.empty_queues(&tm, 7, 128, at), u128::MAX, "no such port");
             assert_eq!(ex.empty_queues(&tm, 0, 0, at), 0, "no queues asked");
@@ -305,9 +317,7 @@ fn depth_export_keeps_a_bounded_ring_and_reads_the_past_exactly() {
     // Reads whose snapshot came after the last change see the TM as it is.
     let last = 370 * 1_999;
     for at in (last..last + 10_000).step_by(331) {
-        let by_reads = (0..3u16)
-            .filter(|&q| ex.read(&tm, 0, q, at) == 0)
-            .fold(0u128, |m, q| m | 1 << q);
+        let by_reads = empty_by_reads(&ex, &tm, 0, 3, at);
         assert_eq!(ex.empty_queues(&tm, 0, 3, at), by_reads, "at {at}");
     }
     assert_ne!(tm.depth(0, 0).0, 0, "the live reads see a non-empty queue");
@@ -318,14 +328,9 @@ fn depth_export_keeps_a_bounded_ring_and_reads_the_past_exactly() {
 /// changed).
 #[test]
 fn depth_export_of_changed_queues_reads_as_full_copies() {
-    let mut spec = TmSpec::small(100_000, 80, 4);
-    spec.depth_export_period_ps = 1_000;
-    spec.depth_export_delay_ps = 1_500;
     let window = 3_000;
     let ports = 3u16;
-    let mut tm = TrafficManager::new(spec.clone(), TmConfig::default(), ports as usize).unwrap();
-    let mut ex = DepthExport::new(&spec, window);
-    ex.attach(&mut tm);
+    let (mut tm, mut ex) = exported(TmSpec::small(100_000, 80, 4), ports as usize, 1_500, window);
     // Full copies after every change: (time, every queue's depth).
     let mut full: Vec<(u64, Vec<u32>)> = vec![(0, vec![0; 12])];
     let mut x = 12345u64;
