@@ -87,6 +87,10 @@ enum Command {
         /// Visit every cycle of every chip (slow; same results).
         #[arg(long)]
         lockstep: bool,
+        /// Threads to run on (default: every core); the outputs are the same for every
+        /// count.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
         /// Trace the packets of this chip (by name; repeat or separate with commas; implies
         /// --trace). Without it, --trace traces every chip.
         #[arg(long, value_delimiter = ',', value_name = "NAME")]
@@ -109,6 +113,9 @@ enum Command {
         /// Visit every cycle of every chip (lockstep mode).
         #[arg(long)]
         lockstep: bool,
+        /// Threads for the network workloads (leafspine, ns3-twin).
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+        threads: u16,
     },
     /// Run a parameter grid over a network scenario, one simulation per point in parallel,
     /// and merge the results into one table.
@@ -428,6 +435,7 @@ fn net(
     scenario: &Path,
     out: &Path,
     lockstep: bool,
+    threads: usize,
     trace: Option<&TraceOptions>,
 ) -> Result<(), String> {
     std::fs::create_dir_all(out)
@@ -438,6 +446,7 @@ fn net(
         pcap_dir: Some(out),
         lockstep,
         trace: trace.map(|t| (t, out)),
+        threads,
     };
     let base = scenario.parent().unwrap_or(Path::new(""));
     let run = run_observed(s, base, opts, &mut progress)
@@ -519,15 +528,26 @@ fn tm_experiment(name: Option<&str>, csv: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn bench(workloads: &[String], quick: bool, scale: u64, lockstep: bool) -> Result<(), String> {
+fn bench(
+    workloads: &[String],
+    quick: bool,
+    scale: u64,
+    lockstep: bool,
+    threads: usize,
+) -> Result<(), String> {
     let sizes = if quick {
         asic::perf::Sizes::QUICK
     } else {
         asic::perf::Sizes::FULL
     };
-    let figs = asic::perf::run(sizes.times(scale.max(1)), workloads, lockstep)?;
+    let figs = asic::perf::run(sizes.times(scale.max(1)), workloads, lockstep, threads)?;
     out!("{}", asic::perf::render(&figs))?;
     Ok(())
+}
+
+/// The cores this process may use (1 if the system will not say).
+fn every_core() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 fn main() -> ExitCode {
@@ -555,17 +575,22 @@ fn main() -> ExitCode {
             scenario,
             out,
             lockstep,
+            threads,
             trace_chip,
             trace,
-        }) => trace
-            .options(trace_chip)
-            .and_then(|trace| net(&scenario, &out, lockstep, trace.as_ref())),
+        }) => {
+            let threads = threads.map_or_else(every_core, usize::from);
+            trace
+                .options(trace_chip)
+                .and_then(|trace| net(&scenario, &out, lockstep, threads, trace.as_ref()))
+        }
         Some(Command::Bench {
             workloads,
             quick,
             scale,
             lockstep,
-        }) => bench(&workloads, quick, scale, lockstep),
+            threads,
+        }) => bench(&workloads, quick, scale, lockstep, threads.into()),
         Some(Command::Sweep {
             spec,
             out,

@@ -265,7 +265,13 @@ pub const WORKLOADS: [&str; 8] = [
 
 /// Run the workloads named in `only` (all if empty) at `sizes`, with every chip visiting
 /// every cycle when `lockstep`.
-pub fn run(sizes: Sizes, only: &[String], lockstep: bool) -> Result<Vec<Figures>, String> {
+/// The network workloads (`leafspine`, `ns3-twin`) run on `threads` threads.
+pub fn run(
+    sizes: Sizes,
+    only: &[String],
+    lockstep: bool,
+    threads: usize,
+) -> Result<Vec<Figures>, String> {
     if let Some(bad) = only.iter().find(|n| !WORKLOADS.contains(&n.as_str())) {
         return Err(format!(
             "no workload `{bad}` (known: {})",
@@ -284,8 +290,8 @@ pub fn run(sizes: Sizes, only: &[String], lockstep: bool) -> Result<Vec<Figures>
             // The same packets at a tenth of line rate: ten times the simulated time.
             "idle-64B" => chip_run(name, 2, 64, sizes.hop_packets, Some(10), lockstep)?,
             "chip-64x100G" => chip_run(name, 64, 1500, sizes.chip_packets, None, lockstep)?,
-            "leafspine" => leafspine(sizes.leafspine_ns, lockstep)?,
-            "ns3-twin" => ns3_twin(sizes.twin_ns, lockstep)?,
+            "leafspine" => leafspine(sizes.leafspine_ns, lockstep, threads)?,
+            "ns3-twin" => ns3_twin(sizes.twin_ns, lockstep, threads)?,
             _ => incast(sizes.incast_packets, lockstep)?,
         });
     }
@@ -733,8 +739,9 @@ pub fn leafspine_net(stop_ns: u64, lockstep: bool) -> Result<Net<'static>, Strin
     net_of(&text, "leafspine scenario", lockstep)
 }
 
-fn leafspine(stop_ns: u64, lockstep: bool) -> Result<Figures, String> {
-    let n = leafspine_net(stop_ns, lockstep)?;
+fn leafspine(stop_ns: u64, lockstep: bool, threads: usize) -> Result<Figures, String> {
+    let mut n = leafspine_net(stop_ns, lockstep)?;
+    n.set_threads(threads);
     measure("leafspine", "switch-hops", || {
         let r = n.run()?;
         Ok(Ran {
@@ -788,8 +795,9 @@ fn net_of(text: &str, what: &str, lockstep: bool) -> Result<Net<'static>, String
     Ok(n)
 }
 
-fn ns3_twin(traffic_ns: u64, lockstep: bool) -> Result<Figures, String> {
-    let n = ns3_twin_net(traffic_ns, lockstep)?;
+fn ns3_twin(traffic_ns: u64, lockstep: bool, threads: usize) -> Result<Figures, String> {
+    let mut n = ns3_twin_net(traffic_ns, lockstep)?;
+    n.set_threads(threads);
     measure("ns3-twin", "switch-hops", || {
         let r = n.run()?;
         Ok(Ran {

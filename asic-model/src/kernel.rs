@@ -288,6 +288,21 @@ impl<E: Copy> EventQueue<E> {
         (k != u128::MAX).then_some(Time((k >> 64) as u64))
     }
 
+    /// Schedule `ev` at `at` with the caller's own tie-break number `seq` in place of the
+    /// queue's: events at the same time run in increasing `seq`. For a driver that numbers
+    /// events itself so the order does not depend on which queue holds them (the network
+    /// runtime's partitions number each node's events, `asic_net`); `seq` must be unique
+    /// among pending events, and a queue takes either its own numbers or the caller's.
+    #[inline]
+    pub fn at_keyed(&mut self, at: Time, seq: u64, ev: E) {
+        debug_assert!(
+            at >= self.now,
+            "event scheduled in the past: {at} < {}",
+            self.now
+        );
+        self.heap.push(Entry { at, seq, ev });
+    }
+
     /// Events pending.
     pub fn len(&self) -> usize {
         self.heap.v.len() + self.lanes.iter().map(|l| l.len).sum::<usize>()

@@ -23,6 +23,8 @@ pub struct RunOptions<'a> {
     pub lockstep: bool,
     /// Trace these chips' packets into trace files in this directory.
     pub trace: Option<(&'a TraceOptions, &'a Path)>,
+    /// Threads to run on (0 and 1: one); the record is the same for every count.
+    pub threads: usize,
 }
 
 /// Read a scenario file.
@@ -63,6 +65,7 @@ pub fn run_observed(
     };
     let mut net = Net::build(network, Box::new(writer))?;
     net.set_lockstep(opts.lockstep);
+    net.set_threads(opts.threads);
     let run = net.run()?;
     if !traced.is_empty()
         && traced

@@ -51,6 +51,7 @@ pub(crate) struct CtrlPkt {
     pub(crate) ts_ps: u64,
 }
 
+#[derive(Clone)]
 pub(crate) struct Host {
     pub(crate) name: String,
     pub(crate) ip: u32,
@@ -93,4 +94,28 @@ pub(crate) struct Flow {
     /// ([`crate::transport::ndp::NdpSpec::pull_gap`]; zero for transports that do not pull).
     pub(crate) pull_gap: Time,
     pub(crate) ideal_ps: u64,
+}
+
+impl Flow {
+    /// A copy of a flow that has not started (each partition of a run holds one, and uses
+    /// the side whose host it runs).
+    pub(crate) fn unstarted_copy(&self) -> Flow {
+        debug_assert!(self.sender.is_none());
+        Flow {
+            spec: self.spec.clone(),
+            shape: self.shape,
+            sender: None,
+            receiver: self.receiver.clone(),
+            end: self.end,
+            packets_sent: self.packets_sent,
+            retx: self.retx,
+            timer_at: self.timer_at,
+            wake_at: self.wake_at,
+            in_ring: self.in_ring,
+            queue: self.queue,
+            pulls_sent: self.pulls_sent,
+            pull_gap: self.pull_gap,
+            ideal_ps: self.ideal_ps,
+        }
+    }
 }

@@ -110,6 +110,7 @@ fn a_network_in_lockstep_gives_the_same_record() {
             pcap_dir: None,
             lockstep,
             trace: None,
+            threads: 1,
         };
         net::run_observed(s, Path::new(""), opts, &mut ()).unwrap()
     };

@@ -36,6 +36,7 @@ mod report;
 mod resource_view;
 mod split;
 mod stf;
+mod threads;
 mod timing;
 mod tm_seed;
 mod trace;

@@ -46,7 +46,7 @@ fn quick_figures_are_positive_in_both_modes() {
         } else {
             Vec::new()
         };
-        let figs = perf::run(Sizes::QUICK, &only, lockstep).unwrap();
+        let figs = perf::run(Sizes::QUICK, &only, lockstep, 1).unwrap();
         assert_eq!(figs.len(), if lockstep { 1 } else { perf::WORKLOADS.len() });
         for f in &figs {
             assert!(f.work > 0 && f.wall_s > 0.0 && f.sim_ps > 0, "{f:?}");

@@ -1,7 +1,7 @@
 //! Building a [`Net`] from a [`Network`]: the links checked against the chips' ports, the
 //! hosts' NICs, every flow with its ideal FCT, captures and sampled series.
 
-use super::{sample, ChipQ, Net, SrcCount};
+use super::{sample, Net, Pending};
 use crate::host::{nic_queue_for, Flow, Host};
 use crate::ideal::{ideal_fct, Hop};
 use crate::network::{Network, Observer};
@@ -9,7 +9,6 @@ use crate::packet;
 use crate::topology::End;
 use crate::traffic::{self, HostInfo};
 use crate::transport::{Receiver, Shape, TransportSpec};
-use asic_model::kernel::EventQueue;
 
 /// The most data packets all flows of a run may have: 10¹⁰, 10 TB at a 1 KB MSS, 100 s of a
 /// 100-host network at 100G. A flow's receiver keeps a bit per packet once a packet arrives
@@ -233,18 +232,6 @@ impl<'o> Net<'o> {
                 return Err(format!("pcaps[{i}]: no node named `{}`", pc.node));
             }
         }
-        // A slot per queue of every chip, when sampling (a boxed series once a queue has held
-        // cells: most never do).
-        let queue_samples = match sample_period_ns {
-            Some(_) => chips
-                .iter()
-                .map(|c| {
-                    let n = c.tm().port_count() * c.tm().spec().queues_per_port as usize;
-                    (0..n).map(|_| None).collect()
-                })
-                .collect(),
-            None => Vec::new(),
-        };
         let samples = if sample_period_ns.is_some() {
             sample::chip_series(&topo, &chips)
         } else {
@@ -256,9 +243,7 @@ impl<'o> Net<'o> {
             .enumerate()
             .map(|(h, &ip)| (ip, h))
             .collect();
-        let nh = hosts.len();
-        let nc = chips.len();
-        let mut queue = EventQueue::new();
+        let mut pending = Vec::new();
         let mut control_names = vec![Vec::new(); chips.len()];
         for c in control {
             if c.chip >= chips.len() {
@@ -268,8 +253,8 @@ impl<'o> Net<'o> {
                     chips.len()
                 ));
             }
-            let mut q = ChipQ {
-                q: &mut queue,
+            let mut q = Pending {
+                v: &mut pending,
                 chip: c.chip as u16,
             };
             chips[c.chip].schedule_control(c.at, c.op, &mut q);
@@ -277,31 +262,20 @@ impl<'o> Net<'o> {
         }
         Ok(Net {
             name,
-            queue,
             topo,
             chips,
             hosts,
             flows,
-            next_flow: 0,
-            completed: 0,
-            pool: super::frames::Pool::default(),
-            outbox: Vec::new(),
+            pending,
             chip_captures,
             observer,
             ip_to_host,
-            src: vec![SrcCount::default(); nh],
-            host_drops: BTreeMap::new(),
-            unconnected: vec![0; nc],
-            pauses: Vec::new(),
             samples,
-            queue_samples,
-            last_sample: Time::ZERO,
             sample_period,
             stop_at,
             stop_when_complete: stop.when_flows_complete,
-            events: 0,
-            scratch: Vec::with_capacity(1600),
-            lockstep: None,
+            lockstep: false,
+            threads: 1,
             control_names,
         })
     }

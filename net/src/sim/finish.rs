@@ -1,11 +1,13 @@
 //! The end of a run: the [`RunRecord`], each host's packet balance, and the chips as the run
 //! left them.
 
-use super::Net;
+use super::part::Part;
+use super::{Rest, SrcCount};
 use crate::records::{ChipRecord, DropCount, FlowRecord, HostTotals, NodeCount, RunRecord};
 use asic_model::chip::{Chip, DropReason};
 use asic_model::kernel::Lockstep;
 use pipelines::time::Time;
+use std::collections::BTreeMap;
 
 /// Per-host packet balance at the end of a run: what it offered and where it went.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -81,168 +83,208 @@ impl NetRun {
     }
 }
 
-impl Net<'_> {
-    pub(super) fn finish(self, end: Time) -> NetRun {
-        let flows = self
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| FlowRecord {
+/// The record of a run that ended at `end`, from its partitions (what each holds of the
+/// chips, hosts and flows it ran, its counters summed, its pauses merged by time and node).
+pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, end: Time) -> NetRun {
+    let sh = std::sync::Arc::clone(&parts[0].sh);
+    let topo = &sh.topo;
+    let flows = (0..rest.flows)
+        .map(|i| {
+            let sender = &parts[sh.host_part[parts[0].flows[i].spec.src]].flows[i];
+            let receiver = &parts[sh.host_part[sender.spec.dst]].flows[i];
+            FlowRecord {
                 id: i as u64,
-                src: f.spec.src as u32,
-                dst: f.spec.dst as u32,
-                size_bytes: f.spec.size,
-                start_ps: f.spec.start.ps(),
-                end_ps: f.end.map(Time::ps),
-                ideal_fct_ps: f.ideal_ps,
-                packets_sent: f.packets_sent,
-                retransmissions: f.retx,
-            })
-            .collect();
-        let consumed = self
-            .chips
-            .iter()
-            .enumerate()
-            .filter(|(_, chip)| chip.consumed() > 0)
-            .map(|(c, chip)| NodeCount {
-                node: self.topo.spec.chips[c].name.clone(),
-                packets: chip.consumed(),
-            })
-            .collect();
-        let mut drops = Vec::new();
-        let mut chip_drops = 0;
-        for (c, chip) in self.chips.iter().enumerate() {
-            for r in DropReason::ALL {
-                let n = chip.drops(r);
-                chip_drops += n;
-                if n > 0 {
-                    drops.push(DropCount {
-                        node: self.topo.spec.chips[c].name.clone(),
-                        reason: r.name().into(),
-                        packets: n,
-                    });
-                }
+                src: sender.spec.src as u32,
+                dst: sender.spec.dst as u32,
+                size_bytes: sender.spec.size,
+                start_ps: sender.spec.start.ps(),
+                end_ps: receiver.end.map(Time::ps),
+                ideal_fct_ps: sender.ideal_ps,
+                packets_sent: sender.packets_sent,
+                retransmissions: sender.retx,
             }
-            if self.unconnected[c] > 0 {
+        })
+        .collect();
+    let chips: Vec<Chip> = (0..sh.chip_part.len())
+        .map(|c| {
+            parts[sh.chip_part[c]].chips[c]
+                .take()
+                .expect("a chip is in its partition")
+        })
+        .collect();
+    let mut series = Vec::new();
+    let mut queue_series = Vec::new();
+    for c in 0..sh.chip_part.len() {
+        let part = &mut parts[sh.chip_part[c]];
+        series.extend(
+            std::mem::take(&mut part.samples[c])
+                .into_iter()
+                .map(|s| s.series),
+        );
+        queue_series.extend(
+            std::mem::take(&mut part.queue_samples[c])
+                .into_iter()
+                .flatten()
+                .map(|s| s.series),
+        );
+    }
+    series.append(&mut queue_series);
+    let hosts: Vec<_> = (0..sh.host_part.len())
+        .map(|h| &parts[sh.host_part[h]].hosts[h])
+        .collect();
+    let mut src = vec![SrcCount::default(); hosts.len()];
+    let mut host_drops: BTreeMap<(usize, &str), u64> = BTreeMap::new();
+    let mut unconnected = vec![0u64; sh.chip_part.len()];
+    let mut pauses = Vec::new();
+    for part in &parts {
+        for (total, s) in src.iter_mut().zip(&part.src) {
+            total.chip_in += s.chip_in;
+            total.chip_out += s.chip_out;
+            total.delivered += s.delivered;
+            total.unconnected += s.unconnected;
+            total.refused += s.refused;
+        }
+        for (k, n) in &part.host_drops {
+            *host_drops.entry(*k).or_default() += n;
+        }
+        for (total, n) in unconnected.iter_mut().zip(&part.unconnected) {
+            *total += n;
+        }
+        pauses.extend(part.pauses.iter().cloned());
+    }
+    // Stable: a node's pauses are in one partition, in the order it logged them.
+    pauses.sort_by_key(|(node, p)| (p.at_ps, *node));
+    let pauses = pauses.into_iter().map(|(_, p)| p).collect();
+    let lockstep_cycles = parts
+        .iter()
+        .filter_map(|p| p.lockstep.as_ref())
+        .map(Lockstep::visited)
+        .sum();
+    let frames_on_links = parts.iter().map(|p| p.pool.live()).sum();
+    let frame_buffers = parts.iter().map(|p| p.pool.allocated()).sum();
+    let events = parts.iter().map(|p| p.events).sum();
+    let consumed = chips
+        .iter()
+        .enumerate()
+        .filter(|(_, chip)| chip.consumed() > 0)
+        .map(|(c, chip)| NodeCount {
+            node: topo.spec.chips[c].name.clone(),
+            packets: chip.consumed(),
+        })
+        .collect();
+    let mut drops = Vec::new();
+    let mut chip_drops = 0;
+    for (c, chip) in chips.iter().enumerate() {
+        for r in DropReason::ALL {
+            let n = chip.drops(r);
+            chip_drops += n;
+            if n > 0 {
                 drops.push(DropCount {
-                    node: self.topo.spec.chips[c].name.clone(),
-                    reason: "unconnected_port".into(),
-                    packets: self.unconnected[c],
+                    node: topo.spec.chips[c].name.clone(),
+                    reason: r.name().into(),
+                    packets: n,
                 });
             }
         }
-        for ((h, r), n) in &self.host_drops {
+        if unconnected[c] > 0 {
             drops.push(DropCount {
-                node: self.hosts[*h].name.clone(),
-                reason: r.to_string(),
-                packets: *n,
+                node: topo.spec.chips[c].name.clone(),
+                reason: "unconnected_port".into(),
+                packets: unconnected[c],
             });
         }
-        // The hosts' data packets still inside a chip, by source (the tag `ChipRx` gave them).
-        let mut held = vec![0u64; self.hosts.len()];
-        for chip in &self.chips {
-            for tag in chip.held_tags() {
-                held[tag as usize - 1] += 1;
-            }
+    }
+    for ((h, r), n) in &host_drops {
+        drops.push(DropCount {
+            node: hosts[*h].name.clone(),
+            reason: r.to_string(),
+            packets: *n,
+        });
+    }
+    // The hosts' data packets still inside a chip, by source (the tag `ChipRx` gave them).
+    let mut held = vec![0u64; hosts.len()];
+    for chip in &chips {
+        for tag in chip.held_tags() {
+            held[tag as usize - 1] += 1;
         }
-        let balance: Vec<HostBalance> = self
-            .hosts
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                let s = self.src[i];
-                // A chip that copies a host's data packet (multicast, mirroring to a front
-                // port) sends out more of them than came in: those copies are not drops.
-                let dropped = s.chip_in.saturating_sub(s.chip_out + held[i]);
-                let accounted = s.delivered + dropped + s.unconnected + s.refused + held[i];
-                HostBalance {
-                    host: h.name.clone(),
-                    offered: h.packets_sent,
-                    delivered: s.delivered,
-                    dropped_in_chips: dropped,
-                    in_chips: held[i],
-                    dropped_unconnected: s.unconnected,
-                    refused_by_hosts: s.refused,
-                    in_flight: h.packets_sent.saturating_sub(accounted),
-                }
-            })
-            .collect();
-        let hosts = self
-            .hosts
-            .iter()
-            .zip(&balance)
-            .map(|(h, b)| HostTotals {
+    }
+    let balance: Vec<HostBalance> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let s = src[i];
+            // A chip that copies a host's data packet (multicast, mirroring to a front
+            // port) sends out more of them than came in: those copies are not drops.
+            let dropped = s.chip_in.saturating_sub(s.chip_out + held[i]);
+            let accounted = s.delivered + dropped + s.unconnected + s.refused + held[i];
+            HostBalance {
                 host: h.name.clone(),
-                packets_sent: h.packets_sent,
-                packets_received: h.packets_received,
-                packets_dropped: b.dropped_in_chips + b.dropped_unconnected + b.refused_by_hosts,
-            })
-            .collect();
-        let series = self
-            .samples
-            .into_iter()
-            .chain(
-                self.queue_samples
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .map(|s| *s),
-            )
-            .map(|s| s.series)
-            .collect();
-        let chip_records = self
-            .chips
+                offered: h.packets_sent,
+                delivered: s.delivered,
+                dropped_in_chips: dropped,
+                in_chips: held[i],
+                dropped_unconnected: s.unconnected,
+                refused_by_hosts: s.refused,
+                in_flight: h.packets_sent.saturating_sub(accounted),
+            }
+        })
+        .collect();
+    let hosts = hosts
+        .iter()
+        .zip(&balance)
+        .map(|(h, b)| HostTotals {
+            host: h.name.clone(),
+            packets_sent: h.packets_sent,
+            packets_received: h.packets_received,
+            packets_dropped: b.dropped_in_chips + b.dropped_unconnected + b.refused_by_hosts,
+        })
+        .collect();
+    let chip_records = chips
+        .iter()
+        .enumerate()
+        .map(|(c, chip)| ChipRecord {
+            node: topo.spec.chips[c].name.clone(),
+            profile: chip.profile().name.clone(),
+            reads: chip.control_reads().to_vec(),
+            state: chip.state(end),
+        })
+        .collect();
+    let peak_buffer_cells = chips
+        .iter()
+        .enumerate()
+        .map(|(c, chip)| (topo.spec.chips[c].name.clone(), chip.tm().peak_cells()))
+        .collect();
+    NetRun {
+        record: RunRecord {
+            name: rest.name,
+            duration_ps: end.ps(),
+            flows,
+            series,
+            sample_period_ps: rest.sample_period.map_or(0, Time::ps),
+            pauses,
+            drops,
+            consumed,
+            hosts,
+            chips: chip_records,
+        },
+        balance,
+        events,
+        switch_hops: chips
             .iter()
-            .enumerate()
-            .map(|(c, chip)| ChipRecord {
-                node: self.topo.spec.chips[c].name.clone(),
-                profile: chip.profile().name.clone(),
-                reads: chip.control_reads().to_vec(),
-                state: chip.state(end),
-            })
-            .collect();
-        let peak_buffer_cells = self
-            .chips
-            .iter()
-            .enumerate()
-            .map(|(c, chip)| (self.topo.spec.chips[c].name.clone(), chip.tm().peak_cells()))
-            .collect();
-        NetRun {
-            record: RunRecord {
-                name: self.name,
-                duration_ps: end.ps(),
-                flows,
-                series,
-                sample_period_ps: self.sample_period.map_or(0, Time::ps),
-                pauses: self.pauses,
-                drops,
-                consumed,
-                hosts,
-                chips: chip_records,
-            },
-            balance,
-            events: self.events,
-            switch_hops: self
-                .chips
-                .iter()
-                .flat_map(|c| (0..c.port_count()).map(|p| c.port_counters(p).tx_packets))
-                .sum(),
-            lockstep_cycles: self.lockstep.as_ref().map_or(0, Lockstep::visited),
-            lockstep_violations: (
-                self.chips
-                    .iter()
-                    .map(|c| c.lockstep_counters().violations)
-                    .sum(),
-                self.chips.iter().enumerate().find_map(|(c, chip)| {
-                    let v = chip.lockstep_violation()?;
-                    Some(format!("chip `{}`: {v}", self.topo.spec.chips[c].name))
-                }),
-            ),
-            chip_drops,
-            peak_buffer_cells,
-            frames_on_links: self.pool.live(),
-            frame_buffers: self.pool.allocated(),
-            chips: self.chips,
-        }
+            .flat_map(|c| (0..c.port_count()).map(|p| c.port_counters(p).tx_packets))
+            .sum(),
+        lockstep_cycles,
+        lockstep_violations: (
+            chips.iter().map(|c| c.lockstep_counters().violations).sum(),
+            chips.iter().enumerate().find_map(|(c, chip)| {
+                let v = chip.lockstep_violation()?;
+                Some(format!("chip `{}`: {v}", topo.spec.chips[c].name))
+            }),
+        ),
+        chip_drops,
+        peak_buffer_cells,
+        frames_on_links,
+        frame_buffers,
+        chips,
     }
 }

@@ -2,18 +2,17 @@
 //! frames), the transports' timers and pacing, the pull pacer, and the NIC's scheduler
 //! putting the next frame on its wire. What the NIC models and omits is in [`crate::host`].
 
-use super::{Ev, Net};
+use super::part::Part;
+use super::Ev;
 use crate::ctrl::{self, Ctrl};
 use crate::host::CtrlPkt;
 use crate::packet::{self, Header, ACK, DATA, ECN_ECT0, ECN_NOT_ECT, LAST, NACK, PULL};
 use crate::records::PauseEvent;
-use crate::topology::End;
 use crate::transport::Ready;
-use asic_model::kernel::Schedule;
 use asic_model::mac::slot_time;
 use pipelines::time::Time;
 
-impl Net<'_> {
+impl Part {
     pub(crate) fn host_drop(&mut self, h: usize, reason: &'static str) {
         *self.host_drops.entry((h, reason)).or_default() += 1;
     }
@@ -32,16 +31,29 @@ impl Net<'_> {
         };
         let refusal = if hd.dst_ip != self.hosts[h].ip {
             Some("misdelivered")
-        } else if hd.flow_id as usize >= self.flows.len()
-            || self.flows[hd.flow_id as usize].sender.is_none()
-        {
-            Some("unknown_flow")
+        } else if let Some(fl) = self.flows.get(hd.flow_id as usize) {
+            // A host acts only on its own side of a flow: data of a flow it receives,
+            // feedback for one it sends (and its data a switch returned to it), once the
+            // flow has started. (Each side's state lives where its host runs.)
+            let data = hd.flags & DATA != 0 && !(fl.spec.src == h && fl.spec.dst != h);
+            let (side, started) = if data {
+                (fl.spec.dst, fl.spec.start <= now)
+            } else {
+                (fl.spec.src, fl.sender.is_some())
+            };
+            if side != h {
+                Some("misdelivered")
+            } else if !started {
+                Some("unknown_flow")
+            } else {
+                None
+            }
         } else {
-            None
+            Some("unknown_flow")
         };
         if let Some(reason) = refusal {
             if hd.flags & DATA != 0 {
-                if let Some(s) = self.ip_to_host.get(&hd.src_ip) {
+                if let Some(s) = self.sh.ip_to_host.get(&hd.src_ip) {
                     self.src[*s].refused += 1;
                 }
             }
@@ -56,12 +68,12 @@ impl Net<'_> {
             if let Some(s) = self.flows[f].sender.as_mut() {
                 s.on_returned(now, hd.seq);
             }
-            let _ = self.after_sender(now, f);
+            self.after_sender(now, f);
             return;
         }
         if hd.flags & DATA != 0 {
             self.hosts[h].packets_received += 1;
-            if let Some(s) = self.ip_to_host.get(&hd.src_ip) {
+            if let Some(s) = self.sh.ip_to_host.get(&hd.src_ip) {
                 self.src[*s].delivered += 1;
             }
             let fl = &mut self.flows[f];
@@ -79,7 +91,7 @@ impl Net<'_> {
                     echo: r.echo,
                     ts_ps: r.ts_ps,
                 });
-                let _ = self.kick(now, h);
+                self.kick(now, h);
             }
             if out.pull {
                 let host = &mut self.hosts[h];
@@ -87,29 +99,31 @@ impl Net<'_> {
                 if !host.pull_scheduled {
                     host.pull_scheduled = true;
                     let t = now.max(host.pull_next_at);
-                    self.queue.at(t, Ev::PullTick { host: h as u32 });
+                    self.q.at(t, Ev::PullTick { host: h as u32 });
                 }
             }
         } else if hd.flags & (ACK | NACK | PULL) != 0 {
             if let Some(s) = self.flows[f].sender.as_mut() {
                 s.on_feedback(now, &hd);
             }
-            let _ = self.after_sender(now, f);
+            self.after_sender(now, f);
         }
     }
 
     pub(crate) fn host_ctrl(&mut self, now: Time, h: usize, c: Ctrl) {
         let host = &mut self.hosts[h];
         let mut changed = false;
-        let rec = |pauses: &mut Vec<PauseEvent>, kind: &str, class: u16, paused: bool| {
-            pauses.push(PauseEvent {
+        let node = self.q.node;
+        let rec = |pauses: &mut Vec<(u32, PauseEvent)>, kind: &str, class: u16, paused: bool| {
+            let rec = PauseEvent {
                 at_ps: now.ps(),
                 node: host.name.clone(),
                 port: 0,
                 kind: kind.into(),
                 class,
                 paused,
-            })
+            };
+            pauses.push((node, rec))
         };
         match c {
             Ctrl::Pfc(times) => {
@@ -130,7 +144,7 @@ impl Net<'_> {
                             host.class_paused[cl] = true;
                             rec(&mut self.pauses, "pfc", cl as u16, true);
                         }
-                        self.queue.at(
+                        self.q.at(
                             until,
                             Ev::PauseEnd {
                                 host: h as u32,
@@ -165,11 +179,11 @@ impl Net<'_> {
             }
         }
         if changed {
-            let _ = self.kick(now, h);
+            self.kick(now, h);
         }
     }
 
-    pub(crate) fn pull_tick(&mut self, now: Time, h: usize) -> Result<(), String> {
+    pub(crate) fn pull_tick(&mut self, now: Time, h: usize) {
         let host = &mut self.hosts[h];
         host.pull_scheduled = false;
         while let Some(f) = host.pulls.pop_front() {
@@ -189,78 +203,70 @@ impl Net<'_> {
             if !host.pulls.is_empty() {
                 host.pull_scheduled = true;
                 let t = host.pull_next_at;
-                self.queue.at(t, Ev::PullTick { host: h as u32 });
+                self.q.at(t, Ev::PullTick { host: h as u32 });
             }
             return self.kick(now, h);
         }
-        Ok(())
     }
 
     /// After anything touched flow `f`'s sender: arm its timer, wake it when paced, and put
     /// it in its NIC queue if it has a packet ready.
-    pub(crate) fn after_sender(&mut self, now: Time, f: usize) -> Result<(), String> {
+    pub(crate) fn after_sender(&mut self, now: Time, f: usize) {
         self.after_sender_from(now, f, false)
     }
 
-    pub(crate) fn after_sender_from(
-        &mut self,
-        now: Time,
-        f: usize,
-        from_timer: bool,
-    ) -> Result<(), String> {
+    pub(crate) fn after_sender_from(&mut self, now: Time, f: usize, from_timer: bool) {
         let fl = &mut self.flows[f];
         let Some(s) = fl.sender.as_mut() else {
-            return Ok(());
+            return;
         };
         if let Some(t) = s.timer() {
             // A timer at or before now that the transport did not clear when it ran is not
             // re-armed (it would fire again at once, for ever).
             if fl.timer_at.is_none_or(|x| t < x) && (t > now || !from_timer) {
                 fl.timer_at = Some(t);
-                self.queue.at(t.max(now), Ev::FlowTimer { flow: f as u32 });
+                self.q.at(t.max(now), Ev::FlowTimer { flow: f as u32 });
             }
         }
         if fl.in_ring {
-            return Ok(());
+            return;
         }
         match s.poll(now) {
             Ready::Now => {
                 fl.in_ring = true;
                 let h = fl.spec.src;
                 self.hosts[h].queues[fl.queue as usize].push_back(f as u32);
-                self.kick(now, h)?;
+                self.kick(now, h);
             }
             Ready::At(t) => {
                 if fl.wake_at.is_none_or(|w| t < w) {
                     fl.wake_at = Some(t);
-                    self.queue.at(t, Ev::FlowWake { flow: f as u32 });
+                    self.q.at(t, Ev::FlowWake { flow: f as u32 });
                 }
             }
             Ready::Blocked => {}
         }
-        Ok(())
     }
 
     /// Let host `h`'s NIC send if its wire is free.
-    pub(crate) fn kick(&mut self, now: Time, h: usize) -> Result<(), String> {
+    pub(crate) fn kick(&mut self, now: Time, h: usize) {
         let host = &mut self.hosts[h];
         if host.tx_scheduled {
-            return Ok(());
+            return;
         }
         if now >= host.busy_until {
             self.try_send(now, h)
         } else {
             host.tx_scheduled = true;
             let t = host.busy_until;
-            self.queue.at(t, Ev::HostTx { host: h as u32 });
-            Ok(())
+            self.q.at(t, Ev::HostTx { host: h as u32 });
         }
     }
 
     /// The NIC's scheduler: serve one packet if the wire is free.
-    pub(crate) fn try_send(&mut self, now: Time, h: usize) -> Result<(), String> {
+    pub(crate) fn try_send(&mut self, now: Time, h: usize) {
         if now < self.hosts[h].busy_until {
-            return Ok(());
+            return;
         }
         for class in (0..8).rev() {
             let host = &mut self.hosts[h];
@@ -273,7 +279,7 @@ impl Net<'_> {
                     dst_mac: host.peer_mac,
                     src_mac: host.mac,
                     src_ip: host.ip,
-                    dst_ip: self.topo.host_ips[fl.spec.src],
+                    dst_ip: self.sh.topo.host_ips[fl.spec.src],
                     ecn: ECN_NOT_ECT,
                     flags: c.flags,
                     class: class as u8,
@@ -308,7 +314,7 @@ impl Net<'_> {
                         _ => None,
                     };
                     let Some(seg) = seg else {
-                        self.after_sender(now, fu)?;
+                        self.after_sender(now, fu);
                         continue;
                     };
                     let host = &mut self.hosts[h];
@@ -316,7 +322,7 @@ impl Net<'_> {
                         dst_mac: host.peer_mac,
                         src_mac: host.mac,
                         src_ip: host.ip,
-                        dst_ip: self.topo.host_ips[fl.spec.dst],
+                        dst_ip: self.sh.topo.host_ips[fl.spec.dst],
                         ecn: if s.ecn_capable() {
                             ECN_ECT0
                         } else {
@@ -346,41 +352,31 @@ impl Net<'_> {
                     fl.retx += seg.retx as u64;
                     host.packets_sent += 1;
                     host.rr[class] = (qi + 1) % per_class;
-                    self.host_transmit(now, h)?;
+                    self.host_transmit(now, h);
                     // Back in its queue if it has more to send.
-                    self.after_sender(now, fu)?;
-                    return Ok(());
+                    self.after_sender(now, fu);
+                    return;
                 }
             }
         }
-        Ok(())
     }
 
     /// Put the frame in `scratch` on host `h`'s wire now.
-    pub(crate) fn host_transmit(&mut self, now: Time, h: usize) -> Result<(), String> {
+    pub(crate) fn host_transmit(&mut self, now: Time, h: usize) {
         let host = &mut self.hosts[h];
         let len = self.scratch.len();
         host.busy_until = now + slot_time(len, host.gbps);
         if let Some(i) = host.capture {
-            self.observer.capture(i, now, &self.scratch)?;
+            self.captured.push(i, now, &self.scratch);
         }
+        let at = now + Time(host.delay_ps);
         let i = self.pool.alloc();
         self.pool.bufs[i as usize].extend_from_slice(&self.scratch);
-        let End::Chip(c, p) = host.peer else {
-            unreachable!("hosts connect to chips (checked when the topology is resolved)")
-        };
-        self.queue.at(
-            now + Time(host.delay_ps),
-            Ev::ChipRx {
-                chip: c as u16,
-                port: p,
-                frame: i,
-            },
-        );
+        self.host_frame_to_chip(h, at, i);
+        let host = &mut self.hosts[h];
         // Serve the next packet when the wire is free.
         host.tx_scheduled = true;
         let t = host.busy_until;
-        self.queue.at(t, Ev::HostTx { host: h as u32 });
-        Ok(())
+        self.q.at(t, Ev::HostTx { host: h as u32 });
     }
 }

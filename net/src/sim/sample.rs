@@ -3,13 +3,14 @@
 //! holds cells (a port may have 128 queues; most stay empty). A series records a point only
 //! when its value changes.
 
-use super::Net;
+use super::part::Part;
 use crate::records::Series;
 use crate::topology::Topology;
 use asic_model::chip::Chip;
 use pipelines::time::Time;
 
 /// A series being recorded and its last value.
+#[derive(Clone)]
 pub(crate) struct SeriesState {
     pub(crate) series: Series,
     last: Option<f64>,
@@ -36,10 +37,11 @@ impl SeriesState {
     }
 }
 
-/// The series of every chip, in the order [`Net::sample`] fills them.
-pub(super) fn chip_series(topo: &Topology, chips: &[Chip]) -> Vec<SeriesState> {
-    let mut samples = Vec::new();
+/// The series of each chip, in the order [`Part::sample`] fills them.
+pub(super) fn chip_series(topo: &Topology, chips: &[Chip]) -> Vec<Vec<SeriesState>> {
+    let mut all = Vec::new();
     for (c, ports) in topo.chip_ports.iter().enumerate() {
+        let mut samples = Vec::new();
         let n = &topo.spec.chips[c].name;
         samples.push(SeriesState::new(format!("{n}.buffer_cells"), "cells"));
         // Pipeline occupancy (packets between issue and deparser exit) per pipe and gress,
@@ -60,40 +62,57 @@ pub(super) fn chip_series(topo: &Topology, chips: &[Chip]) -> Vec<SeriesState> {
             ));
             samples.push(SeriesState::new(format!("{n}.port{p}.tx_bytes"), "bytes"));
         }
+        all.push(samples);
     }
-    samples
+    all
 }
 
-impl Net<'_> {
-    pub(super) fn sample(&mut self, now: Time) {
-        if self.sample_period.is_none() {
-            return;
+impl Part {
+    /// Take every sample due at or before `t`: the state then is the state now, as every
+    /// event before `t` has run and none at or after it (a sample at `t` sees the chips
+    /// before the events at `t`).
+    #[inline]
+    pub(super) fn sample_before(&mut self, t: Time) {
+        while self.next_sample <= t {
+            let s = self.next_sample;
+            self.sample(s);
+            let period = self
+                .sh
+                .sample_period
+                .expect("next_sample is set when sampling");
+            self.next_sample = s + period;
         }
-        let mut k = 0;
-        for c in 0..self.topo.chip_ports.len() {
-            let chip = &self.chips[c];
+    }
+
+    /// Sample this partition's chips at `now`.
+    pub(super) fn sample(&mut self, now: Time) {
+        let sh = &*self.sh;
+        for &c in &self.own_chips {
+            let chip = self.chips[c].as_ref().expect("own");
+            let samples = &mut self.samples[c];
+            let mut k = 0;
             let v = chip.tm().used_cells() as f64;
-            self.samples[k].push(now, v);
+            samples[k].push(now, v);
             k += 1;
             for pipe in 0..chip.profile().pipes {
                 let (ig, eg) = chip.pipe_occupancy(pipe);
-                self.samples[k].push(now, ig as f64);
-                self.samples[k + 1].push(now, eg as f64);
+                samples[k].push(now, ig as f64);
+                samples[k + 1].push(now, eg as f64);
                 k += 2;
             }
             let recirculated = chip.plumbing_counters().recirculated as f64;
-            self.samples[k].push(now, recirculated);
+            samples[k].push(now, recirculated);
             k += 1;
-            let node = &self.topo.spec.chips[c].name;
+            let node = &sh.topo.spec.chips[c].name;
             let queues = &mut self.queue_samples[c];
-            for &p in self.topo.chip_ports[c].keys() {
+            for &p in sh.topo.chip_ports[c].keys() {
                 let d = chip.tm().port_depth_cells(p) as f64;
-                self.samples[k].push(now, d);
+                samples[k].push(now, d);
                 // Cumulative data bytes (no preamble, FCS or gap) on the wire by now, a frame's
                 // spread over its slot: the report derives rates over a window much longer
                 // than a frame time, and they never exceed the line rate.
                 let tx = chip.tx_bytes_on_wire(p, now);
-                self.samples[k + 1].push(now, tx as f64);
+                samples[k + 1].push(now, tx as f64);
                 k += 2;
                 sample_queues(chip, node, queues, p, self.last_sample, now);
             }

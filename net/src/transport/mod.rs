@@ -93,8 +93,8 @@ impl Shape {
     }
 }
 
-/// A flow's sending side.
-pub trait Sender {
+/// A flow's sending side (`Send`: a run's partitions run on threads of their own).
+pub trait Sender: Send {
     /// Whether a packet can be sent at `now`.
     fn poll(&mut self, now: Time) -> Ready;
     /// Take the next packet (call only after `poll` said [`Ready::Now`]).

@@ -1,0 +1,103 @@
+//! Acceptance: a network run's outputs are byte-identical for every thread count: every file
+//! `asic net` writes (tables, series, waveform, plots, pcaps, the per-packet trace) and the
+//! run's counts, on networks that exercise what partitions share (frames crossing them,
+//! pauses, captures, traces, sampled series, flows that stop the run when they complete).
+
+use crate::common::repo;
+use asic_deploy::run::{load, run_observed, RunOptions};
+use asic_io::trace::TraceOptions;
+use asic_model::trace::TraceFilter;
+use asic_report::{write_run, ReportOptions};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Every file under `dir`, by path relative to it.
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Run `scenario` on `threads` threads with its pcaps and, if `trace`, every chip's trace:
+/// what it wrote, and the counts a file does not show.
+fn outputs(scenario: &str, threads: usize, trace: bool) -> (BTreeMap<PathBuf, Vec<u8>>, String) {
+    let path = repo(scenario);
+    let dir = std::env::temp_dir().join(format!(
+        "asic-threads-{}-{threads}-{}",
+        scenario.replace('/', "-"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let t = TraceOptions {
+        filter: TraceFilter::default(),
+        ..TraceOptions::default()
+    };
+    let opts = RunOptions {
+        pcap_dir: Some(&dir),
+        trace: trace.then_some((&t, dir.as_path())),
+        threads,
+        ..RunOptions::default()
+    };
+    let run = run_observed(load(&path).unwrap(), path.parent().unwrap(), opts, &mut ()).unwrap();
+    write_run(&run.record, &dir, &ReportOptions::default()).unwrap();
+    let counts = format!(
+        "events {} hops {} drops {} on links {} balance {:?}",
+        run.events, run.switch_hops, run.chip_drops, run.frames_on_links, run.balance
+    );
+    let f = files(&dir);
+    std::fs::remove_dir_all(&dir).ok();
+    (f, counts)
+}
+
+/// `scenario`'s outputs on 2, 3 and 5 threads are those on one.
+fn same_for_every_thread_count(scenario: &str, trace: bool) {
+    let (one, counts) = outputs(scenario, 1, trace);
+    assert!(one.len() > 5, "{scenario}: {} files", one.len());
+    for threads in [2, 3, 5] {
+        let (many, c) = outputs(scenario, threads, trace);
+        assert_eq!(c, counts, "{scenario}: counts on {threads} threads");
+        assert_eq!(
+            many.keys().collect::<Vec<_>>(),
+            one.keys().collect::<Vec<_>>(),
+            "{scenario}: files on {threads} threads"
+        );
+        for (name, bytes) in &one {
+            assert!(
+                many[name] == *bytes,
+                "{scenario}: {} differs on {threads} threads",
+                name.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_dumbbell_with_every_kind_of_traffic_and_two_pcaps_is_the_same_on_any_thread_count() {
+    same_for_every_thread_count("programs/net/full.ron", false);
+}
+
+#[test]
+fn bfc_with_its_pauses_and_packet_generators_is_the_same_on_any_thread_count() {
+    same_for_every_thread_count("programs/bfc/two-flows.ron", false);
+}
+
+#[test]
+fn ndp_over_a_trimming_leaf_spine_is_the_same_on_any_thread_count() {
+    same_for_every_thread_count("programs/trimming/leafspine.ron", false);
+}
+
+#[test]
+fn three_chips_traced_packet_by_packet_are_the_same_on_any_thread_count() {
+    same_for_every_thread_count("programs/tutorial/6-network.ron", true);
+}
