@@ -88,7 +88,8 @@ enum Command {
         #[arg(long)]
         lockstep: bool,
         /// Threads to run on (default: every core); the outputs are the same for every
-        /// count.
+        /// count. More threads than cores run slower: the threads meet after every
+        /// lookahead window.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
         threads: Option<u16>,
         /// Trace the packets of this chip (by name; repeat or separate with commas; implies
@@ -113,7 +114,8 @@ enum Command {
         /// Visit every cycle of every chip (lockstep mode).
         #[arg(long)]
         lockstep: bool,
-        /// Threads for the network workloads (leafspine, ns3-twin).
+        /// Threads for the network workloads (leafspine, ns3-twin); `par` is the speedup
+        /// their split allows (events over those on the critical path).
         #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
         threads: u16,
     },

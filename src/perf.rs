@@ -215,10 +215,14 @@ pub struct Figures {
     pub state_per_packet: Option<f64>,
     /// Events the event kernel handled, for the workloads that run one.
     pub events: Option<u64>,
+    /// A network run's events over those on its critical path (in each lookahead window,
+    /// the busiest partition's): the speedup its split over threads allows before
+    /// synchronisation costs (1 on one thread).
+    pub parallelism: Option<f64>,
 }
 
 /// What one run of a workload did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ran {
     /// Units of work done.
     pub work: u64,
@@ -226,15 +230,27 @@ pub struct Ran {
     pub sim_ps: u64,
     /// Events the event kernel handled, if the workload runs one.
     pub events: Option<u64>,
+    /// [`Figures::parallelism`].
+    pub parallelism: Option<f64>,
 }
 
 impl Ran {
+    /// A network run's figures: its switch-hops over `sim_ps`, its events and their split.
+    fn of_net(r: &asic_net::NetRun, sim_ps: u64) -> Ran {
+        Ran {
+            events: Some(r.events),
+            parallelism: Some(r.events as f64 / r.windows.critical_events.max(1) as f64),
+            ..Ran::new(r.switch_hops, sim_ps)
+        }
+    }
+
     /// `work` units over `sim_ps`, no events counted.
     pub fn new(work: u64, sim_ps: u64) -> Ran {
         Ran {
             work,
             sim_ps,
             events: None,
+            parallelism: None,
         }
     }
 }
@@ -301,7 +317,7 @@ pub fn run(
 /// The figures as a table.
 pub fn render(figs: &[Figures]) -> String {
     let mut s = format!(
-        "{:<13} {:>10} {:>14} {:>9} {:>15} {:>11} {:>9} {:>9} {:>9} {:>9}  {}\n",
+        "{:<13} {:>10} {:>14} {:>9} {:>15} {:>11} {:>9} {:>9} {:>9} {:>9} {:>5}  {}\n",
         "workload",
         "work",
         "per wall s",
@@ -312,6 +328,7 @@ pub fn render(figs: &[Figures]) -> String {
         "allocs/u",
         "B/queued",
         "events/u",
+        "par",
         "unit"
     );
     for f in figs {
@@ -327,8 +344,9 @@ pub fn render(figs: &[Figures]) -> String {
         let events = f.events.map_or("-".to_string(), |e| {
             format!("{:.3}", e as f64 / f.work.max(1) as f64)
         });
+        let par = f.parallelism.map_or("-".to_string(), |p| format!("{p:.2}"));
         s += &format!(
-            "{:<13} {:>10} {:>14.0} {:>9.3} {:>15} {:>11.5} {:>9} {:>9} {:>9} {:>9}  {}\n",
+            "{:<13} {:>10} {:>14.0} {:>9.3} {:>15} {:>11.5} {:>9} {:>9} {:>9} {:>9} {:>5}  {}\n",
             f.name,
             f.work,
             f.rate(),
@@ -339,6 +357,7 @@ pub fn render(figs: &[Figures]) -> String {
             allocs,
             state,
             events,
+            par,
             f.unit
         );
     }
@@ -358,6 +377,7 @@ fn measure(
         work,
         sim_ps,
         events,
+        parallelism,
     } = body()?;
     let wall_s = t0.elapsed().as_secs_f64();
     let allocations = a0.zip(allocations()).map(|(a, b)| b - a);
@@ -371,6 +391,7 @@ fn measure(
         allocations,
         state_per_packet: None,
         events,
+        parallelism,
     })
 }
 
@@ -744,10 +765,7 @@ fn leafspine(stop_ns: u64, lockstep: bool, threads: usize) -> Result<Figures, St
     n.set_threads(threads);
     measure("leafspine", "switch-hops", || {
         let r = n.run()?;
-        Ok(Ran {
-            events: Some(r.events),
-            ..Ran::new(r.switch_hops, stop_ns * 1000)
-        })
+        Ok(Ran::of_net(&r, stop_ns * 1000))
     })
 }
 
@@ -800,10 +818,7 @@ fn ns3_twin(traffic_ns: u64, lockstep: bool, threads: usize) -> Result<Figures, 
     n.set_threads(threads);
     measure("ns3-twin", "switch-hops", || {
         let r = n.run()?;
-        Ok(Ran {
-            events: Some(r.events),
-            ..Ran::new(r.switch_hops, r.record.duration_ps)
-        })
+        Ok(Ran::of_net(&r, r.record.duration_ps))
     })
 }
 

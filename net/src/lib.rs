@@ -39,4 +39,4 @@ pub mod traffic;
 pub mod transport;
 
 pub use network::{Capture, Network, Observer, Stop};
-pub use sim::{HostBalance, Net, NetRun};
+pub use sim::{HostBalance, Net, NetRun, Windows};

@@ -2,7 +2,7 @@
 //! left them.
 
 use super::part::Part;
-use super::{Rest, SrcCount};
+use super::{Rest, SrcCount, Windows};
 use crate::records::{ChipRecord, DropCount, FlowRecord, HostTotals, NodeCount, RunRecord};
 use asic_model::chip::{Chip, DropReason};
 use asic_model::kernel::Lockstep;
@@ -54,6 +54,10 @@ pub struct NetRun {
     pub balance: Vec<HostBalance>,
     /// Events processed.
     pub events: u64,
+    /// How the run's lookahead windows went on its threads: `events / critical_events` is
+    /// the speedup its split over threads allows before synchronisation costs. (The only
+    /// figures that depend on the thread count; no output shows them.)
+    pub windows: Windows,
     /// Data frames the chips transmitted (front-panel ports): packets through one chip's
     /// ingress, TM and egress.
     pub switch_hops: u64,
@@ -85,7 +89,7 @@ impl NetRun {
 
 /// The record of a run that ended at `end`, from its partitions (what each holds of the
 /// chips, hosts and flows it ran, its counters summed, its pauses merged by time and node).
-pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, end: Time) -> NetRun {
+pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, windows: Windows, end: Time) -> NetRun {
     let sh = std::sync::Arc::clone(&parts[0].sh);
     let topo = &sh.topo;
     let flows = (0..rest.flows)
@@ -269,6 +273,7 @@ pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, end: Time) -> NetRun {
         },
         balance,
         events,
+        windows,
         switch_hops: chips
             .iter()
             .flat_map(|c| (0..c.port_count()).map(|p| c.port_counters(p).tx_packets))

@@ -44,6 +44,7 @@ use pipelines::time::Time;
 use sample::SeriesState;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+pub use windows::Windows;
 
 /// Events of the network.
 #[derive(Clone, Copy, Debug)]
@@ -179,7 +180,7 @@ impl<'o> Net<'o> {
             flows: self.flows.len(),
         };
         let (parts, mut rest) = self.split(plan);
-        let (mut parts, end) = windows::drive(parts, &rules, &mut *rest.observer, total);
+        let (mut parts, windows, end) = windows::drive(parts, &rules, &mut *rest.observer, total);
         let end = end?;
         for part in &mut parts {
             let (chips, own) = (&mut part.chips, &part.own_chips);
@@ -215,7 +216,7 @@ impl<'o> Net<'o> {
             &mut *rest.observer,
         )?;
         rest.observer.finish(end);
-        Ok(finish::finish(parts, rest, end))
+        Ok(finish::finish(parts, rest, windows, end))
     }
 
     /// The partitions of `plan`, each with its chips, a copy of the hosts and flows, and its

@@ -17,7 +17,7 @@ use super::part::{Mail, Part, Status};
 use crate::network::Observer;
 use pipelines::time::Time;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// What decides the windows and the end.
 pub(crate) struct Rules {
@@ -76,16 +76,23 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A barrier that spins before it yields: windows are short (a few hundred microseconds of
+/// A barrier that spins before it sleeps: windows are short (a few hundred microseconds of
 /// work), and a thread put to sleep on a condition variable takes tens of microseconds to
-/// wake, which `std::sync::Barrier` costs at every window.
+/// wake, which `std::sync::Barrier` costs at every window. A thread that has spun for a
+/// while sleeps all the same, so threads beyond the cores do not starve the ones working.
 struct SpinBarrier {
     threads: usize,
     /// Threads arrived in the current round.
     arrived: AtomicUsize,
     /// Rounds completed.
     round: AtomicUsize,
+    /// Where a thread that stopped spinning sleeps until the round changes.
+    sleep: Mutex<()>,
+    wake: Condvar,
 }
+
+/// Spins before a waiting thread sleeps (about 10-20 µs).
+const SPINS: u32 = 1 << 14;
 
 impl SpinBarrier {
     fn new(threads: usize) -> SpinBarrier {
@@ -93,6 +100,8 @@ impl SpinBarrier {
             threads,
             arrived: AtomicUsize::new(0),
             round: AtomicUsize::new(0),
+            sleep: Mutex::new(()),
+            wake: Condvar::new(),
         }
     }
 
@@ -104,17 +113,21 @@ impl SpinBarrier {
         let round = self.round.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
             self.arrived.store(0, Ordering::Relaxed);
+            // Under the lock, so a thread between its check and its sleep cannot miss it.
+            let _g = lock(&self.sleep);
             self.round.store(round + 1, Ordering::Release);
+            self.wake.notify_all();
             return;
         }
-        let mut spins = 0u32;
-        while self.round.load(Ordering::Acquire) == round {
-            if spins < 1 << 14 {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
+        for _ in 0..SPINS {
+            if self.round.load(Ordering::Acquire) != round {
+                return;
             }
+            std::hint::spin_loop();
+        }
+        let mut g = lock(&self.sleep);
+        while self.round.load(Ordering::Acquire) == round {
+            g = self.wake.wait(g).unwrap_or_else(|e| e.into_inner());
         }
     }
 }
@@ -128,16 +141,29 @@ struct Driver {
     status: Vec<Mutex<Status>>,
     /// The observer refused a frame or a trace (a file could not be written).
     failed: Mutex<Option<String>>,
+    /// Kept by thread 0.
+    windows: Mutex<Windows>,
+}
+
+/// How the windows went: what bounds the speedup of more threads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Windows {
+    /// Windows run.
+    pub windows: u64,
+    /// The sum over windows of the events of the busiest partition in each: the events on
+    /// the run's critical path (all of them on one thread).
+    pub critical_events: u64,
 }
 
 /// Run `parts` to the end under `rules`; `total` is the expected end (for the progress).
-/// Returns the partitions as the run left them and its end time, or its error.
+/// Returns the partitions as the run left them, how the windows went, and its end time, or
+/// its error.
 pub(crate) fn drive(
     parts: Vec<Part>,
     rules: &Rules,
     observer: &mut dyn Observer,
     total: Time,
-) -> (Vec<Part>, Result<Time, String>) {
+) -> (Vec<Part>, Windows, Result<Time, String>) {
     let n = parts.len();
     let d = Driver {
         barrier: SpinBarrier::new(n),
@@ -145,6 +171,7 @@ pub(crate) fn drive(
         mail: (0..n * n).map(|_| Mutex::default()).collect(),
         status: (0..n).map(|_| Mutex::default()).collect(),
         failed: Mutex::new(None),
+        windows: Mutex::default(),
     };
     let end = std::thread::scope(|s| {
         for i in 1..n {
@@ -158,7 +185,8 @@ pub(crate) fn drive(
         .into_iter()
         .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
         .collect();
-    (parts, end)
+    let windows = *lock(&d.windows);
+    (parts, windows, end)
 }
 
 impl Driver {
@@ -172,6 +200,8 @@ impl Driver {
     ) -> Result<Time, String> {
         let n = self.parts.len();
         let mut reported = 0;
+        // Thread 0: each partition's events when the last window began.
+        let mut before = vec![0u64; n];
         loop {
             {
                 let mut part = lock(&self.parts[i]);
@@ -183,6 +213,15 @@ impl Driver {
             self.barrier.wait();
             let st: Vec<Status> = self.status.iter().map(|s| lock(s).clone()).collect();
             let decision = rules.decide(&st);
+            if i == 0 {
+                let mut w = lock(&self.windows);
+                let busiest = st.iter().zip(&before).map(|(s, b)| s.events - b).max();
+                w.critical_events += busiest.unwrap_or(0);
+                w.windows += u64::from(st.iter().zip(&before).any(|(s, b)| s.events > *b));
+                for (b, s) in before.iter_mut().zip(&st) {
+                    *b = s.events;
+                }
+            }
             if let Some(o) = observer.as_deref_mut() {
                 // Every few thousand events, as a progress bar wants.
                 let events: u64 = st.iter().map(|s| s.events).sum();
