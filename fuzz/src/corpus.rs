@@ -74,6 +74,7 @@ repository_files!(
     "programs/l3router/l3router.p4",
     "programs/l3router/minimal.ron",
     "programs/l3router/scenario.ron",
+    "programs/net/clos160.ron",
     "programs/net/full.ron",
     "programs/net/incast.ron",
     "programs/net/leafspine.ron",
