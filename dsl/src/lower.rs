@@ -60,14 +60,10 @@ pub fn lower_gress(env: &Env, blocks: &GressBlocks, spec: &PipeSpec) -> Result<L
         .collect();
     let mut gateway_spans = lowered.gateway_spans;
     renumber(&mut control, &mut tables, &mut gateway_spans);
-    let mut table_spans = Vec::with_capacity(tables.len());
-    let mut table_pins = Vec::with_capacity(tables.len());
-    let mut const_entry_spans = Vec::with_capacity(tables.len());
-    for (span, pins, entries) in tables {
-        table_spans.push(span);
-        table_pins.push(pins);
-        const_entry_spans.push(entries);
-    }
+    let ((table_spans, table_pins), const_entry_spans): ((Vec<_>, Vec<_>), Vec<_>) = tables
+        .into_iter()
+        .map(|(span, pins, entries)| ((span, pins), entries))
+        .unzip();
     let deparser = {
         let scope = Scope::new(env, &blocks.deparser.params, blocks.gress)?;
         lower_deparser(&scope, blocks.deparser, &mut layout)?

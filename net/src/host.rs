@@ -97,8 +97,8 @@ pub(crate) struct Flow {
 }
 
 impl Flow {
-    /// A copy of a flow that has not started (each partition of a run holds one, and uses
-    /// the side whose host it runs).
+    /// A copy of a flow that has not started: the receiving side's, for a flow whose
+    /// destination runs in another partition than its source (`sim/flows.rs`).
     pub(crate) fn unstarted_copy(&self) -> Flow {
         debug_assert!(self.sender.is_none());
         Flow {

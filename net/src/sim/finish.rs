@@ -94,7 +94,8 @@ pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, windows: Windows, end: Ti
     let topo = &sh.topo;
     let flows = (0..rest.flows)
         .map(|i| {
-            let sender = &parts[sh.host_part[parts[0].flows[i].spec.src]].flows[i];
+            let src = sh.flow_homes.src[i] as usize;
+            let sender = &parts[sh.host_part[src]].flows[i];
             let receiver = &parts[sh.host_part[sender.spec.dst]].flows[i];
             FlowRecord {
                 id: i as u64,

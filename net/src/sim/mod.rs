@@ -20,12 +20,14 @@
 //! windows, by capture and by chip.
 //!
 //! Modules: [`build`] (a [`Network`] into a runnable [`Net`]), [`partition`], [`part`] (a
-//! partition and its events), [`windows`] (the threads and the windows), the hosts' NICs in
+//! partition and its events), [`flows`] (a partition's flows), [`windows`] (the threads and
+//! the windows), the hosts' NICs in
 //! [`nic`] (their state in [`crate::host`]), [`sample`] (sampled series), [`finish`] (the
 //! [`NetRun`]: record, packet balance, chips).
 
 mod build;
 mod finish;
+mod flows;
 mod frames;
 mod nic;
 mod part;
@@ -227,6 +229,8 @@ impl<'o> Net<'o> {
         for (f, fl) in self.flows.iter().enumerate() {
             host_flows[fl.spec.src].push(f as u32);
         }
+        let flow_count = self.flows.len();
+        let (flow_homes, mut local_flows) = flows::deal(self.flows, &plan.host_part, plan.parts);
         let sh = Arc::new(Shared {
             topo: self.topo,
             ip_to_host: self.ip_to_host,
@@ -235,6 +239,7 @@ impl<'o> Net<'o> {
             chip_part: plan.chip_part,
             host_part: plan.host_part,
             host_flows,
+            flow_homes: Arc::clone(&flow_homes),
             sample_period: self.sample_period,
         });
         let nc = self.chips.len();
@@ -275,7 +280,11 @@ impl<'o> Net<'o> {
                     chips: mine,
                     own_chips: own,
                     hosts: self.hosts.clone(),
-                    flows: self.flows.iter().map(Flow::unstarted_copy).collect(),
+                    flows: flows::LocalFlows::new(
+                        p,
+                        Arc::clone(&flow_homes),
+                        std::mem::take(&mut local_flows[p]),
+                    ),
                     next_flow: vec![0; nh],
                     started: 0,
                     completed: 0,
@@ -329,7 +338,7 @@ impl<'o> Net<'o> {
             name: self.name,
             observer: self.observer,
             sample_period: self.sample_period,
-            flows: self.flows.len(),
+            flows: flow_count,
         };
         (parts, rest)
     }

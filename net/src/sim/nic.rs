@@ -31,6 +31,8 @@ impl Part {
         };
         let refusal = if hd.dst_ip != self.hosts[h].ip {
             Some("misdelivered")
+        } else if hd.flow_id as usize >= self.flows.total() {
+            Some("unknown_flow")
         } else if let Some(fl) = self.flows.get(hd.flow_id as usize) {
             // A host acts only on its own side of a flow: data of a flow it receives,
             // feedback for one it sends (and its data a switch returned to it), once the
@@ -49,7 +51,8 @@ impl Part {
                 None
             }
         } else {
-            Some("unknown_flow")
+            // Neither of its hosts runs here, so neither is this one.
+            Some("misdelivered")
         };
         if let Some(reason) = refusal {
             if hd.flags & DATA != 0 {

@@ -9,10 +9,11 @@
 //! thread count (`mod.rs`). A node schedules only while one of its own events runs (or,
 //! before the run, its start events), so its count depends on its own history alone.
 
+use super::flows::{FlowHomes, LocalFlows};
 use super::frames::{Outbox, Pool};
 use super::sample::SeriesState;
 use super::{Ev, SrcCount};
-use crate::host::{Flow, Host};
+use crate::host::Host;
 use crate::packet;
 use crate::records::PauseEvent;
 use crate::topology::{End, Topology};
@@ -52,6 +53,8 @@ pub(crate) struct Shared {
     pub(crate) host_part: Vec<usize>,
     /// Per host: the flows it sends, in start order.
     pub(crate) host_flows: Vec<Vec<u32>>,
+    /// Where each flow's sides are held.
+    pub(crate) flow_homes: Arc<FlowHomes>,
     pub(crate) sample_period: Option<Time>,
 }
 
@@ -173,9 +176,9 @@ pub(crate) struct Part {
     pub(crate) own_chips: Vec<usize>,
     /// Per host (only this partition's are used).
     pub(crate) hosts: Vec<Host>,
-    /// Per flow: the sending side is used where its source runs, the receiving side where
-    /// its destination runs.
-    pub(crate) flows: Vec<Flow>,
+    /// The flows of its hosts: a flow's sending side is used where its source runs, its
+    /// receiving side where its destination runs.
+    pub(crate) flows: LocalFlows,
     /// Per host: how many of its flows have started.
     pub(crate) next_flow: Vec<usize>,
     pub(crate) started: usize,
@@ -442,8 +445,8 @@ impl Part {
     /// same flow), or by its IPv4 source if the id names no flow.
     fn data_source(&self, frame: &[u8]) -> Option<usize> {
         let flow = packet::data_flow_id(frame)?;
-        match self.flows.get(flow as usize) {
-            Some(f) => Some(f.spec.src),
+        match self.sh.flow_homes.src.get(flow as usize) {
+            Some(&src) => Some(src as usize),
             None => packet::ipv4_src(frame).and_then(|ip| self.sh.ip_to_host.get(&ip).copied()),
         }
     }
