@@ -104,17 +104,24 @@ fn a_network_in_lockstep_gives_the_same_record() {
         sample_period_ns: Some(1000),
         stop: (at_ns: Some(40000), when_flows_complete: false),
     )"#;
-    let run = |lockstep: bool| {
+    let run = |lockstep: bool, threads: usize| {
         let s: NetScenario = ron::from_str(text).unwrap();
         let opts = net::RunOptions {
             pcap_dir: None,
             lockstep,
             trace: None,
-            threads: 1,
+            threads,
         };
         net::run_observed(s, Path::new(""), opts, &mut ()).unwrap()
     };
-    let (a, b) = (run(false), run(true));
+    let (a, b) = (run(false, 1), run(true, 1));
+    // Each thread visits its own chips' cycles: the same visits on three threads.
+    let c = run(true, 3);
+    assert_eq!(c.record, b.record);
+    assert_eq!(
+        (c.lockstep_cycles, c.lockstep_violations),
+        (b.lockstep_cycles, (0, None))
+    );
     assert_eq!(a.record, b.record);
     assert_eq!(a.events, b.events);
     assert_eq!(a.switch_hops, b.switch_hops);

@@ -101,3 +101,36 @@ fn ndp_over_a_trimming_leaf_spine_is_the_same_on_any_thread_count() {
 fn three_chips_traced_packet_by_packet_are_the_same_on_any_thread_count() {
     same_for_every_thread_count("programs/tutorial/6-network.ron", true);
 }
+
+/// A control operation every chip refuses at the same instant stops the run with the same
+/// error on any thread count: the first by time, then by chip.
+#[test]
+fn the_first_refusal_stops_the_run_whatever_the_thread_count() {
+    let text = r#"(
+        topology: Generate((shape: LeafSpine(leaves: 2, spines: 2, hosts_per_leaf: 2),
+                            chip: "teaching", delay_ns: 500)),
+        chips: [(select: All, control: [
+            (at_ns: 1000, op: DeleteEntry((table: "ipv4_lpm", key: [Lpm("10.9.9.0", 24)]))),
+        ])],
+        traffic: [Flow((src: "h0_0", dst: "h1_1", size: 100000))],
+    )"#;
+    let errors: Vec<String> = [1, 2, 3]
+        .into_iter()
+        .map(|threads| {
+            let s = located::parse_ron(text, "refused.ron").unwrap();
+            let opts = RunOptions {
+                threads,
+                ..RunOptions::default()
+            };
+            run_observed(s, Path::new(""), opts, &mut ())
+                .err()
+                .expect("refused")
+        })
+        .collect();
+    assert!(
+        errors[0].starts_with("chip `leaf0`: control 1"),
+        "{}",
+        errors[0]
+    );
+    assert!(errors.iter().all(|e| *e == errors[0]), "{errors:?}");
+}
