@@ -70,6 +70,13 @@ impl<'o> Net<'o> {
                 }
             }
         }
+        let nodes = topo.spec.chips.len() + topo.spec.hosts.len();
+        if nodes >= super::part::MAX_NODES {
+            return Err(format!(
+                "the topology has {nodes} chips and hosts; a network may have at most {}",
+                super::part::MAX_NODES - 1
+            ));
+        }
         // A zero period would sample forever at one instant.
         let sample_period = match sample_period_ns {
             Some(0) => return Err("sample_period_ns: must be greater than 0".into()),

@@ -29,6 +29,9 @@ use std::sync::Arc;
 /// the node is above them.
 const COUNT_BITS: u32 = 40;
 
+/// Nodes (chips and hosts) a network may have: the node is the number's top 24 bits.
+pub(crate) const MAX_NODES: usize = 1 << (64 - COUNT_BITS);
+
 /// The next number of an event `node` schedules, its count `count` advanced.
 #[inline]
 pub(crate) fn next_key(node: u32, count: &mut u64) -> u64 {
