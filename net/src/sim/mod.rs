@@ -19,11 +19,10 @@
 //! sorted by (time, node), captured frames and traces handed to the observer between
 //! windows, by capture and by chip.
 //!
-//! Modules: [`build`] (a [`Network`] into a runnable [`Net`]), [`partition`], [`part`] (a
-//! partition and its events), [`flows`] (a partition's flows), [`windows`] (the threads and
-//! the windows), the hosts' NICs in
-//! [`nic`] (their state in [`crate::host`]), [`sample`] (sampled series), [`finish`] (the
-//! [`NetRun`]: record, packet balance, chips).
+//! Modules: [`build`] (a [`crate::Network`] into a runnable [`Net`]), [`partition`],
+//! [`part`] (a partition and its events), [`flows`] (a partition's flows), [`windows`] (the
+//! threads and the windows), the hosts' NICs in [`nic`] (their state in [`crate::host`]),
+//! [`sample`] (sampled series), [`finish`] (the [`NetRun`]: record, packet balance, chips).
 
 mod build;
 mod finish;
@@ -185,24 +184,17 @@ impl<'o> Net<'o> {
         let (mut parts, windows, end) = windows::drive(parts, &rules, &mut *rest.observer, total);
         let end = end?;
         for part in &mut parts {
-            let (chips, own) = (&mut part.chips, &part.own_chips);
-            if let Some(l) = &mut part.lockstep {
-                l.advance_to(end, |i, cycle| {
-                    if let Some(c) = chips[own[i]].as_mut() {
-                        c.tick(cycle)
-                    }
-                });
-            }
+            part.advance_lockstep(end);
         }
         // A read the run stopped before is the scenario's error, as on the bench: its result
-        // would be missing. (A refused operation stopped the run when it ran.)
-        for part in &parts {
-            for &c in &part.own_chips {
-                let name = &part.sh.topo.spec.chips[c].name;
-                part.chip(c)
-                    .check_reads_taken(end)
-                    .map_err(|e| format!("chip `{name}`: {e}"))?;
-            }
+        // would be missing. (A refused operation stopped the run when it ran.) The first
+        // chip's, in the topology's order.
+        let sh = Arc::clone(&parts[0].sh);
+        for (c, spec) in sh.topo.spec.chips.iter().enumerate() {
+            parts[sh.chip_part[c]]
+                .chip(c)
+                .check_reads_taken(end)
+                .map_err(|e| format!("chip `{}`: {e}", spec.name))?;
         }
         for part in &mut parts {
             if rest.sample_period.is_some() {

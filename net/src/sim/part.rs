@@ -284,14 +284,7 @@ impl Part {
                 break;
             }
             self.sample_before(t);
-            if let Some(l) = &mut self.lockstep {
-                let (chips, own) = (&mut self.chips, &self.own_chips);
-                l.advance_to(t, |i, cycle| {
-                    if let Some(c) = chips[own[i]].as_mut() {
-                        c.tick(cycle)
-                    }
-                });
-            }
+            self.advance_lockstep(t);
             let (now, ev) = self.q.queue.pop().expect("peeked");
             self.last_at = now;
             self.events += 1;
@@ -299,6 +292,19 @@ impl Part {
                 self.error = Some((now, self.q.node, e));
                 return;
             }
+        }
+    }
+
+    /// Lockstep mode: visit every cycle edge of its chips up to `t`.
+    #[inline]
+    pub(crate) fn advance_lockstep(&mut self, t: Time) {
+        if let Some(l) = &mut self.lockstep {
+            let (chips, own) = (&mut self.chips, &self.own_chips);
+            l.advance_to(t, |i, cycle| {
+                if let Some(c) = chips[own[i]].as_mut() {
+                    c.tick(cycle)
+                }
+            });
         }
     }
 
