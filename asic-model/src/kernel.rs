@@ -191,6 +191,16 @@ pub trait Schedule<E> {
         let _ = lane;
         self.at(at, ev);
     }
+
+    /// [`Schedule::at`] for an event due now that its caller would as soon run at once
+    /// (a port's service when the port is idle): a scheduler may hold it instead and have
+    /// its driver run it right after the current event if nothing pending comes before it
+    /// in the queue's order, which is where the queue would have run it. The order of
+    /// events is the same either way; the event does not go through the queue.
+    #[inline]
+    fn at_or_hold(&mut self, at: Time, ev: E) {
+        self.at(at, ev);
+    }
 }
 
 /// Lanes an [`EventQueue`] keeps ([`Schedule::at_in_lane`]); a higher lane is the heap.
@@ -301,6 +311,13 @@ impl<E: Copy> EventQueue<E> {
             self.now
         );
         self.heap.push(Entry { at, seq, ev });
+    }
+
+    /// Whether an event at `at` numbered `seq` ([`EventQueue::at_keyed`]) would run before
+    /// every pending one.
+    #[inline]
+    pub fn precedes_all(&self, at: Time, seq: u64) -> bool {
+        key(at, seq) < self.first.0.min(self.heap.first())
     }
 
     /// Events pending.

@@ -15,7 +15,9 @@
 //!    egress port hands out the next packet just early enough that, after the egress pipe's
 //!    latency, it reaches the MAC as the previous frame and its inter-frame gap end. The
 //!    packet takes the egress pipe's next issue slot, unless its ingress asked to bypass
-//!    egress: then it goes to the MAC at the next cycle edge (`queueing.rs`).
+//!    egress: then it goes to the MAC at the next cycle edge (`queueing.rs`). A service due
+//!    at once (an idle port) is scheduled with `Schedule::at_or_hold`: a driver may run it
+//!    right after the event that asked for it, where its queue would have.
 //! 5. [`ChipEvent::EgressDone`] (`egress.rs`): the egress program runs, then the MAC sends
 //!    the frame as soon as the port is free; the frame is handed to the [`Wire`] with its
 //!    start time.

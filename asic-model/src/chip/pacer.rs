@@ -118,7 +118,9 @@ impl Chip {
         p.pending = true;
         p.pending_at = at;
         p.seq = p.seq.wrapping_add(1);
-        q.at(at, ChipEvent::Dequeue { port, seq: p.seq });
+        // A service due now may run right after the event that asked for it, without the
+        // queue, where the queue would run it (`Schedule::at_or_hold`).
+        q.at_or_hold(at, ChipEvent::Dequeue { port, seq: p.seq });
     }
 
     /// Serve `port` when pacing allows, not before `earliest`, unless a service is due by

@@ -283,6 +283,7 @@ impl<'o> Net<'o> {
             stop_when_complete: stop.when_flows_complete,
             lockstep: false,
             threads: 1,
+            hold: true,
             control_names,
         })
     }

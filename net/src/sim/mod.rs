@@ -139,6 +139,8 @@ pub struct Net<'o> {
     pub(crate) lockstep: bool,
     /// Threads to run on (partitions: at most one per group of chips).
     pub(crate) threads: usize,
+    /// Whether a port's service due at once runs with the event that asked for it.
+    pub(crate) hold: bool,
     /// Per chip: the names of its scheduled control operations, in the order they were
     /// scheduled (as the chip numbers them in its failures).
     pub(crate) control_names: Vec<Vec<String>>,
@@ -163,6 +165,14 @@ impl<'o> Net<'o> {
     /// joined by links without delay): the record is the same for every count.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
+    }
+
+    /// Run a port's service that is due at once (a packet enqueued at an idle port) right
+    /// after the event that asked for it when nothing pending precedes it, without the
+    /// queue (`on`, the default), or through the queue (the reference): the record is the
+    /// same either way, and the first handles fewer events.
+    pub fn set_hold(&mut self, on: bool) {
+        self.hold = on;
     }
 
     /// Run to the end and collect the record.
@@ -268,6 +278,9 @@ impl<'o> Net<'o> {
                         queue: Default::default(),
                         counts: vec![0; nodes],
                         node: 0,
+                        now: Time::ZERO,
+                        held: None,
+                        hold: self.hold,
                     },
                     chips: mine,
                     own_chips: own,
@@ -316,6 +329,7 @@ impl<'o> Net<'o> {
                     .as_mut()
                     .expect("own")
                     .start(&mut part.q.chip(c));
+                part.q.queue_held(c);
             }
         }
         for h in 0..nh {

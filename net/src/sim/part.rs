@@ -74,6 +74,13 @@ pub(crate) struct ChipQ<'a> {
     pub(crate) q: &'a mut EventQueue<Ev>,
     pub(crate) chip: u16,
     pub(crate) count: &'a mut u64,
+    /// The time of the event running.
+    pub(crate) now: Time,
+    /// An event due now that the chip would run at once ([`Schedule::at_or_hold`]), with
+    /// its number; [`Part::handle`] runs it next if nothing pending precedes it.
+    pub(crate) held: &'a mut Option<(u64, ChipEvent)>,
+    /// Whether to hold such events (else they are queued: the reference).
+    pub(crate) hold: bool,
 }
 
 impl Schedule<ChipEvent> for ChipQ<'_> {
@@ -89,6 +96,14 @@ impl Schedule<ChipEvent> for ChipQ<'_> {
             },
         );
     }
+
+    #[inline]
+    fn at_or_hold(&mut self, at: Time, ev: ChipEvent) {
+        if !self.hold || at != self.now || self.held.is_some() {
+            return self.at(at, ev);
+        }
+        *self.held = Some((next_key(self.chip as u32, self.count), ev));
+    }
 }
 
 /// A partition's event queue, numbering each event as its node's.
@@ -98,6 +113,12 @@ pub(crate) struct NodeQueue {
     pub(crate) counts: Vec<u64>,
     /// The node whose event is running.
     pub(crate) node: u32,
+    /// The time of the event running.
+    pub(crate) now: Time,
+    /// A chip event held to run right after the running one ([`ChipQ::held`]).
+    pub(crate) held: Option<(u64, ChipEvent)>,
+    /// Whether chips' events may be held ([`crate::Net::set_hold`]).
+    pub(crate) hold: bool,
 }
 
 impl NodeQueue {
@@ -114,6 +135,14 @@ impl NodeQueue {
         next_key(self.node, &mut self.counts[self.node as usize])
     }
 
+    /// Queue a held event of chip `c`, if any (where no driver runs it next).
+    pub(crate) fn queue_held(&mut self, c: usize) {
+        if let Some((key, ev)) = self.held.take() {
+            let chip = c as u16;
+            self.queue.at_keyed(self.now, key, Ev::Chip { chip, ev });
+        }
+    }
+
     /// Chip `c`'s view.
     #[inline]
     pub(crate) fn chip(&mut self, c: usize) -> ChipQ<'_> {
@@ -121,6 +150,9 @@ impl NodeQueue {
             q: &mut self.queue,
             chip: c as u16,
             count: &mut self.counts[c],
+            now: self.now,
+            held: &mut self.held,
+            hold: self.hold,
         }
     }
 }
@@ -286,6 +318,7 @@ impl Part {
             self.sample_before(t);
             self.advance_lockstep(t);
             let (now, ev) = self.q.queue.pop().expect("peeked");
+            self.q.now = now;
             self.last_at = now;
             self.events += 1;
             if let Err(e) = self.handle(now, ev) {
@@ -310,9 +343,22 @@ impl Part {
 
     fn handle(&mut self, now: Time, ev: Ev) -> Result<(), String> {
         match ev {
-            Ev::Chip { chip, ev } => {
+            Ev::Chip { chip, mut ev } => {
                 self.q.node = chip as u32;
-                self.chip_event(now, chip as usize, ev)?
+                loop {
+                    self.chip_event(now, chip as usize, ev)?;
+                    // A held event (due now) runs next if its number precedes every pending
+                    // event's: the queue would give it next, so running it at once changes
+                    // nothing but the queue's work. Otherwise it joins the queue.
+                    let Some((key, next)) = self.q.held.take() else {
+                        break;
+                    };
+                    if !self.q.queue.precedes_all(now, key) {
+                        self.q.queue.at_keyed(now, key, Ev::Chip { chip, ev: next });
+                        break;
+                    }
+                    ev = next;
+                }
             }
             Ev::ChipRx { chip, port, frame } => {
                 self.q.node = chip as u32;
@@ -332,6 +378,7 @@ impl Part {
                     .expect("a partition runs only its own chips' events")
                     .receive(port, now, data, tag, &mut q)
                     .map_err(|e| format!("chip `{}`: {e}", self.sh.topo.spec.chips[c].name))?;
+                self.q.queue_held(c);
                 self.pool.release(frame);
             }
             Ev::HostRx { host, frame } => {
