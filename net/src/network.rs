@@ -96,21 +96,22 @@ pub trait Observer {
     }
 
     /// Simulated time reached `now` of an expected `total` (the stop time, else when the last
-    /// flow starts); called every few thousand events.
+    /// flow starts); called between lookahead windows, every few thousand events.
     fn progress(&mut self, now: Time, total: Time) {
         let _ = (now, total);
     }
 
     /// Port `capture` (an index into [`Network::captures`]) started sending `frame` at
-    /// `start`.
+    /// `start`. Handed out between lookahead windows: by capture, each capture's frames in
+    /// the order they were sent.
     fn capture(&mut self, capture: usize, start: Time, frame: &[u8]) -> Result<(), String> {
         let _ = (capture, start, frame);
         Ok(())
     }
 
     /// The per-packet trace of a packet of chip `chip` (an index into [`Network::chips`])
-    /// whose life ended, or which was inside it when the run ended: handed out every few
-    /// thousand events and at the end, chip by chip (only chips given a trace with
+    /// whose life ended, or which was inside it when the run ended: handed out between
+    /// lookahead windows and at the end, chip by chip (only chips given a trace with
     /// `Chip::set_trace` have any).
     fn trace(&mut self, chip: usize, packet: &PacketTrace) -> Result<(), String> {
         let _ = (chip, packet);
