@@ -97,6 +97,33 @@ pub(crate) struct Flow {
 }
 
 impl Flow {
+    /// A flow not started yet: `spec` cut into packets as `shape`, its NIC data queue, the
+    /// gap between its receiver's PULLs and its ideal FCT.
+    pub(crate) fn new(
+        spec: FlowSpec,
+        shape: Shape,
+        queue: u16,
+        pull_gap: Time,
+        ideal_ps: u64,
+    ) -> Flow {
+        Flow {
+            receiver: Receiver::new(spec.transport.ack_mode(), shape.packets),
+            spec,
+            shape,
+            sender: None,
+            end: None,
+            packets_sent: 0,
+            retx: 0,
+            timer_at: None,
+            wake_at: None,
+            in_ring: false,
+            queue,
+            pulls_sent: 0,
+            pull_gap,
+            ideal_ps,
+        }
+    }
+
     /// A copy of a flow that has not started: the receiving side's, for a flow whose
     /// destination runs in another partition than its source (`sim/flows.rs`).
     pub(crate) fn unstarted_copy(&self) -> Flow {

@@ -8,7 +8,7 @@ use crate::network::{Network, Observer};
 use crate::packet;
 use crate::topology::End;
 use crate::traffic::{self, HostInfo};
-use crate::transport::{Receiver, Shape, TransportSpec};
+use crate::transport::{Shape, TransportSpec};
 
 /// The most data packets all flows of a run may have: 10¹⁰, 10 TB at a 1 KB MSS, 100 s of a
 /// 100-host network at 100G. A flow's receiver keeps a bit per packet once a packet arrives
@@ -202,22 +202,7 @@ impl<'o> Net<'o> {
                 ),
                 _ => Time::ZERO,
             };
-            flows.push(Flow {
-                receiver: Receiver::new(f.transport.ack_mode(), shape.packets),
-                spec: f,
-                shape,
-                sender: None,
-                end: None,
-                packets_sent: 0,
-                retx: 0,
-                timer_at: None,
-                wake_at: None,
-                in_ring: false,
-                queue,
-                pulls_sent: 0,
-                pull_gap,
-                ideal_ps: ideal,
-            });
+            flows.push(Flow::new(f, shape, queue, pull_gap, ideal));
         }
         // Captures.
         let mut chip_captures: Vec<BTreeMap<u16, usize>> = vec![BTreeMap::new(); chips.len()];

@@ -114,35 +114,20 @@ impl IndexMut<usize> for LocalFlows {
 mod tests {
     use super::*;
     use crate::traffic::FlowSpec;
-    use crate::transport::{AckMode, Receiver, Shape, TransportSpec};
+    use crate::transport::{Shape, TransportSpec};
     use pipelines::time::Time;
 
     fn flow(src: usize, dst: usize) -> Flow {
-        let shape = Shape::new(1000, 1000);
-        Flow {
-            spec: FlowSpec {
-                src,
-                dst,
-                size: 1000,
-                start: Time::ZERO,
-                class: 0,
-                transport: Arc::new(TransportSpec::Raw(Default::default())),
-                source: 0,
-            },
-            shape,
-            sender: None,
-            receiver: Receiver::new(AckMode::None, shape.packets),
-            end: None,
-            packets_sent: 0,
-            retx: 0,
-            timer_at: None,
-            wake_at: None,
-            in_ring: false,
-            queue: 0,
-            pulls_sent: 0,
-            pull_gap: Time::ZERO,
-            ideal_ps: 0,
-        }
+        let spec = FlowSpec {
+            src,
+            dst,
+            size: 1000,
+            start: Time::ZERO,
+            class: 0,
+            transport: Arc::new(TransportSpec::Raw(Default::default())),
+            source: 0,
+        };
+        Flow::new(spec, Shape::new(1000, 1000), 0, Time::ZERO, 0)
     }
 
     #[test]
