@@ -8,6 +8,12 @@
 //! on which other nodes share its partition, and a run's outputs are the same for every
 //! thread count (`mod.rs`). A node schedules only while one of its own events runs (or,
 //! before the run, its start events), so its count depends on its own history alone.
+//!
+//! **Held events.** A chip's port service due at once ([`ChipQ::at_or_hold`]) takes its
+//! number but waits beside the queue; once the event that scheduled it is done, it runs next
+//! if its number precedes every pending event's (where the queue would have run it), else
+//! it joins the queue. Whether it was held may depend on the partition's other nodes; the
+//! order never does.
 
 use super::flows::{FlowHomes, LocalFlows};
 use super::frames::{Outbox, Pool};
