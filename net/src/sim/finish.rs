@@ -52,8 +52,8 @@ pub struct NetRun {
     /// Per-host packet balance: `offered = delivered + dropped_in_chips +
     /// dropped_unconnected + refused_by_hosts + in_chips + in_flight` for every host.
     pub balance: Vec<HostBalance>,
-    /// Events the partitions' queues handled. A port's service run with the event that
-    /// asked for it ([`crate::Net::set_hold`]) is not one, and whether it can be depends on
+    /// Events the partitions' queues handled. An event run with the event that asked for
+    /// it ([`crate::Net::set_hold`]) is not one, and whether it can be depends on
     /// what else its partition holds, so this count (unlike the record) may differ slightly
     /// with the thread count.
     pub events: u64,

@@ -139,7 +139,7 @@ pub struct Net<'o> {
     pub(crate) lockstep: bool,
     /// Threads to run on (partitions: at most one per group of chips).
     pub(crate) threads: usize,
-    /// Whether a port's service due at once runs with the event that asked for it.
+    /// Whether an event due at once runs with the event that asked for it.
     pub(crate) hold: bool,
     /// Per chip: the names of its scheduled control operations, in the order they were
     /// scheduled (as the chip numbers them in its failures).
@@ -167,10 +167,11 @@ impl<'o> Net<'o> {
         self.threads = threads.max(1);
     }
 
-    /// Run a port's service that is due at once (a packet enqueued at an idle port) right
-    /// after the event that asked for it when nothing pending precedes it, without the
-    /// queue (`on`, the default), or through the queue (the reference): the record is the
-    /// same either way, and the first handles fewer events.
+    /// Run an event due at once (a port's service when a packet is enqueued at an idle
+    /// port, a host's PULL or transport timer due now) right after the event that asked for
+    /// it when nothing pending precedes it, without the queue (`on`, the default), or
+    /// through the queue (the reference): the record is the same either way, and the first
+    /// handles fewer events.
     pub fn set_hold(&mut self, on: bool) {
         self.hold = on;
     }
@@ -329,7 +330,7 @@ impl<'o> Net<'o> {
                     .as_mut()
                     .expect("own")
                     .start(&mut part.q.chip(c));
-                part.q.queue_held(c);
+                part.q.queue_held();
             }
         }
         for h in 0..nh {

@@ -102,7 +102,7 @@ impl Part {
                 if !host.pull_scheduled {
                     host.pull_scheduled = true;
                     let t = now.max(host.pull_next_at);
-                    self.q.at(t, Ev::PullTick { host: h as u32 });
+                    self.q.at_or_hold(t, Ev::PullTick { host: h as u32 });
                 }
             }
         } else if hd.flags & (ACK | NACK | PULL) != 0 {
@@ -228,7 +228,8 @@ impl Part {
             // re-armed (it would fire again at once, for ever).
             if fl.timer_at.is_none_or(|x| t < x) && (t > now || !from_timer) {
                 fl.timer_at = Some(t);
-                self.q.at(t.max(now), Ev::FlowTimer { flow: f as u32 });
+                self.q
+                    .at_or_hold(t.max(now), Ev::FlowTimer { flow: f as u32 });
             }
         }
         if fl.in_ring {

@@ -9,8 +9,9 @@
 //! thread count (`mod.rs`). A node schedules only while one of its own events runs (or,
 //! before the run, its start events), so its count depends on its own history alone.
 //!
-//! **Held events.** A chip's port service due at once ([`ChipQ::at_or_hold`]) takes its
-//! number but waits beside the queue; once the event that scheduled it is done, it runs next
+//! **Held events.** An event due at once (a chip's port service, [`ChipQ::at_or_hold`]; a
+//! host's PULL or timer, [`NodeQueue::at_or_hold`]) takes its number but waits beside the
+//! queue; once the event that scheduled it is done, it runs next
 //! if its number precedes every pending event's (where the queue would have run it), else
 //! it joins the queue. Whether it was held may depend on the partition's other nodes; the
 //! order never does.
@@ -84,7 +85,7 @@ pub(crate) struct ChipQ<'a> {
     pub(crate) now: Time,
     /// An event due now that the chip would run at once ([`Schedule::at_or_hold`]), with
     /// its number; [`Part::handle`] runs it next if nothing pending precedes it.
-    pub(crate) held: &'a mut Option<(u64, ChipEvent)>,
+    pub(crate) held: &'a mut Option<(u64, Ev)>,
     /// Whether to hold such events (else they are queued: the reference).
     pub(crate) hold: bool,
 }
@@ -108,7 +109,8 @@ impl Schedule<ChipEvent> for ChipQ<'_> {
         if !self.hold || at != self.now || self.held.is_some() {
             return self.at(at, ev);
         }
-        *self.held = Some((next_key(self.chip as u32, self.count), ev));
+        let chip = self.chip;
+        *self.held = Some((next_key(chip as u32, self.count), Ev::Chip { chip, ev }));
     }
 }
 
@@ -121,9 +123,10 @@ pub(crate) struct NodeQueue {
     pub(crate) node: u32,
     /// The time of the event running.
     pub(crate) now: Time,
-    /// A chip event held to run right after the running one ([`ChipQ::held`]).
-    pub(crate) held: Option<(u64, ChipEvent)>,
-    /// Whether chips' events may be held ([`crate::Net::set_hold`]).
+    /// An event due now held to run right after the running one ([`ChipQ::held`],
+    /// [`NodeQueue::at_or_hold`]).
+    pub(crate) held: Option<(u64, Ev)>,
+    /// Whether events may be held ([`crate::Net::set_hold`]).
     pub(crate) hold: bool,
 }
 
@@ -141,11 +144,20 @@ impl NodeQueue {
         next_key(self.node, &mut self.counts[self.node as usize])
     }
 
-    /// Queue a held event of chip `c`, if any (where no driver runs it next).
-    pub(crate) fn queue_held(&mut self, c: usize) {
+    /// [`NodeQueue::at`] for an event the running node would as soon run at once (a
+    /// host's PULL or timer due now): held like a chip's ([`ChipQ::at_or_hold`]).
+    #[inline]
+    pub(crate) fn at_or_hold(&mut self, at: Time, ev: Ev) {
+        if !self.hold || at != self.now || self.held.is_some() {
+            return self.at(at, ev);
+        }
+        self.held = Some((self.next_key(), ev));
+    }
+
+    /// Queue the held event, if any (where no driver runs it next).
+    pub(crate) fn queue_held(&mut self) {
         if let Some((key, ev)) = self.held.take() {
-            let chip = c as u16;
-            self.queue.at_keyed(self.now, key, Ev::Chip { chip, ev });
+            self.queue.at_keyed(self.now, key, ev);
         }
     }
 
@@ -323,13 +335,26 @@ impl Part {
             }
             self.sample_before(t);
             self.advance_lockstep(t);
-            let (now, ev) = self.q.queue.pop().expect("peeked");
+            let (now, mut ev) = self.q.queue.pop().expect("peeked");
             self.q.now = now;
             self.last_at = now;
             self.events += 1;
-            if let Err(e) = self.handle(now, ev) {
-                self.error = Some((now, self.q.node, e));
-                return;
+            loop {
+                if let Err(e) = self.handle(now, ev) {
+                    self.error = Some((now, self.q.node, e));
+                    return;
+                }
+                // A held event (due now) runs next if its number precedes every pending
+                // event's: the queue would give it next, so running it at once changes nothing
+                // but the queue's work. Otherwise it joins the queue.
+                let Some((key, next)) = self.q.held.take() else {
+                    break;
+                };
+                if !self.q.queue.precedes_all(now, key) {
+                    self.q.queue.at_keyed(now, key, next);
+                    break;
+                }
+                ev = next;
             }
         }
     }
@@ -349,22 +374,9 @@ impl Part {
 
     fn handle(&mut self, now: Time, ev: Ev) -> Result<(), String> {
         match ev {
-            Ev::Chip { chip, mut ev } => {
+            Ev::Chip { chip, ev } => {
                 self.q.node = chip as u32;
-                loop {
-                    self.chip_event(now, chip as usize, ev)?;
-                    // A held event (due now) runs next if its number precedes every pending
-                    // event's: the queue would give it next, so running it at once changes
-                    // nothing but the queue's work. Otherwise it joins the queue.
-                    let Some((key, next)) = self.q.held.take() else {
-                        break;
-                    };
-                    if !self.q.queue.precedes_all(now, key) {
-                        self.q.queue.at_keyed(now, key, Ev::Chip { chip, ev: next });
-                        break;
-                    }
-                    ev = next;
-                }
+                self.chip_event(now, chip as usize, ev)?
             }
             Ev::ChipRx { chip, port, frame } => {
                 self.q.node = chip as u32;
@@ -384,7 +396,6 @@ impl Part {
                     .expect("a partition runs only its own chips' events")
                     .receive(port, now, data, tag, &mut q)
                     .map_err(|e| format!("chip `{}`: {e}", self.sh.topo.spec.chips[c].name))?;
-                self.q.queue_held(c);
                 self.pool.release(frame);
             }
             Ev::HostRx { host, frame } => {
