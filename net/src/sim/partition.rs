@@ -104,6 +104,10 @@ mod tests {
 
     /// 4 leaves of 3 hosts, 2 spines, links of 500 ns.
     fn leafspine() -> Topology {
+        leafspine_with_delay(500)
+    }
+
+    fn leafspine_with_delay(ns: u64) -> Topology {
         let mut g = Generate::new(
             Shape::LeafSpine {
                 leaves: 4,
@@ -113,7 +117,7 @@ mod tests {
             },
             "x",
         );
-        g.delay_ns = 500;
+        g.delay_ns = ns;
         Topology::resolve(generate(&g, &g.uniform_ports(16, 100)).unwrap()).unwrap()
     }
 
@@ -144,5 +148,15 @@ mod tests {
         assert!(plan(&t, 1).chip_part.iter().all(|&p| p == 0));
         assert_eq!(plan(&t, 64).parts, t.spec.chips.len());
         assert_eq!(plan(&t, 1).window, plan(&t, 64).window);
+    }
+
+    #[test]
+    fn chips_joined_without_delay_run_together_in_default_windows() {
+        // Every link without delay: one group, one partition, the default window.
+        let t = leafspine_with_delay(0);
+        let p = plan(&t, 4);
+        assert_eq!(p.parts, 1);
+        assert!(p.chip_part.iter().all(|&x| x == 0));
+        assert_eq!(p.window, DEFAULT_WINDOW);
     }
 }
