@@ -224,8 +224,8 @@ impl<'o> Net<'o> {
         Ok(finish::finish(parts, rest, windows, end))
     }
 
-    /// The partitions of `plan`, each with its chips, a copy of the hosts and flows, and its
-    /// start events scheduled.
+    /// The partitions of `plan`, each with its chips, a copy of the hosts, its hosts' flows
+    /// and its start events scheduled.
     fn split(self, plan: partition::Plan) -> (Vec<Part>, Rest<'o>) {
         let nodes = self.chips.len() + self.hosts.len();
         let mut host_flows = vec![Vec::new(); self.hosts.len()];
@@ -254,8 +254,8 @@ impl<'o> Net<'o> {
             .map(|p| {
                 let own: Vec<usize> = (0..nc).filter(|&c| sh.chip_part[c] == p).collect();
                 let mut mine: Vec<Option<Chip>> = (0..nc).map(|_| None).collect();
-                let mut part_samples = vec![Vec::new(); nc];
-                let mut queue_samples = vec![Vec::new(); nc];
+                let mut part_samples: Vec<Vec<SeriesState>> = (0..nc).map(|_| Vec::new()).collect();
+                let mut queue_samples: Vec<Vec<_>> = (0..nc).map(|_| Vec::new()).collect();
                 for &c in &own {
                     let chip = chips[c].take().expect("each chip in one partition");
                     if self.sample_period.is_some() {

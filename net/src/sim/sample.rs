@@ -10,7 +10,6 @@ use asic_model::chip::Chip;
 use pipelines::time::Time;
 
 /// A series being recorded and its last value.
-#[derive(Clone)]
 pub(crate) struct SeriesState {
     pub(crate) series: Series,
     last: Option<f64>,
