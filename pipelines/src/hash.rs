@@ -165,9 +165,10 @@ impl HashEngine {
 /// The most input a hash unit takes, in bytes (the verifier refuses more).
 pub const MAX_INPUT_BYTES: usize = (crate::program::MAX_HASH_INPUT_BITS / 8) as usize;
 
-/// [`field_bytes`] written into `out`, a whole byte at a time: each field's value goes into a
-/// 64-bit accumulator in chunks of at most 56 bits (fewer than 8 bits wait between chunks),
-/// and every full byte leaves it. Returns the bytes written. The fields' widths add up to at
+/// [`field_bytes`] written into `out`, a whole byte at a time: a field of whole bytes that
+/// starts on a byte is copied as it is; any other goes into a 64-bit accumulator in chunks
+/// of at most 56 bits (fewer than 8 bits wait between chunks), and every full byte leaves
+/// it. Returns the bytes written. The fields' widths add up to at
 /// most 512 bits (the verifier's limit for a hash unit; more would index past `out`).
 /// `field_bytes` is the reference, compared by a property test.
 pub fn pack_fields(
@@ -183,6 +184,13 @@ pub fn pack_fields(
         let field = &layout.fields[f as usize];
         let value = phv.get(field);
         let mut left = field.width as u32;
+        // Whole bytes on a byte boundary (addresses, ports, protocols): copied at once.
+        if pending == 0 && left % 8 == 0 {
+            let n = (left / 8) as usize;
+            out[len..len + n].copy_from_slice(&value.to_be_bytes()[16 - n..]);
+            len += n;
+            continue;
+        }
         while left > 0 {
             let take = left.min(56);
             left -= take;
@@ -314,10 +322,16 @@ mod tests {
 
     proptest::proptest! {
         /// The byte-at-a-time packing equals the bit-run reference for any widths (1 to 128
-        /// bits, up to 512 in all) and values.
+        /// bits, up to 512 in all; whole bytes half the time, for the copied path) and values.
         #[test]
         fn packing_fields_a_byte_at_a_time_matches_the_bit_runs(
-            spec in proptest::collection::vec((1u16..=128, proptest::num::u128::ANY), 1..8)
+            spec in proptest::collection::vec(
+                (
+                    proptest::prop_oneof![1u16..=128, proptest::strategy::Strategy::prop_map(1u16..=16, |b| 8 * b)],
+                    proptest::num::u128::ANY,
+                ),
+                1..8,
+            )
         ) {
             let mut total = 0;
             let spec: Vec<_> = spec
