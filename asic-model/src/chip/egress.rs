@@ -106,7 +106,7 @@ impl Chip {
         if self.trace.is_some() {
             self.trace_departure(h, port, start, None);
         }
-        wire.transmit(port, start, &self.packets.slots[h as usize].data);
+        wire.transmit_owned(port, start, &mut self.packets.slots[h as usize].data);
         self.packets.release(h);
     }
 }

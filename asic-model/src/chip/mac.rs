@@ -20,6 +20,39 @@ use std::collections::VecDeque;
 pub trait Wire {
     /// `frame` (no FCS) starts leaving `port` at `start`.
     fn transmit(&mut self, port: u16, start: Time, frame: &[u8]);
+
+    /// [`Wire::transmit`] of a frame whose buffer the chip is done with: a wire may take the
+    /// buffer, leaving an empty one in its place, instead of copying the bytes.
+    #[inline]
+    fn transmit_owned(&mut self, port: u16, start: Time, frame: &mut Vec<u8>) {
+        self.transmit(port, start, frame);
+    }
+}
+
+/// A received frame: borrowed (the chip copies it) or in a buffer the caller gives up (the
+/// chip takes the buffer and leaves its own, empty, in its place).
+enum Incoming<'a> {
+    Borrowed(&'a [u8]),
+    Owned(&'a mut Vec<u8>),
+}
+
+impl Incoming<'_> {
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Incoming::Borrowed(b) => b,
+            Incoming::Owned(v) => v,
+        }
+    }
+
+    /// Put the frame's bytes into `data` (empty).
+    #[inline]
+    fn store(self, data: &mut Vec<u8>) {
+        match self {
+            Incoming::Borrowed(b) => data.extend_from_slice(b),
+            Incoming::Owned(v) => std::mem::swap(data, v),
+        }
+    }
 }
 
 /// A port's MAC, as time: when each direction is free for the next frame.
@@ -89,6 +122,31 @@ impl Chip {
         tag: u32,
         q: &mut impl Schedule<ChipEvent>,
     ) -> Result<Time, ChipError> {
+        self.receive_frame(port, start, Incoming::Borrowed(frame), tag, q)
+    }
+
+    /// [`Chip::receive`] of a frame in a buffer the caller gives up: the chip keeps the
+    /// buffer and leaves an empty one in `frame` (no copy).
+    pub fn receive_owned(
+        &mut self,
+        port: u16,
+        start: Time,
+        frame: &mut Vec<u8>,
+        tag: u32,
+        q: &mut impl Schedule<ChipEvent>,
+    ) -> Result<Time, ChipError> {
+        self.receive_frame(port, start, Incoming::Owned(frame), tag, q)
+    }
+
+    fn receive_frame(
+        &mut self,
+        port: u16,
+        start: Time,
+        incoming: Incoming,
+        tag: u32,
+        q: &mut impl Schedule<ChipEvent>,
+    ) -> Result<Time, ChipError> {
+        let frame = incoming.bytes();
         let ports = self.port_count();
         if port >= ports {
             return Err(ChipError::NoSuchPort { port, ports });
@@ -126,7 +184,7 @@ impl Chip {
         let free_at = p.mac.rx_free_at;
         let h = self.packets.alloc();
         let pkt = &mut self.packets.slots[h as usize];
-        pkt.data.extend_from_slice(frame);
+        incoming.store(&mut pkt.data);
         pkt.ingress_port = port;
         pkt.rx_start = start;
         pkt.tag = tag;

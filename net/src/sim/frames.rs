@@ -48,4 +48,11 @@ impl Wire for Outbox<'_> {
         self.pool.bufs[i as usize].extend_from_slice(frame);
         self.out.push((port, start, i));
     }
+
+    /// The chip's buffer goes on the link; the pool's empty one takes its place.
+    fn transmit_owned(&mut self, port: u16, start: Time, frame: &mut Vec<u8>) {
+        let i = self.pool.alloc();
+        std::mem::swap(&mut self.pool.bufs[i as usize], frame);
+        self.out.push((port, start, i));
+    }
 }

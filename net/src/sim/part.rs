@@ -391,10 +391,12 @@ impl Part {
                 }
                 let tag = source.map_or(0, |h| h as u32 + 1);
                 let mut q = self.q.chip(c);
+                // The chip takes the frame's buffer; the pool gets the chip's, empty.
+                let data = &mut self.pool.bufs[frame as usize];
                 self.chips[c]
                     .as_mut()
                     .expect("a partition runs only its own chips' events")
-                    .receive(port, now, data, tag, &mut q)
+                    .receive_owned(port, now, data, tag, &mut q)
                     .map_err(|e| format!("chip `{}`: {e}", self.sh.topo.spec.chips[c].name))?;
                 self.pool.release(frame);
             }
