@@ -335,17 +335,8 @@ impl<E: Copy> EventQueue<E> {
 /// a kernel with others (a network's queue holds every chip's and host's events).
 impl<E: Copy, F: Into<E>> Schedule<F> for EventQueue<E> {
     fn at(&mut self, at: Time, ev: F) {
-        debug_assert!(
-            at >= self.now,
-            "event scheduled in the past: {at} < {}",
-            self.now
-        );
         self.seq += 1;
-        self.heap.push(Entry {
-            at,
-            seq: self.seq,
-            ev: ev.into(),
-        });
+        self.at_keyed(at, self.seq, ev.into());
     }
 
     #[inline]
