@@ -123,26 +123,4 @@ impl Flow {
             ideal_ps,
         }
     }
-
-    /// A copy of a flow that has not started: the receiving side's, for a flow whose
-    /// destination runs in another partition than its source (`sim/flows.rs`).
-    pub(crate) fn unstarted_copy(&self) -> Flow {
-        debug_assert!(self.sender.is_none());
-        Flow {
-            spec: self.spec.clone(),
-            shape: self.shape,
-            sender: None,
-            receiver: self.receiver.clone(),
-            end: self.end,
-            packets_sent: self.packets_sent,
-            retx: self.retx,
-            timer_at: self.timer_at,
-            wake_at: self.wake_at,
-            in_ring: self.in_ring,
-            queue: self.queue,
-            pulls_sent: self.pulls_sent,
-            pull_gap: self.pull_gap,
-            ideal_ps: self.ideal_ps,
-        }
-    }
 }

@@ -95,7 +95,7 @@ impl NetRun {
 pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, windows: Windows, end: Time) -> NetRun {
     let sh = std::sync::Arc::clone(&parts[0].sh);
     let topo = &sh.topo;
-    let flows = (0..rest.flows)
+    let flows = (0..sh.flow_homes.len())
         .map(|i| {
             let src = sh.flow_homes.src[i] as usize;
             let sender = &parts[sh.host_part[src]].flows[i];

@@ -47,13 +47,28 @@ pub(crate) fn deal(
         let d = if pd == ps {
             s
         } else {
-            local[pd].push(fl.unstarted_copy());
+            // The receiving side's copy, made before the run: a flow as built.
+            let copy = Flow::new(
+                fl.spec.clone(),
+                fl.shape,
+                fl.queue,
+                fl.pull_gap,
+                fl.ideal_ps,
+            );
+            local[pd].push(copy);
             local[pd].len() as u32 - 1
         };
         homes.slot.push([s, d]);
         local[ps].push(fl);
     }
     (Arc::new(homes), local)
+}
+
+impl FlowHomes {
+    /// Flows in the run.
+    pub(crate) fn len(&self) -> usize {
+        self.src.len()
+    }
 }
 
 impl LocalFlows {
@@ -63,7 +78,7 @@ impl LocalFlows {
 
     /// Flows in the run (all partitions).
     pub(crate) fn total(&self) -> usize {
-        self.homes.src.len()
+        self.homes.len()
     }
 
     /// Where flow `f` is here, if this partition runs one of its hosts.

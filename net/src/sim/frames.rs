@@ -3,6 +3,7 @@
 
 use asic_model::chip::Wire;
 use pipelines::time::Time;
+use std::ops::Range;
 
 /// Recycled frame buffers.
 #[derive(Default)]
@@ -54,5 +55,48 @@ impl Wire for Outbox<'_> {
         let i = self.pool.alloc();
         std::mem::swap(&mut self.pool.bufs[i as usize], frame);
         self.out.push((port, start, i));
+    }
+}
+
+/// Frames kept for later, each with what is said of it (`M`), their bytes in one buffer: a
+/// partition's mail to another, the frames captured for the observer. The buffers keep their
+/// capacity, so no allocation per frame once they have grown.
+pub(crate) struct FrameLog<M> {
+    entries: Vec<(M, Range<usize>)>,
+    bytes: Vec<u8>,
+}
+
+impl<M> Default for FrameLog<M> {
+    fn default() -> Self {
+        FrameLog {
+            entries: Vec::new(),
+            bytes: Vec::new(),
+        }
+    }
+}
+
+impl<M> FrameLog<M> {
+    /// Keep `frame` with `meta`.
+    pub(crate) fn push(&mut self, meta: M, frame: &[u8]) {
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(frame);
+        self.entries.push((meta, at..self.bytes.len()));
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The frames in the order kept, with what is said of each.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&M, &[u8])> {
+        self.entries
+            .iter()
+            .map(|(m, r)| (m, &self.bytes[r.clone()]))
+    }
+
+    /// Forget every frame (the buffers keep their capacity).
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+        self.bytes.clear();
     }
 }

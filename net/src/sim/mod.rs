@@ -151,7 +151,6 @@ pub(crate) struct Rest<'o> {
     pub(crate) name: String,
     pub(crate) observer: Box<dyn Observer + 'o>,
     pub(crate) sample_period: Option<Time>,
-    pub(crate) flows: usize,
 }
 
 impl<'o> Net<'o> {
@@ -232,7 +231,6 @@ impl<'o> Net<'o> {
         for (f, fl) in self.flows.iter().enumerate() {
             host_flows[fl.spec.src].push(f as u32);
         }
-        let flow_count = self.flows.len();
         let (flow_homes, mut local_flows) = flows::deal(self.flows, &plan.host_part, plan.parts);
         let sh = Arc::new(Shared {
             topo: self.topo,
@@ -345,7 +343,6 @@ impl<'o> Net<'o> {
             name: self.name,
             observer: self.observer,
             sample_period: self.sample_period,
-            flows: flow_count,
         };
         (parts, rest)
     }

@@ -12,6 +12,27 @@ use crate::transport::Ready;
 use asic_model::mac::slot_time;
 use pipelines::time::Time;
 
+/// Host `name` (node `node`) paused or resumed `class` (a PFC class, or a NIC queue for
+/// `kind` "queue") at `now`: the record, with the node that logged it.
+pub(crate) fn host_pause(
+    now: Time,
+    node: u32,
+    name: &str,
+    kind: &str,
+    class: u16,
+    paused: bool,
+) -> (u32, PauseEvent) {
+    let rec = PauseEvent {
+        at_ps: now.ps(),
+        node: name.to_string(),
+        port: 0,
+        kind: kind.into(),
+        class,
+        paused,
+    };
+    (node, rec)
+}
+
 impl Part {
     pub(crate) fn host_drop(&mut self, h: usize, reason: &'static str) {
         *self.host_drops.entry((h, reason)).or_default() += 1;
@@ -118,15 +139,7 @@ impl Part {
         let mut changed = false;
         let node = self.q.node;
         let rec = |pauses: &mut Vec<(u32, PauseEvent)>, kind: &str, class: u16, paused: bool| {
-            let rec = PauseEvent {
-                at_ps: now.ps(),
-                node: host.name.clone(),
-                port: 0,
-                kind: kind.into(),
-                class,
-                paused,
-            };
-            pauses.push((node, rec))
+            pauses.push(host_pause(now, node, &host.name, kind, class, paused))
         };
         match c {
             Ctrl::Pfc(times) => {
@@ -371,7 +384,7 @@ impl Part {
         let len = self.scratch.len();
         host.busy_until = now + slot_time(len, host.gbps);
         if let Some(i) = host.capture {
-            self.captured.push(i, now, &self.scratch);
+            self.captured.push((i, now), &self.scratch);
         }
         let at = now + Time(host.delay_ps);
         let i = self.pool.alloc();

@@ -17,7 +17,7 @@
 //! order never does.
 
 use super::flows::{FlowHomes, LocalFlows};
-use super::frames::{Outbox, Pool};
+use super::frames::{FrameLog, Outbox, Pool};
 use super::sample::SeriesState;
 use super::{Ev, SrcCount};
 use crate::host::Host;
@@ -29,7 +29,6 @@ use asic_model::kernel::{EventQueue, Lockstep, Schedule};
 use asic_model::mac::frame_time;
 use pipelines::time::Time;
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::sync::Arc;
 
 /// Bits of an event number that count a node's events (2⁴⁰, a million million per node);
@@ -175,29 +174,12 @@ impl NodeQueue {
     }
 }
 
-/// Frames one partition sent another during a window: each event with its number and its
-/// frame's bytes in one buffer (capacity reused from window to window).
-#[derive(Default)]
-pub(crate) struct Mail {
-    events: Vec<(Time, u64, Ev, Range<usize>)>,
-    bytes: Vec<u8>,
-}
+/// Frames one partition sent another during a window: each event with its time and number
+/// ([`FrameLog`]; the receiver empties it, its capacity reused from window to window).
+pub(crate) type Mail = FrameLog<(Time, u64, Ev)>;
 
-/// Frames captured during a window, for the observer: (capture, start, its bytes in
-/// `bytes`).
-#[derive(Default)]
-pub(crate) struct Captured {
-    pub(crate) frames: Vec<(usize, Time, Range<usize>)>,
-    pub(crate) bytes: Vec<u8>,
-}
-
-impl Captured {
-    pub(crate) fn push(&mut self, capture: usize, start: Time, frame: &[u8]) {
-        let at = self.bytes.len();
-        self.bytes.extend_from_slice(frame);
-        self.frames.push((capture, start, at..self.bytes.len()));
-    }
-}
+/// Frames captured during a window, for the observer: each with its capture and start.
+pub(crate) type Captured = FrameLog<(usize, Time)>;
 
 /// Where a partition stands between windows: what deciding the next window needs.
 #[derive(Clone, Debug, Default)]
@@ -281,31 +263,27 @@ impl Part {
         if part == self.index {
             return self.q.queue.at_keyed(at, key, ev);
         }
-        let m = &mut self.mail[part];
-        let data = &self.pool.bufs[frame as usize];
-        let start = m.bytes.len();
-        m.bytes.extend_from_slice(data);
-        m.events.push((at, key, ev, start..m.bytes.len()));
+        self.mail[part].push((at, key, ev), &self.pool.bufs[frame as usize]);
         self.pool.release(frame);
     }
 
     /// Take the frames other partitions sent: each into a buffer of this one's pool.
     pub(crate) fn receive(&mut self, m: &mut Mail) {
-        for (at, key, mut ev, r) in m.events.drain(..) {
+        for (&(at, key, mut ev), bytes) in m.iter() {
             let i = self.pool.alloc();
-            self.pool.bufs[i as usize].extend_from_slice(&m.bytes[r]);
+            self.pool.bufs[i as usize].extend_from_slice(bytes);
             match &mut ev {
                 Ev::ChipRx { frame, .. } | Ev::HostRx { frame, .. } => *frame = i,
                 _ => unreachable!("only frames cross partitions"),
             }
             self.q.queue.at_keyed(at, key, ev);
         }
-        m.bytes.clear();
+        m.clear();
     }
 
     /// Swap its mail for partition `dst` into `into` (emptied there by the receiver).
     pub(crate) fn post(&mut self, dst: usize, into: &mut Mail) {
-        debug_assert!(into.events.is_empty());
+        debug_assert!(into.is_empty());
         std::mem::swap(&mut self.mail[dst], into);
     }
 
@@ -319,7 +297,7 @@ impl Part {
             completed: self.completed,
             reads_pending: self.own_chips.iter().any(|&c| self.chip(c).reads_pending()),
             error: self.error.clone(),
-            observations: !self.captured.frames.is_empty()
+            observations: !self.captured.is_empty()
                 || self
                     .own_chips
                     .iter()
@@ -372,14 +350,27 @@ impl Part {
         }
     }
 
-    fn handle(&mut self, now: Time, ev: Ev) -> Result<(), String> {
-        match ev {
-            Ev::Chip { chip, ev } => {
-                self.q.node = chip as u32;
-                self.chip_event(now, chip as usize, ev)?
+    /// The node an event belongs to: the one whose count numbers what it schedules.
+    #[inline]
+    fn node_of(&self, ev: &Ev) -> u32 {
+        match *ev {
+            Ev::Chip { chip, .. } | Ev::ChipRx { chip, .. } => chip as u32,
+            Ev::HostRx { host, .. }
+            | Ev::HostTx { host }
+            | Ev::FlowStart { host }
+            | Ev::PullTick { host }
+            | Ev::PauseEnd { host, .. } => self.sh.host_node(host as usize),
+            Ev::FlowTimer { flow } | Ev::FlowWake { flow } => {
+                self.sh.host_node(self.flows[flow as usize].spec.src)
             }
+        }
+    }
+
+    fn handle(&mut self, now: Time, ev: Ev) -> Result<(), String> {
+        self.q.node = self.node_of(&ev);
+        match ev {
+            Ev::Chip { chip, ev } => self.chip_event(now, chip as usize, ev)?,
             Ev::ChipRx { chip, port, frame } => {
-                self.q.node = chip as u32;
                 let c = chip as usize;
                 let data = &self.pool.bufs[frame as usize];
                 // A host's data packet is tagged with its sender (index + 1), which the chip
@@ -401,18 +392,15 @@ impl Part {
                 self.pool.release(frame);
             }
             Ev::HostRx { host, frame } => {
-                self.q.node = self.sh.host_node(host as usize);
                 self.host_rx(now, host as usize, frame);
                 self.pool.release(frame);
             }
             Ev::HostTx { host } => {
-                self.q.node = self.sh.host_node(host as usize);
                 self.hosts[host as usize].tx_scheduled = false;
                 self.try_send(now, host as usize);
             }
             Ev::FlowStart { host } => {
                 let h = host as usize;
-                self.q.node = self.sh.host_node(h);
                 let sh = Arc::clone(&self.sh);
                 let list = &sh.host_flows[h];
                 while let Some(&f) = list.get(self.next_flow[h]) {
@@ -429,7 +417,6 @@ impl Part {
             }
             Ev::FlowTimer { flow } => {
                 let f = flow as usize;
-                self.q.node = self.sh.host_node(self.flows[f].spec.src);
                 self.flows[f].timer_at = None;
                 if let Some(s) = self.flows[f].sender.as_mut() {
                     if s.timer().is_some_and(|t| t <= now) {
@@ -440,31 +427,20 @@ impl Part {
             }
             Ev::FlowWake { flow } => {
                 let f = flow as usize;
-                self.q.node = self.sh.host_node(self.flows[f].spec.src);
                 if self.flows[f].wake_at.is_some_and(|w| w <= now) {
                     self.flows[f].wake_at = None;
                 }
                 self.after_sender(now, f);
             }
-            Ev::PullTick { host } => {
-                self.q.node = self.sh.host_node(host as usize);
-                self.pull_tick(now, host as usize)
-            }
+            Ev::PullTick { host } => self.pull_tick(now, host as usize),
             Ev::PauseEnd { host, class } => {
-                self.q.node = self.sh.host_node(host as usize);
                 let h = &mut self.hosts[host as usize];
                 let c = class as usize;
                 if h.class_paused[c] && h.class_paused_until[c] <= now {
                     h.class_paused[c] = false;
-                    let rec = PauseEvent {
-                        at_ps: now.ps(),
-                        node: h.name.clone(),
-                        port: 0,
-                        kind: "pfc".into(),
-                        class: class as u16,
-                        paused: false,
-                    };
-                    self.pauses.push((self.q.node, rec));
+                    let node = self.q.node;
+                    let rec = super::nic::host_pause(now, node, &h.name, "pfc", c as u16, false);
+                    self.pauses.push(rec);
                     self.kick(now, host as usize);
                 }
             }
@@ -531,7 +507,7 @@ impl Part {
         let sh = &*self.sh;
         let data = &self.pool.bufs[frame as usize];
         if let Some(&i) = sh.chip_captures[c].get(&port) {
-            self.captured.push(i, start, data);
+            self.captured.push((i, start), data);
         }
         let src = self.data_source(data);
         if let Some(h) = src {

@@ -263,19 +263,18 @@ impl Driver {
 /// Hand the frames the partitions captured (by capture, each in the order it was sent) and
 /// the traces their chips finished (chip by chip) to `observer`.
 pub(crate) fn hand_out(parts: &mut [&mut Part], observer: &mut dyn Observer) -> Result<(), String> {
-    let mut frames: Vec<(usize, usize, usize)> = Vec::new();
-    for (p, part) in parts.iter().enumerate() {
-        frames.extend((0..part.captured.frames.len()).map(|k| (part.captured.frames[k].0, p, k)));
-    }
+    let mut frames: Vec<(usize, Time, &[u8])> = parts
+        .iter()
+        .flat_map(|part| part.captured.iter())
+        .map(|(&(capture, start), bytes)| (capture, start, bytes))
+        .collect();
     // Stable: a capture's frames all come from one node, so from one partition, in order.
     frames.sort_by_key(|&(capture, _, _)| capture);
-    for (capture, p, k) in frames {
-        let (_, start, ref r) = parts[p].captured.frames[k];
-        observer.capture(capture, start, &parts[p].captured.bytes[r.clone()])?;
+    for (capture, start, bytes) in frames {
+        observer.capture(capture, start, bytes)?;
     }
     for part in parts.iter_mut() {
-        part.captured.frames.clear();
-        part.captured.bytes.clear();
+        part.captured.clear();
     }
     let Some(first) = parts.first() else {
         return Ok(());
