@@ -5,6 +5,7 @@
 //! formula, and the number formats are presentation, so they live here, beside the command.
 
 use std::fmt;
+use tm::experiments::fb_bounds::{BurstRow, LowGuaranteeRow, OccupancyRow};
 use tm::experiments::{DtResult, ExperimentResult, FbGammaResult, FbResult, PfcOutcome};
 
 /// A result table: named columns, one string per cell.
@@ -77,6 +78,9 @@ pub fn table(name: &str, result: &ExperimentResult) -> Table {
         ExperimentResult::Dt(r) => dt_table(name, r),
         ExperimentResult::FbIsolation(r) => fb_isolation_table(name, r),
         ExperimentResult::FbGamma(r) => fb_gamma_table(name, r),
+        ExperimentResult::FbLowGuarantee(r) => low_guarantee_table(name, r),
+        ExperimentResult::FbBurstGuarantee(r) => burst_guarantee_table(name, r),
+        ExperimentResult::FbOccupancyBound(r) => occupancy_bound_table(name, r),
         ExperimentResult::Pfc(r) => pfc_table(name, r),
     }
 }
@@ -214,6 +218,118 @@ fn fb_gamma_table(name: &str, r: &FbGammaResult) -> Table {
                 row.free.to_string(),
                 f2(row.expected_each),
                 f2(row.expected_total),
+            ]
+        })
+        .collect();
+    t
+}
+
+fn low_guarantee_table(name: &str, rows: &[LowGuaranteeRow]) -> Table {
+    let mut t = Table::new(
+        name,
+        &[
+            "B_p",
+            "alpha_H",
+            "alpha_L_min",
+            "n_low",
+            "low_cells",
+            "low_share",
+            "guaranteed_cells",
+            "high_cells",
+            "holds",
+        ],
+    );
+    t.notes.push("Theorem 3 (Eq. 6): alpha_L >= B_p(1 + alpha_H)/(B - B_p) guarantees the low priority B_p of the buffer while the high priority is saturated".into());
+    t.notes.push(format!(
+        "FB, B = {} one-cell packets, one high queue and n_low low queues on their own ports, each offered 2 packets per slot and served 1; depths after 20,000 slots; holds: low_cells >= B_p*B - 1 packet",
+        rows.first().map_or(0, |r| r.cells)
+    ));
+    t.notes.push("the paper quotes alpha_L = 2.75 for B_p = 10 %; the formula gives 2.75 for 20 % and 1.22 for 10 % (the text and the formula disagree; the model follows the formula)".into());
+    t.rows = rows
+        .iter()
+        .map(|r| {
+            let guaranteed = r.bp * r.cells as f64;
+            vec![
+                format!("{:.0}%", r.bp * 100.0),
+                r.alpha_high.to_string(),
+                format!("{:.4}", r.alpha_low),
+                r.n_low.to_string(),
+                r.low_cells.to_string(),
+                format!("{:.1}%", 100.0 * r.low_cells as f64 / r.cells as f64),
+                format!("{guaranteed:.0}"),
+                r.high_cells.to_string(),
+                (r.low_cells as f64 >= guaranteed - 1.0).to_string(),
+            ]
+        })
+        .collect();
+    t
+}
+
+fn burst_guarantee_table(name: &str, rows: &[BurstRow]) -> Table {
+    let mut t = Table::new(
+        name,
+        &[
+            "alpha_H",
+            "eq8_alpha_L_max",
+            "eq8_with_alpha_H",
+            "measured_alpha_L_max",
+            "low_cells_at_burst",
+            "free_cells_at_burst",
+            "burst_pkts",
+            "drops_at_max",
+            "drops_above",
+        ],
+    );
+    t.notes.push("Eq. 8: alpha_L <= B/((r - 2 BW) t) - 1 lets a high-priority burst of rate r for t into a port of speed BW through without a drop; the paper's example B = 9 MB, r = 100G, BW = 10G, t = 500 us gives 0.8".into());
+    t.notes.push("FB, 80-byte cells, 1520-byte packets: one low queue (port 1) offered at 2 BW until settled, then the burst into port 0 (alpha_H); both ports drain at BW; measured: the largest alpha_L (bisection, 1/1024 steps) under which no burst packet was refused".into());
+    t.notes.push("eq8_with_alpha_H (the model's reading; the paper's alpha_H bound is lost in the text): the burst's own queue (r - BW) t must also stay below alpha_H times the free part, B/(1 + alpha_L) >= (r - 2 BW) t + (r - BW) t / alpha_H".into());
+    t.rows = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.alpha_high.to_string(),
+                format!("{:.4}", r.eq8),
+                format!("{:.4}", r.eq8_finite),
+                r.measured.map_or("none".into(), |m| format!("{m:.4}")),
+                r.at_measured.low_cells_at_start.to_string(),
+                r.at_measured.free_cells_at_start.to_string(),
+                r.at_measured.offered.to_string(),
+                r.at_measured.dropped.to_string(),
+                r.above.dropped.to_string(),
+            ]
+        })
+        .collect();
+    t
+}
+
+fn occupancy_bound_table(name: &str, rows: &[OccupancyRow]) -> Table {
+    let mut t = Table::new(
+        name,
+        &[
+            "policy",
+            "n_low",
+            "max_settled",
+            "max_settled_share",
+            "fb_bound",
+            "within_fb_bound",
+        ],
+    );
+    t.notes.push("Theorem 1 (Eq. 5): under FB the buffer never holds more than B(alpha_L + alpha_H)/(1 + alpha_L + alpha_H) once settled: 95.3 % at alpha_L = 0.5, alpha_H = 20, whatever the number of congested queues".into());
+    t.notes.push(format!(
+        "B = {} one-cell packets, one high queue and n_low low queues on their own ports, each offered 2 packets per slot and served 1; max_settled: the most held after any enqueue in the second half of 20,000 slots; within: <= bound + 1 packet. DT (the same alphas) for contrast",
+        rows.first().map_or(0, |r| r.cells)
+    ));
+    t.rows = rows
+        .iter()
+        .map(|r| {
+            let bound = r.bound * r.cells as f64;
+            vec![
+                r.policy.to_string(),
+                r.n_low.to_string(),
+                r.max_settled.to_string(),
+                format!("{:.1}%", 100.0 * r.max_settled as f64 / r.cells as f64),
+                format!("{:.1}%", 100.0 * r.bound),
+                (r.max_settled as f64 <= bound + 1.0).to_string(),
             ]
         })
         .collect();

@@ -342,6 +342,9 @@ fn printed_sources_are_public() {
         "dt-convergence",
         "fb-isolation",
         "fb-gamma",
+        "fb-low-guarantee",
+        "fb-burst-guarantee",
+        "fb-occupancy-bound",
         "pfc-hysteresis",
         "pfc-quanta-expiry",
     ] {

@@ -2,7 +2,7 @@
 
 use super::req;
 use tm::config::{AdmissionPolicy, ClassConfig, PfcConfig, PfcGroup, QueueConfig, TmConfig};
-use tm::experiments::{self, DtParams, FbParams, PfcParams};
+use tm::experiments::{self, fb_bounds, DtParams, FbParams, PfcParams};
 use tm::spec::TmSpec;
 use tm::{pfc, EnqueueRequest, Refusal, TrafficManager};
 
@@ -207,6 +207,69 @@ fn fb_single_queue_variant_applies_per_class_thresholds_in_one_queue() {
     let mut bad = req(0, 0, 80, 102);
     bad.class = Some(7);
     assert_eq!(tm.enqueue(bad), Err(Refusal::NoSuchClass));
+}
+
+/// Theorem 3: the α_L it gives holds the low priority at its guaranteed share (within a
+/// packet per low queue), for 1 and 4 low queues, at 20 % and 10 % of B.
+#[test]
+fn fb_theorem3_alpha_guarantees_the_low_share() {
+    let rows = fb_bounds::low_guarantee();
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        let guaranteed = r.bp * r.cells as f64;
+        let low = r.low_cells as f64;
+        assert!(
+            low >= guaranteed - 1.0 && low <= guaranteed + r.n_low as f64,
+            "B_p {} n_low {}: low {low} against {guaranteed}",
+            r.bp,
+            r.n_low
+        );
+    }
+}
+
+/// Eq. 8: the burst gets through up to the α_L of the formula with α_H's term (within 1/512)
+/// and is refused just above it; the unbounded form, Eq. 8 itself, is 0.8 at the paper's
+/// example, and the model reaches it as α_H grows.
+#[test]
+fn fb_eq8_burst_passes_below_the_bound_and_drops_above() {
+    let rows = fb_bounds::burst_guarantee(&fb_bounds::BurstParams::default());
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert!((r.eq8 - 0.8).abs() < 1e-9);
+        let m = r.measured.expect("a burst passes at some alpha_L");
+        assert!(
+            (m - r.eq8_finite).abs() <= 2.0 / 1024.0,
+            "alpha_H {}: measured {m}, formula {}",
+            r.alpha_high,
+            r.eq8_finite
+        );
+        assert_eq!(r.at_measured.dropped, 0);
+        assert!(r.above.dropped > 0);
+        assert_eq!(r.at_measured.offered, r.above.offered);
+    }
+    assert!((rows[1].measured.unwrap() - 0.8).abs() < 2.0 / 1024.0);
+    assert!(
+        rows[0].measured.unwrap() < 0.75,
+        "a finite alpha_H costs the burst room"
+    );
+}
+
+/// Theorem 1: under FB at α_L = 0.5, α_H = 20 the settled buffer stays within 95.3 % of B
+/// (plus a packet) for any number of low queues; DT with the same α does not.
+#[test]
+fn fb_theorem1_bound_holds_and_dt_exceeds_it() {
+    let rows = fb_bounds::occupancy_bound_run();
+    let within =
+        |r: &fb_bounds::OccupancyRow| r.max_settled as f64 <= r.bound * r.cells as f64 + 1.0;
+    assert!((rows[0].bound - 20.5 / 21.5).abs() < 1e-12);
+    for r in rows.iter().filter(|r| r.policy == "fb") {
+        assert!(within(r), "fb n_low {}: {}", r.n_low, r.max_settled);
+    }
+    let dt32 = rows
+        .iter()
+        .find(|r| r.policy == "dt" && r.n_low == 32)
+        .unwrap();
+    assert!(!within(dt32), "DT with 32 low queues: {}", dt32.max_settled);
 }
 
 #[test]
@@ -441,6 +504,9 @@ fn experiments_run_by_name() {
             R::Dt(r) => r.rows.len(),
             R::FbIsolation(r) => r.rows.len(),
             R::FbGamma(r) => r.rows.len(),
+            R::FbLowGuarantee(r) => r.len(),
+            R::FbBurstGuarantee(r) => r.len(),
+            R::FbOccupancyBound(r) => r.len(),
             R::Pfc(r) => r.cycles.len(),
         };
         assert!(rows > 0, "{name}");

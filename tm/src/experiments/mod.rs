@@ -7,6 +7,8 @@
 //!   queues (α = 1) on separate ports settle at high 30, lows 15 in aggregate, 15 free; DT
 //!   alongside for contrast.
 //! - [`fb_gamma`]: five low queues on one port (γ = 1/5) against five ports (γ = 1).
+//! - [`fb_bounds`]: FB's closed forms (Theorems 1 and 3, Eq. 8) beside the TM running the
+//!   cases they bound.
 //! - [`pfc_hysteresis`]: an upstream port sending into a lossless priority of a slower
 //!   downstream port: one XOFF per crossing, one XON per release, the upstream stops within
 //!   the modelled reaction time and resumes after XON (or after the quanta expire).
@@ -24,11 +26,16 @@ use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+pub mod fb_bounds;
+
 /// Names accepted by [`run`].
 pub const NAMES: &[&str] = &[
     "dt-convergence",
     "fb-isolation",
     "fb-gamma",
+    "fb-low-guarantee",
+    "fb-burst-guarantee",
+    "fb-occupancy-bound",
     "pfc-hysteresis",
     "pfc-quanta-expiry",
 ];
@@ -42,6 +49,12 @@ pub enum ExperimentResult {
     FbIsolation(FbResult),
     /// `fb-gamma`.
     FbGamma(FbGammaResult),
+    /// `fb-low-guarantee`.
+    FbLowGuarantee(Vec<fb_bounds::LowGuaranteeRow>),
+    /// `fb-burst-guarantee`.
+    FbBurstGuarantee(Vec<fb_bounds::BurstRow>),
+    /// `fb-occupancy-bound`.
+    FbOccupancyBound(Vec<fb_bounds::OccupancyRow>),
     /// `pfc-hysteresis` and `pfc-quanta-expiry` (the same link with other parameters).
     Pfc(PfcOutcome),
 }
@@ -52,6 +65,13 @@ pub fn run(name: &str) -> Option<ExperimentResult> {
         "dt-convergence" => ExperimentResult::Dt(dt_convergence(&DtParams::default())),
         "fb-isolation" => ExperimentResult::FbIsolation(fb_isolation(&FbParams::default())),
         "fb-gamma" => ExperimentResult::FbGamma(fb_gamma(&FbParams::default())),
+        "fb-low-guarantee" => ExperimentResult::FbLowGuarantee(fb_bounds::low_guarantee()),
+        "fb-burst-guarantee" => ExperimentResult::FbBurstGuarantee(fb_bounds::burst_guarantee(
+            &fb_bounds::BurstParams::default(),
+        )),
+        "fb-occupancy-bound" => {
+            ExperimentResult::FbOccupancyBound(fb_bounds::occupancy_bound_run())
+        }
         "pfc-hysteresis" => ExperimentResult::Pfc(pfc_hysteresis(&PfcParams::default())),
         "pfc-quanta-expiry" => ExperimentResult::Pfc(pfc_hysteresis(&PfcParams::quanta_expiry())),
         _ => return None,
