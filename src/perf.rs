@@ -645,7 +645,7 @@ impl TmDt {
             queue: 0,
             ingress_port: ((i + 1) % TM_PORTS) as u16,
             priority: 0,
-            class: None,
+            color: 0,
             bytes: 64,
             handle: (i % (1 << 20)) as u32,
             now_ps,

@@ -46,6 +46,7 @@ struct ingress_intrinsic_metadata_for_tm_t {
     bit<3>             ingress_cos;
     bit<1>             bypass_egress;
     bit<1>             recirculate;   // model: send the packet back through ingress
+    bit<2>             packet_color;  // green 0, yellow 1, red 3: the TM's colour drop limit or class
 }
 
 // What ingress asks of its deparser.

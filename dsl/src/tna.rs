@@ -64,6 +64,7 @@ pub const INTRINSIC_TYPES: &[IntrinsicType] = &[
             ("ingress_cos", 3, Intrinsic::IngressCos),
             ("bypass_egress", 1, Intrinsic::BypassEgress),
             ("recirculate", 1, Intrinsic::Recirculate),
+            ("packet_color", 2, Intrinsic::PacketColor),
         ],
     },
     IntrinsicType {
@@ -131,6 +132,7 @@ pub fn is_writable(i: Intrinsic) -> bool {
             | Intrinsic::MirrorTruncateBytes
             | Intrinsic::Recirculate
             | Intrinsic::AdvFlowCtl
+            | Intrinsic::PacketColor
     )
 }
 

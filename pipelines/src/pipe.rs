@@ -258,6 +258,8 @@ pub struct TmRequests {
     pub recirculate: bool,
     /// Advanced flow control request (0: none).
     pub adv_flow_ctl: u32,
+    /// The packet's colour (TNA's `packet_color`; 0: green).
+    pub packet_color: u8,
     /// What starts the mirrored copy (empty unless the program mirrors and emits a
     /// mirror header).
     pub mirror_header: MirrorHeader,
@@ -304,7 +306,7 @@ pub struct LoadedGress {
 
 /// The intrinsics the chip reads after the gress ran, into [`GressOutputs`], in the order
 /// [`LoadedGress::process_with_depths`] takes their values apart.
-const OUTPUTS: [Intrinsic; 12] = [
+const OUTPUTS: [Intrinsic; 13] = [
     Intrinsic::UcastEgressPort,
     Intrinsic::UcastEgressPortValid,
     Intrinsic::QueueId,
@@ -317,6 +319,7 @@ const OUTPUTS: [Intrinsic; 12] = [
     Intrinsic::MirrorTruncateBytes,
     Intrinsic::Recirculate,
     Intrinsic::AdvFlowCtl,
+    Intrinsic::PacketColor,
 ];
 
 /// The intrinsics the chip writes before the parser runs.
@@ -587,7 +590,7 @@ impl LoadedGress {
         for &(k, f) in &self.outputs {
             v[k] = f.get(layout, phv);
         }
-        let [port, port_valid, queue, drop_ctl, cos, mcast, deflect, bypass, mirror, truncate, recirculate, afc] =
+        let [port, port_valid, queue, drop_ctl, cos, mcast, deflect, bypass, mirror, truncate, recirculate, afc, color] =
             v;
         let mut out = GressOutputs {
             ucast_egress_port: (port_valid != 0).then_some(port as u16),
@@ -603,6 +606,7 @@ impl LoadedGress {
                 mirror_truncate_bytes: truncate as u16,
                 recirculate: recirculate != 0,
                 adv_flow_ctl: afc as u32,
+                packet_color: color as u8,
                 mirror_header: MirrorHeader::default(),
             },
             stats,

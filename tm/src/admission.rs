@@ -34,8 +34,9 @@ pub enum AdmissionPolicy {
     /// Flexible Buffer (Apostolaki et al. 2021, Eq. 4): `α_c · γ · (1/N_p) · (B − Q(t))`.
     FlexibleBuffer,
     /// Flexible Buffer for one queue per port: γ = 1, N = all congested queues, and α from the
-    /// packet's class ([`crate::EnqueueRequest::class`]), so packets of one queue face
-    /// different thresholds.
+    /// packet's class, the class of its colour ([`crate::EnqueueRequest::color`],
+    /// [`crate::config::ColorConfig::classes`]), so packets of one queue face different
+    /// thresholds.
     FlexibleBufferSingleQueue,
 }
 
@@ -217,6 +218,29 @@ pub(crate) fn dt_admits(
 ) -> bool {
     let lhs = queue_shared_cells as u64 * Alpha::ONE as u64;
     let rhs = alpha.0 as u64 * pool_cells.saturating_sub(pool_used) as u64;
+    lhs < rhs
+}
+
+/// A static limit of `limit` cells for a packet allowed `eighths`/8 of it (a colour drop
+/// limit), rounded down.
+#[inline]
+pub(crate) fn color_limit(limit: u32, eighths: u8) -> u32 {
+    (limit as u64 * eighths as u64 / 8) as u32
+}
+
+/// [`dt_admits`] for a yellow or red packet under a colour drop limit of `eighths`/8 of
+/// the threshold: whether `queue_shared_cells < (eighths/8) · α · (B − Q)`, exactly (the
+/// right side is below 2^67, in `u128`).
+#[inline]
+pub(crate) fn dt_admits_eighths(
+    queue_shared_cells: u32,
+    alpha: Alpha,
+    eighths: u8,
+    pool_cells: u32,
+    pool_used: u32,
+) -> bool {
+    let lhs = queue_shared_cells as u128 * Alpha::ONE as u128 * 8;
+    let rhs = alpha.0 as u128 * eighths as u128 * pool_cells.saturating_sub(pool_used) as u128;
     lhs < rhs
 }
 

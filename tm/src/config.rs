@@ -325,6 +325,118 @@ pub struct TmConfig {
     pub trace: bool,
     /// What-if payload trimming instead of admission drops ([`TrimConfig`]); `None`: off.
     pub trim: Option<TrimConfig>,
+    /// What the packet's colour (TNA's `packet_color`) changes at admission.
+    pub color: ColorConfig,
+}
+
+/// A packet's colour, as TNA's `ig_tm_md.packet_color` carries it (and a meter returns it):
+/// green 0, yellow 1, red 3. The model reads 2, which no meter returns, as red.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Color {
+    /// 0.
+    Green,
+    /// 1.
+    Yellow,
+    /// 3 (or 2).
+    Red,
+}
+
+impl Color {
+    /// The colour of a `packet_color` value (its two low bits).
+    pub fn of(value: u8) -> Color {
+        match value & 3 {
+            0 => Color::Green,
+            1 => Color::Yellow,
+            _ => Color::Red,
+        }
+    }
+}
+
+/// What a packet's colour changes at admission.
+///
+/// - **Colour drop limits** (Tofino's TM: a queue's yellow and red limits are a fraction of
+///   its green one, in eighths from 12.5 % to 100 %, 100 % by default; `bf_tm_q_color_limit_set`
+///   in the open SDE): a yellow or red packet is admitted against that fraction of the queue's
+///   threshold, α·(B − Q) under Dynamic Threshold, its static limit under Static.
+/// - **What-if, single-queue Flexible Buffer** (no Tofino TM runs FB): the class, and so the
+///   α and buffer priority, a green, yellow and red packet is admitted under, whatever its
+///   queue's; this is how a program tells one queue's packets apart (the FB paper's
+///   per-packet class).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ColorConfig {
+    /// Eighths of the queue's threshold a yellow packet may fill (1–8; 8: as green).
+    pub yellow_eighths: u8,
+    /// Eighths of the queue's threshold a red packet may fill (1–8; 8: as green).
+    pub red_eighths: u8,
+    /// Single-queue FB only: the class (index into [`TmConfig::classes`]) of a green, a
+    /// yellow and a red packet. Empty: every packet takes its queue's class.
+    pub classes: Vec<u8>,
+}
+
+impl Default for ColorConfig {
+    fn default() -> Self {
+        ColorConfig {
+            yellow_eighths: 8,
+            red_eighths: 8,
+            classes: Vec::new(),
+        }
+    }
+}
+
+impl ColorConfig {
+    /// Checks it against the policy and the classes, naming the field.
+    fn check(&self, admission: AdmissionPolicy, classes: usize) -> Result<(), ConfigError> {
+        for (name, e) in [
+            ("color.yellow_eighths", self.yellow_eighths),
+            ("color.red_eighths", self.red_eighths),
+        ] {
+            if !(1..=8).contains(&e) {
+                return err(
+                    name,
+                    format!("{e} is not in 1..=8 (eighths of the threshold)"),
+                );
+            }
+            let limits = matches!(
+                admission,
+                AdmissionPolicy::DynamicThreshold | AdmissionPolicy::Static
+            );
+            if e != 8 && !limits {
+                return err(
+                    name,
+                    "colour drop limits apply under DynamicThreshold and Static; Flexible \
+                     Buffer takes a class per colour (color.classes)",
+                );
+            }
+        }
+        if self.classes.is_empty() {
+            return Ok(());
+        }
+        if admission != AdmissionPolicy::FlexibleBufferSingleQueue {
+            return err(
+                "color.classes",
+                "a class per colour applies under FlexibleBufferSingleQueue only",
+            );
+        }
+        if self.classes.len() != 3 {
+            return err(
+                "color.classes",
+                format!(
+                    "{} entries; give three: the class of green, yellow and red",
+                    self.classes.len()
+                ),
+            );
+        }
+        for (i, &c) in self.classes.iter().enumerate() {
+            if c as usize >= classes {
+                return err(
+                    format!("color.classes[{i}]"),
+                    format!("there are {classes} classes"),
+                );
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for TmConfig {
@@ -341,6 +453,7 @@ impl Default for TmConfig {
             seed: None,
             trace: false,
             trim: None,
+            color: ColorConfig::default(),
         }
     }
 }
@@ -460,6 +573,7 @@ impl TmConfig {
                 priority: c.priority,
             });
         }
+        self.color.check(self.admission, classes.len())?;
         if self.queues.len() > qpp {
             return err(
                 "queues",

@@ -38,7 +38,8 @@
 //!   scheduling level on its port (counting itself): 1 under strict priority (a queue alone at
 //!   its level), `w_i/Σw` under DRR/WRR, the in-group share under SP over DRR. A strict-priority
 //!   queue starved by a higher level keeps its in-level γ (the paper needs 0 < γ ≤ 1).
-//! - FB single-queue variant: γ = 1, N = every non-empty queue, α of the packet's class.
+//! - FB single-queue variant: γ = 1, N = every non-empty queue, α of the packet's class (the
+//!   class its colour maps to, [`config::ColorConfig`]).
 //!
 //! # Time
 //!
@@ -100,8 +101,9 @@ pub struct EnqueueRequest {
     pub ingress_port: u16,
     /// Its priority (ingress CoS / PFC priority; ≥ the chip's PFC levels: not accounted).
     pub priority: u8,
-    /// Its traffic class for single-queue FB; `None`: the queue's class.
-    pub class: Option<u8>,
+    /// Its colour (TNA's `packet_color`: green 0, yellow 1, red 3; [`config::Color`]): what
+    /// [`config::ColorConfig`] makes of it.
+    pub color: u8,
     /// Bytes stored (no FCS).
     pub bytes: u32,
     /// The chip's handle for the packet's bytes.
@@ -332,6 +334,9 @@ pub struct TrafficManager {
     private_used: u32,
     headroom_used: u32,
     admission: Policy,
+    /// Eighths of its queue's threshold a green, yellow and red packet may fill under DT
+    /// and Static ([`config::ColorConfig`]; 8 for green).
+    color_eighths: [u8; 3],
     rng: ChaCha8Rng,
     pfc_events: Vec<PfcEvent>,
     trace: Option<Vec<TraceEvent>>,
@@ -392,6 +397,7 @@ impl TrafficManager {
             private_used: 0,
             headroom_used: 0,
             admission: Policy::builtin(config.admission),
+            color_eighths: [8, config.color.yellow_eighths, config.color.red_eighths],
             rng: ChaCha8Rng::seed_from_u64(config.seed.unwrap_or(0)),
             pfc_events: Vec::new(),
             trace: if config.trace { Some(Vec::new()) } else { None },
@@ -470,18 +476,38 @@ impl TrafficManager {
                 "the packet needs {needed} shared cells; pool {} has {free} of {} free",
                 qp.pool, pool.size
             ),
-            Refusal::QueueLimit => format!(
-                "the queue holds {shared} shared cells; {needed} more would pass its static \
-                 limit of {}",
-                qp.static_limit.unwrap_or(0)
-            ),
+            Refusal::QueueLimit => {
+                let color = config::Color::of(req.color);
+                let eighths = self.color_eighths[color as usize];
+                let limit = admission::color_limit(qp.static_limit.unwrap_or(0), eighths);
+                let whose = if eighths == 8 {
+                    String::from("its static limit")
+                } else {
+                    format!("the {color:?} packet's limit ({eighths}/8 of the static limit)")
+                };
+                format!(
+                    "the queue holds {shared} shared cells; {needed} more would pass {whose} \
+                     of {limit}"
+                )
+            }
             Refusal::DynamicThreshold => {
                 let alpha = qp.class_alpha.0 as f64 / Alpha::ONE as f64;
-                let threshold = alpha * free as f64;
-                format!(
-                    "the queue holds {shared} shared cells, at or above its threshold α·(pool \
-                     free) = {alpha} × {free} = {threshold} cells"
-                )
+                let color = config::Color::of(req.color);
+                let eighths = self.color_eighths[color as usize];
+                if eighths == 8 {
+                    let threshold = alpha * free as f64;
+                    format!(
+                        "the queue holds {shared} shared cells, at or above its threshold \
+                         α·(pool free) = {alpha} × {free} = {threshold} cells"
+                    )
+                } else {
+                    let threshold = eighths as f64 / 8.0 * alpha * free as f64;
+                    format!(
+                        "the queue holds {shared} shared cells, at or above the {color:?} \
+                         packet's limit {eighths}/8 × α·(pool free) = {eighths}/8 × {alpha} × \
+                         {free} = {threshold} cells"
+                    )
+                }
             }
             Refusal::HeadroomExhausted => {
                 let pg = &self.pgs[self.pg_index(req.ingress_port, req.priority)?];
@@ -553,9 +579,9 @@ impl TrafficManager {
         let Policy::Asked { policy, needs } = &mut self.admission else {
             unreachable!("only a policy that is not built in is asked");
         };
-        let class_id = match (self.config.admission, req.class) {
-            (config::AdmissionPolicy::FlexibleBufferSingleQueue, Some(c)) => c,
-            _ => qp.class,
+        let class_id = match self.config.color.classes.as_slice() {
+            [] => qp.class,
+            classes => classes[config::Color::of(req.color) as usize],
         };
         let Some(&class) = self.classes.get(class_id as usize) else {
             return Err(Refusal::NoSuchClass);
@@ -695,17 +721,29 @@ impl TrafficManager {
         let mut to_headroom = lossless && xoff;
         if !to_headroom && shared_needed > 0 {
             if !lossless {
+                let eighths = self.color_eighths[config::Color::of(req.color) as usize];
                 let verdict = match self.admission {
-                    Policy::DynamicThreshold => {
+                    Policy::DynamicThreshold if eighths == 8 => {
                         admission::dt_admits(shared_before, qp.class_alpha, pool.size, pool.used)
                             .then_some(())
                             .ok_or(Refusal::DynamicThreshold)
                     }
-                    Policy::Static => {
-                        admission::static_admits(shared_before, shared_needed, qp.static_limit)
-                            .then_some(())
-                            .ok_or(Refusal::QueueLimit)
-                    }
+                    Policy::DynamicThreshold => admission::dt_admits_eighths(
+                        shared_before,
+                        qp.class_alpha,
+                        eighths,
+                        pool.size,
+                        pool.used,
+                    )
+                    .then_some(())
+                    .ok_or(Refusal::DynamicThreshold),
+                    Policy::Static => admission::static_admits(
+                        shared_before,
+                        shared_needed,
+                        qp.static_limit.map(|l| admission::color_limit(l, eighths)),
+                    )
+                    .then_some(())
+                    .ok_or(Refusal::QueueLimit),
                     Policy::Asked { .. } => {
                         self.ask_policy(&req, cells, q_nh, q_pkts, shared_before, shared_needed)
                     }

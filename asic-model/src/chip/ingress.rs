@@ -59,7 +59,9 @@ impl Chip {
             return self.drop_packet(h, now, DropReason::IngressProgramDrop);
         }
         let r = &out.requests;
-        self.packets.slots[h as usize].bypass_egress = r.bypass_egress;
+        let slot = &mut self.packets.slots[h as usize];
+        slot.bypass_egress = r.bypass_egress;
+        slot.color = r.packet_color;
         let unicast = |port: u16| match self.ports.get(port as usize) {
             Some(p) if p.kind != PortKind::PktGen => Ok(port),
             _ => Err(DropReason::InvalidEgressPort),
@@ -119,6 +121,7 @@ impl Chip {
                 let copy = &mut self.packets.slots[c as usize];
                 // Copies carry the TM's metadata, the request to bypass egress included.
                 copy.bypass_egress = r.bypass_egress;
+                copy.color = r.packet_color;
                 copy.carries = carries;
                 if self.trace.is_some() {
                     let group = r.mcast_group;

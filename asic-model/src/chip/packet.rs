@@ -42,6 +42,8 @@ pub(super) struct Packet {
     pub(super) mirror_on_drop: bool,
     /// Its ingress set TNA's `bypass_egress`: it skips the egress pipe (`queueing.rs`).
     pub(super) bypass_egress: bool,
+    /// The colour its ingress gave it (TNA's `packet_color`), for the TM's admission.
+    pub(super) color: u8,
     /// Made inside the chip (a mirror copy or a generated packet, or a multicast copy of
     /// one): its program may end it as the record it is ([`super::Chip::consumed`]).
     pub(super) made_here: bool,
@@ -119,6 +121,7 @@ impl PacketStore {
                 p.deflected = false;
                 p.mirror_on_drop = false;
                 p.bypass_egress = false;
+                p.color = 0;
                 p.made_here = false;
                 p.live = true;
                 p.in_pipe = InPipe::No;

@@ -108,7 +108,7 @@ impl Chip {
             queue,
             ingress_port: slot.ingress_port,
             priority: cos,
-            class: None,
+            color: slot.color,
             bytes: slot.data.len() as u32,
             handle: h,
             now_ps: now.ps(),

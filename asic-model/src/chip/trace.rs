@@ -401,6 +401,7 @@ fn outputs(o: &GressOutputs) -> Vec<(&'static str, u64)> {
         ("mtu_trunc_len", r.mirror_truncate_bytes as u64),
         ("recirculate", r.recirculate as u64),
         ("adv_flow_ctl", r.adv_flow_ctl as u64),
+        ("packet_color", r.packet_color as u64),
     ] {
         if value != 0 {
             v.push((name, value));

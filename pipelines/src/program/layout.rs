@@ -111,11 +111,15 @@ pub enum Intrinsic {
     /// what-if mirror-on-drop made of a packet the TM refused (no Tofino has it; the chip's
     /// `mirror_on_drop` configuration), back in ingress through the port it was sent to.
     MirrorOnDrop,
+    /// Out (ingress): the packet's colour for the TM (TNA's `packet_color`: green 0, yellow
+    /// 1, red 3, as a meter returns it): its colour drop limit, or under the what-if
+    /// single-queue Flexible Buffer its class (`tm::config::ColorConfig`).
+    PacketColor,
 }
 
 impl Intrinsic {
     /// Number of intrinsics (for tables indexed by `Intrinsic as usize`).
-    pub const COUNT: usize = Intrinsic::MirrorOnDrop as usize + 1;
+    pub const COUNT: usize = Intrinsic::PacketColor as usize + 1;
 }
 
 /// Fields, headers and intrinsic bindings of one gress.

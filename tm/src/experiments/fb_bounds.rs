@@ -218,7 +218,7 @@ pub fn burst_run(p: &BurstParams, alpha_low: f64, alpha_high: f64) -> BurstRun {
                 queue: port,
                 ingress_port: 0,
                 priority: 0,
-                class: None,
+                color: 0,
                 bytes: p.packet_bytes,
                 handle,
                 now_ps: now,

@@ -83,7 +83,6 @@ pub fn run(name: &str) -> Option<ExperimentResult> {
 struct Source {
     port: u16,
     queue: u16,
-    class: Option<u8>,
 }
 
 /// Runs `slots` slots. In each slot every port in turn serves one packet and its sources
@@ -113,7 +112,7 @@ fn saturate(
                         queue: s.queue,
                         ingress_port: 0,
                         priority: 0,
-                        class: s.class,
+                        color: 0,
                         bytes,
                         handle,
                         now_ps: now,
@@ -204,7 +203,6 @@ pub fn dt_convergence(p: &DtParams) -> DtResult {
                     .map(|i| Source {
                         port: i as u16,
                         queue: 0,
-                        class: None,
                     })
                     .collect();
                 let expected = alpha * p.cells as f64 / (1.0 + n as f64 * alpha);
@@ -342,15 +340,10 @@ pub fn fb_run(p: &FbParams, policy: AdmissionPolicy, n_low: usize) -> FbRow {
     let spec = TmSpec::small(p.cells, 80, 2);
     let cfg = two_class_config(policy, p.alpha_high, p.alpha_low);
     let mut tm = TrafficManager::new(spec, cfg, 1 + n_low).expect("valid FB setup");
-    let mut sources = vec![Source {
-        port: 0,
-        queue: 0,
-        class: None,
-    }];
+    let mut sources = vec![Source { port: 0, queue: 0 }];
     sources.extend((1..=n_low).map(|i| Source {
         port: i as u16,
         queue: 1,
-        class: None,
     }));
     let mut max_used = Vec::new();
     saturate(&mut tm, &sources, 80, 2, p.slots, |_, _| {}, &mut max_used);
@@ -427,13 +420,11 @@ pub fn fb_gamma_depths(p: &FbParams, one_port: bool) -> (Vec<u32>, u32) {
                 Source {
                     port: 0,
                     queue: i as u16,
-                    class: None,
                 }
             } else {
                 Source {
                     port: i as u16,
                     queue: 0,
-                    class: None,
                 }
             }
         })
@@ -712,7 +703,7 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
             queue: q,
             ingress_port: 0,
             priority: p.priority,
-            class: None,
+            color: 0,
             bytes: p.frame_bytes,
             handle: *handle,
             now_ps: now,
@@ -780,7 +771,7 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
                     queue: q,
                     ingress_port: 0,
                     priority: p.priority,
-                    class: None,
+                    color: 0,
                     bytes: p.frame_bytes,
                     handle,
                     now_ps: now,

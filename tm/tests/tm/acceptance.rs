@@ -1,7 +1,9 @@
 //! Acceptance tests of issue #5: expectations are computed from the papers' formulas.
 
 use super::req;
-use tm::config::{AdmissionPolicy, ClassConfig, PfcConfig, PfcGroup, QueueConfig, TmConfig};
+use tm::config::{
+    AdmissionPolicy, ClassConfig, ColorConfig, PfcConfig, PfcGroup, QueueConfig, TmConfig,
+};
 use tm::experiments::{self, fb_bounds, DtParams, FbParams, PfcParams};
 use tm::spec::TmSpec;
 use tm::{pfc, EnqueueRequest, Refusal, TrafficManager};
@@ -176,7 +178,8 @@ fn fb_gamma_five_queues_on_one_port_get_less_than_on_five_ports() {
 
 #[test]
 fn fb_single_queue_variant_applies_per_class_thresholds_in_one_queue() {
-    // One queue per port; classes α = 20 and α = 0.5; the queue is between their thresholds.
+    // One queue per port; green packets are of class α = 20, yellow and red of α = 0.5; the
+    // queue is between their thresholds.
     let cfg = TmConfig {
         admission: AdmissionPolicy::FlexibleBufferSingleQueue,
         classes: vec![
@@ -189,24 +192,129 @@ fn fb_single_queue_variant_applies_per_class_thresholds_in_one_queue() {
                 priority: 0,
             },
         ],
+        color: ColorConfig {
+            classes: vec![0, 1, 1],
+            ..ColorConfig::default()
+        },
         ..TmConfig::default()
     };
     let mut tm = TrafficManager::new(TmSpec::small(100, 80, 1), cfg, 1).unwrap();
-    // Fill with high-class packets to 40 cells: N = 1, B − Q = 60; T(0.5) = 30, T(20) = 1200.
+    // Fill with green packets to 40 cells: N = 1, B − Q = 60; T(0.5) = 30, T(20) = 1200.
     for h in 0..40 {
-        let mut r = req(0, 0, 80, h);
-        r.class = Some(0);
-        tm.enqueue(r).unwrap();
+        tm.enqueue(req(0, 0, 80, h)).unwrap();
     }
-    let mut hi = req(0, 0, 80, 100);
-    hi.class = Some(0);
-    let mut lo = req(0, 0, 80, 101);
-    lo.class = Some(1);
-    assert!(tm.enqueue(hi).is_ok());
-    assert_eq!(tm.enqueue(lo), Err(Refusal::FlexibleThreshold));
-    let mut bad = req(0, 0, 80, 102);
-    bad.class = Some(7);
-    assert_eq!(tm.enqueue(bad), Err(Refusal::NoSuchClass));
+    let green = req(0, 0, 80, 100);
+    let mut yellow = req(0, 0, 80, 101);
+    yellow.color = 1;
+    let mut red = req(0, 0, 80, 102);
+    red.color = 3;
+    assert!(tm.enqueue(green).is_ok());
+    assert_eq!(tm.enqueue(yellow), Err(Refusal::FlexibleThreshold));
+    assert_eq!(tm.enqueue(red), Err(Refusal::FlexibleThreshold));
+}
+
+/// Tofino's colour drop limits under DT: a yellow packet is admitted against half the
+/// threshold, a red one against a quarter, a green one against all of it.
+#[test]
+fn dt_colour_drop_limits_scale_the_threshold() {
+    let cfg = TmConfig {
+        classes: vec![ClassConfig {
+            alpha: 1.0,
+            priority: 0,
+        }],
+        color: ColorConfig {
+            yellow_eighths: 4,
+            red_eighths: 2,
+            classes: Vec::new(),
+        },
+        ..TmConfig::default()
+    };
+    // α = 1, B = 100: after 20 cells, T = 80; yellow 40, red 20.
+    let mut tm = TrafficManager::new(TmSpec::small(100, 80, 1), cfg, 1).unwrap();
+    let mut h = 0;
+    let mut offer = |tm: &mut TrafficManager, color: u8| {
+        h += 1;
+        let mut r = req(0, 0, 80, h);
+        r.color = color;
+        tm.enqueue(r)
+    };
+    for _ in 0..19 {
+        offer(&mut tm, 0).unwrap();
+    }
+    // 19 queued: T = 81; red's 20.25 still above 19.
+    assert!(offer(&mut tm, 3).is_ok());
+    // 20 queued, B − Q = 80: red's limit is 20, reached.
+    assert_eq!(offer(&mut tm, 3), Err(Refusal::DynamicThreshold));
+    assert!(offer(&mut tm, 1).is_ok());
+    assert!(offer(&mut tm, 2).is_err(), "2 reads as red");
+    // Yellow fills to its limit: q < (B − q)/2 until q = 34.
+    while offer(&mut tm, 1).is_ok() {}
+    assert_eq!(tm.depth(0, 0).0, 34);
+    assert!(offer(&mut tm, 0).is_ok(), "green still below alpha (B - Q)");
+}
+
+/// Under Static a red packet with a limit of half is refused at half the static limit.
+#[test]
+fn static_colour_drop_limit_halves_the_limit() {
+    let cfg = TmConfig {
+        admission: AdmissionPolicy::Static,
+        default_queue: QueueConfig {
+            static_limit_cells: Some(10),
+            ..QueueConfig::default()
+        },
+        color: ColorConfig {
+            red_eighths: 4,
+            ..ColorConfig::default()
+        },
+        ..TmConfig::default()
+    };
+    let mut tm = TrafficManager::new(TmSpec::small(100, 80, 1), cfg, 1).unwrap();
+    let offer = |tm: &mut TrafficManager, h: u32, color: u8| {
+        let mut r = req(0, 0, 80, h);
+        r.color = color;
+        tm.enqueue(r)
+    };
+    for h in 0..5 {
+        offer(&mut tm, h, 3).unwrap();
+    }
+    assert_eq!(offer(&mut tm, 5, 3), Err(Refusal::QueueLimit));
+    for h in 6..11 {
+        offer(&mut tm, h, 0).unwrap();
+    }
+    assert_eq!(offer(&mut tm, 11, 0), Err(Refusal::QueueLimit));
+}
+
+/// A colour configuration that would not be applied, or names a class that does not
+/// exist, is refused with its field.
+#[test]
+fn colour_configuration_errors_name_the_field() {
+    let bad = |color: ColorConfig, admission: AdmissionPolicy| {
+        let cfg = TmConfig {
+            admission,
+            color,
+            ..TmConfig::default()
+        };
+        cfg.validate(&TmSpec::small(100, 80, 1), 1)
+            .unwrap_err()
+            .field
+    };
+    let fb = AdmissionPolicy::FlexibleBuffer;
+    let sq = AdmissionPolicy::FlexibleBufferSingleQueue;
+    let dt = AdmissionPolicy::DynamicThreshold;
+    let limit = |y| ColorConfig {
+        yellow_eighths: y,
+        ..ColorConfig::default()
+    };
+    let classes = |c: Vec<u8>| ColorConfig {
+        classes: c,
+        ..ColorConfig::default()
+    };
+    assert_eq!(bad(limit(0), dt), "color.yellow_eighths");
+    assert_eq!(bad(limit(9), dt), "color.yellow_eighths");
+    assert_eq!(bad(limit(4), fb), "color.yellow_eighths");
+    assert_eq!(bad(classes(vec![0, 0, 0]), dt), "color.classes");
+    assert_eq!(bad(classes(vec![0, 0]), sq), "color.classes");
+    assert_eq!(bad(classes(vec![0, 0, 7]), sq), "color.classes[2]");
 }
 
 /// Theorem 3: the α_L it gives holds the low priority at its guaranteed share (within a
@@ -329,7 +437,7 @@ fn lossless(handle: u32, now: u64) -> EnqueueRequest {
         queue: 3,
         ingress_port: 0,
         priority: 3,
-        class: None,
+        color: 0,
         bytes: 80,
         handle,
         now_ps: now,

@@ -4,8 +4,8 @@
 use proptest::prelude::*;
 use std::collections::VecDeque;
 use tm::config::{
-    AdmissionPolicy, ClassConfig, EcnConfig, PfcConfig, PfcGroup, QueueConfig, SchedulerConfig,
-    TmConfig,
+    AdmissionPolicy, ClassConfig, ColorConfig, EcnConfig, PfcConfig, PfcGroup, QueueConfig,
+    SchedulerConfig, TmConfig,
 };
 use tm::spec::TmSpec;
 use tm::{EnqueueRequest, TrafficManager};
@@ -17,7 +17,7 @@ enum Op {
         queue: u16,
         ingress: u16,
         prio: u8,
-        class: u8,
+        color: u8,
         bytes: u32,
     },
     Deq {
@@ -38,8 +38,8 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0u16..3, 0u16..4, 0u16..3, 0u8..8, 0u8..3, 1u32..1600).prop_map(
-            |(port, queue, ingress, prio, class, bytes)| Op::Enq { port, queue, ingress, prio, class, bytes }
+        6 => (0u16..3, 0u16..4, 0u16..3, 0u8..8, 0u8..4, 1u32..1600).prop_map(
+            |(port, queue, ingress, prio, color, bytes)| Op::Enq { port, queue, ingress, prio, color, bytes }
         ),
         4 => (0u16..3).prop_map(|port| Op::Deq { port }),
         1 => (0u16..3, 0u8..8, 0u64..5_000).prop_map(|(port, prio, for_ps)| Op::Pause { port, prio, for_ps }),
@@ -130,6 +130,18 @@ fn config() -> impl Strategy<Value = TmConfig> {
                     PfcConfig::default()
                 },
                 seed: Some(seed),
+                color: match admission {
+                    AdmissionPolicy::FlexibleBufferSingleQueue => ColorConfig {
+                        classes: vec![0, 1 % n_classes, n_classes - 1],
+                        ..ColorConfig::default()
+                    },
+                    AdmissionPolicy::DynamicThreshold | AdmissionPolicy::Static => ColorConfig {
+                        yellow_eighths: 1 + (seed % 8) as u8,
+                        red_eighths: 1 + (seed / 8 % 8) as u8,
+                        classes: Vec::new(),
+                    },
+                    _ => ColorConfig::default(),
+                },
                 ..TmConfig::default()
             }
         })
@@ -153,11 +165,11 @@ proptest! {
         let mut freed_cells = 0u64;
         for o in ops {
             match o {
-                Op::Enq { port, queue, ingress, prio, class, bytes } => {
+                Op::Enq { port, queue, ingress, prio, color, bytes } => {
                     handle += 1;
                     let r = tm.enqueue(EnqueueRequest {
                         port, queue, ingress_port: ingress, priority: prio,
-                        class: Some(class % tm.config().classes.len() as u8),
+                        color: color % 4,
                         bytes, handle, now_ps: now,
                     });
                     if let Ok(a) = r {
@@ -229,7 +241,7 @@ proptest! {
                 match *o {
                     Op::Enq { port, queue, ingress, prio, bytes, .. } => {
                         log.push(format!("{:?}", tm.enqueue(EnqueueRequest {
-                            port, queue, ingress_port: ingress, priority: prio, class: None,
+                            port, queue, ingress_port: ingress, priority: prio, color: 0,
                             bytes, handle: h as u32, now_ps: now })));
                     }
                     Op::Deq { port } => log.push(format!("{:?}", tm.dequeue(port, now))),
