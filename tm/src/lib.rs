@@ -334,9 +334,10 @@ pub struct TrafficManager {
     private_used: u32,
     headroom_used: u32,
     admission: Policy,
-    /// Eighths of its queue's threshold a green, yellow and red packet may fill under DT
-    /// and Static ([`config::ColorConfig`]; 8 for green).
-    color_eighths: [u8; 3],
+    /// Eighths of its queue's threshold a packet of each `packet_color` value (green 0,
+    /// yellow 1, red 2 and 3) may fill under DT and Static ([`config::ColorConfig`]; 8 for
+    /// green), indexed by the value: no [`config::Color`] on the per-packet path.
+    color_eighths: [u8; 4],
     rng: ChaCha8Rng,
     pfc_events: Vec<PfcEvent>,
     trace: Option<Vec<TraceEvent>>,
@@ -397,7 +398,12 @@ impl TrafficManager {
             private_used: 0,
             headroom_used: 0,
             admission: Policy::builtin(config.admission),
-            color_eighths: [8, config.color.yellow_eighths, config.color.red_eighths],
+            color_eighths: [
+                8,
+                config.color.yellow_eighths,
+                config.color.red_eighths,
+                config.color.red_eighths,
+            ],
             rng: ChaCha8Rng::seed_from_u64(config.seed.unwrap_or(0)),
             pfc_events: Vec::new(),
             trace: if config.trace { Some(Vec::new()) } else { None },
@@ -478,7 +484,7 @@ impl TrafficManager {
             ),
             Refusal::QueueLimit => {
                 let color = config::Color::of(req.color);
-                let eighths = self.color_eighths[color as usize];
+                let eighths = self.color_eighths[(req.color & 3) as usize];
                 let limit = admission::color_limit(qp.static_limit.unwrap_or(0), eighths);
                 let whose = if eighths == 8 {
                     String::from("its static limit")
@@ -493,7 +499,7 @@ impl TrafficManager {
             Refusal::DynamicThreshold => {
                 let alpha = qp.class_alpha.0 as f64 / Alpha::ONE as f64;
                 let color = config::Color::of(req.color);
-                let eighths = self.color_eighths[color as usize];
+                let eighths = self.color_eighths[(req.color & 3) as usize];
                 if eighths == 8 {
                     let threshold = alpha * free as f64;
                     format!(
@@ -721,22 +727,28 @@ impl TrafficManager {
         let mut to_headroom = lossless && xoff;
         if !to_headroom && shared_needed > 0 {
             if !lossless {
-                let eighths = self.color_eighths[config::Color::of(req.color) as usize];
+                // The packet's colour drop limit (8 eighths for green, and by default).
+                let eighths = self.color_eighths[(req.color & 3) as usize];
                 let verdict = match self.admission {
-                    Policy::DynamicThreshold if eighths == 8 => {
-                        admission::dt_admits(shared_before, qp.class_alpha, pool.size, pool.used)
-                            .then_some(())
-                            .ok_or(Refusal::DynamicThreshold)
+                    Policy::DynamicThreshold => {
+                        let admits = if eighths == 8 {
+                            admission::dt_admits(
+                                shared_before,
+                                qp.class_alpha,
+                                pool.size,
+                                pool.used,
+                            )
+                        } else {
+                            admission::dt_admits_eighths(
+                                shared_before,
+                                qp.class_alpha,
+                                eighths,
+                                pool.size,
+                                pool.used,
+                            )
+                        };
+                        admits.then_some(()).ok_or(Refusal::DynamicThreshold)
                     }
-                    Policy::DynamicThreshold => admission::dt_admits_eighths(
-                        shared_before,
-                        qp.class_alpha,
-                        eighths,
-                        pool.size,
-                        pool.used,
-                    )
-                    .then_some(())
-                    .ok_or(Refusal::DynamicThreshold),
                     Policy::Static => admission::static_admits(
                         shared_before,
                         shared_needed,
