@@ -29,6 +29,9 @@ pub struct FlowRecord {
     pub packets_sent: u64,
     /// Retransmitted packets.
     pub retransmissions: u64,
+    /// Its data packets the chips dropped, by the flow id the packets carried (a packet a
+    /// program rewrote past the network's own format is not counted).
+    pub packets_dropped: u64,
 }
 
 impl FlowRecord {
@@ -41,6 +44,59 @@ impl FlowRecord {
     pub fn slowdown(&self) -> Option<f64> {
         self.fct_ps()
             .map(|f| f as f64 / self.ideal_fct_ps.max(1) as f64)
+    }
+}
+
+/// One query of a `Queries` traffic source: its parts are flows from its responders to its
+/// requester, all started at once; it completes when the last part has arrived.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueryRecord {
+    /// Query id (numbered over the run's sources in the order they were made).
+    pub id: u32,
+    /// The requester: its index in [`RunRecord::hosts`].
+    pub requester: u32,
+    /// When it was issued (ps).
+    pub start_ps: u64,
+    /// Bytes of the whole answer.
+    pub size_bytes: u64,
+    /// Responders (its flows).
+    pub responders: u32,
+    /// When the last part had arrived (ps); `None` if any part had not when the run ended.
+    pub end_ps: Option<u64>,
+    /// Data packets of its parts the chips dropped.
+    pub packets_dropped: u64,
+    /// Retransmitted packets of its parts.
+    pub retransmissions: u64,
+}
+
+impl QueryRecord {
+    /// Query completion time (ps), if it completed.
+    pub fn qct_ps(&self) -> Option<u64> {
+        self.end_ps.map(|e| e - self.start_ps)
+    }
+
+    /// The queries of `flows` (those with a query), by id; `query[i]` is flow `i`'s.
+    pub fn of_flows(flows: &[FlowRecord], query: &[Option<u32>]) -> Vec<QueryRecord> {
+        let mut by_id: std::collections::BTreeMap<u32, QueryRecord> = Default::default();
+        for (f, q) in flows.iter().zip(query) {
+            let Some(q) = *q else { continue };
+            let r = by_id.entry(q).or_insert(QueryRecord {
+                id: q,
+                requester: f.dst,
+                start_ps: f.start_ps,
+                size_bytes: 0,
+                responders: 0,
+                end_ps: Some(f.start_ps),
+                packets_dropped: 0,
+                retransmissions: 0,
+            });
+            r.size_bytes += f.size_bytes;
+            r.responders += 1;
+            r.end_ps = r.end_ps.zip(f.end_ps).map(|(a, b)| a.max(b));
+            r.packets_dropped += f.packets_dropped;
+            r.retransmissions += f.retransmissions;
+        }
+        by_id.into_values().collect()
     }
 }
 
@@ -131,6 +187,9 @@ pub struct RunRecord {
     pub duration_ps: u64,
     /// Every flow.
     pub flows: Vec<FlowRecord>,
+    /// Every query of the `Queries` sources, by id. (Absent from older records: empty.)
+    #[serde(default)]
+    pub queries: Vec<QueryRecord>,
     /// Sampled series (queue depths, buffer occupancy, throughput per port/flow).
     pub series: Vec<Series>,
     /// The series' sampling period (ps; samples at its multiples from 0), 0 when not

@@ -28,6 +28,15 @@
 //! - `Permutation((size, start_ns, hosts: None))`: each host sends one flow to another, the
 //!   destinations a random permutation without fixed points.
 //! - `AllToAll((size, start_ns, hosts: None))`: one flow for every ordered pair.
+//! - `Queries((requesters: None, responders_from: None, responders: 8, size: 1000000,
+//!   per_second: 1.0, start_ns, stop_ns))`: partition-aggregate queries (the Flexible Buffer
+//!   paper's §6 workload): every host of `requesters` (default all) issues queries as a
+//!   Poisson process of `per_second` queries a second; each asks `responders` hosts drawn
+//!   without replacement from `responders_from` (default all; never the requester) for an
+//!   equal part of a file of `size` bytes (the first `size mod responders` parts a byte
+//!   longer), and each part is a flow from its responder to the requester, all starting at
+//!   the query's instant. The run's record keeps every query ([`crate::records::QueryRecord`]):
+//!   it completes when its last part has arrived.
 //!
 //! Every source also takes `class` (priority 0..7, default 0) and `transport` (default: the
 //! scenario's).
@@ -250,6 +259,37 @@ pub enum Source {
     Permutation(Pattern),
     /// All-to-all.
     AllToAll(Pattern),
+    /// Partition-aggregate queries.
+    Queries(Queries),
+}
+
+/// Partition-aggregate queries (see the module's documentation).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Queries {
+    /// Hosts that issue queries (default all).
+    #[serde(default)]
+    pub requesters: Option<Vec<String>>,
+    /// Hosts a query's responders are drawn from (default all; never its requester).
+    #[serde(default)]
+    pub responders_from: Option<Vec<String>>,
+    /// Responders per query (N).
+    pub responders: u32,
+    /// Bytes of the whole answer, split evenly over the responders.
+    pub size: u64,
+    /// Mean queries a second each requester issues (a Poisson process).
+    pub per_second: f64,
+    /// First query no earlier than this (ns).
+    #[serde(default)]
+    pub start_ns: u64,
+    /// No query after this (ns).
+    pub stop_ns: u64,
+    /// Class of the answers' packets.
+    #[serde(default)]
+    pub class: u8,
+    /// Transport of the answers.
+    #[serde(default)]
+    pub transport: Option<TransportSpec>,
 }
 
 /// A flow to run.
@@ -270,6 +310,9 @@ pub struct FlowSpec {
     pub transport: Arc<TransportSpec>,
     /// Which source made it.
     pub source: usize,
+    /// The query it answers part of (numbered over the run's sources, in the order they
+    /// were made), if a [`Source::Queries`] made it.
+    pub query: Option<u32>,
 }
 
 /// What the expansion needs to know about hosts.
@@ -330,6 +373,7 @@ pub fn expand(
     seed: u64,
 ) -> Result<Vec<FlowSpec>, String> {
     let mut flows = Vec::new();
+    let mut queries = 0u32;
     for (i, s) in sources.iter().enumerate() {
         let place = format!("traffic[{i}]");
         let mut rng = Stream::new(seed, &place);
@@ -348,12 +392,13 @@ pub fn expand(
         };
         // Every flow is made before the run: a bound keeps a mistaken load or period a clear
         // error rather than the machine's memory running out.
-        let mut push = |src: usize,
-                        dst: usize,
-                        size: u64,
-                        start: Time,
-                        class: u8,
-                        t: &Arc<TransportSpec>|
+        let mut push_part = |src: usize,
+                             dst: usize,
+                             size: u64,
+                             start: Time,
+                             class: u8,
+                             t: &Arc<TransportSpec>,
+                             query: Option<u32>|
          -> Result<(), String> {
             if flows.len() >= MAX_FLOWS {
                 return Err(format!(
@@ -376,8 +421,12 @@ pub fn expand(
                 class,
                 transport: Arc::clone(t),
                 source: i,
+                query,
             });
             Ok(())
+        };
+        let mut push = |src, dst, size, start, class, t: &Arc<TransportSpec>| {
+            push_part(src, dst, size, start, class, t, None)
         };
         let time = |ns: u64, field: &str| Time::from_input_ns(ns, &format!("{place}: {field}"));
         let sized = |size: u64| {
@@ -626,6 +675,75 @@ pub fn expand(
                     }
                 }
             }
+            Source::Queries(q) => {
+                class_ok(q.class)?;
+                let t = Arc::new(tr(&q.transport)?);
+                let requesters = hosts.set(&q.requesters, &place)?;
+                let pool = hosts.set(&q.responders_from, &place)?;
+                let n = q.responders as usize;
+                if n == 0 {
+                    return Err(format!("{place}: responders must be at least 1"));
+                }
+                sized(q.size)?;
+                if (q.size as usize) < n {
+                    return Err(format!(
+                        "{place}: size {} bytes cannot be split over {n} responders",
+                        q.size
+                    ));
+                }
+                if let Some(&r) = requesters
+                    .iter()
+                    .find(|&&r| pool.iter().filter(|&&h| h != r).count() < n)
+                {
+                    return Err(format!(
+                        "{place}: requester `{}` has fewer than {n} responders to draw from \
+                         (responders_from, without itself)",
+                        hosts.names[r]
+                    ));
+                }
+                if !(q.per_second > 0.0 && q.per_second.is_finite()) {
+                    return Err(format!(
+                        "{place}: per_second {} must be above 0",
+                        q.per_second
+                    ));
+                }
+                time(q.start_ns, "start_ns")?;
+                time(q.stop_ns, "stop_ns")?;
+                let mean_gap_ns = 1e9 / q.per_second;
+                let span = q.stop_ns.saturating_sub(q.start_ns) as f64;
+                let expected = requesters.len() as f64 * span / mean_gap_ns * n as f64;
+                if expected > MAX_FLOWS as f64 {
+                    return Err(format!(
+                        "{place}: the traffic makes more than {MAX_FLOWS} flows (about \
+                         {expected:.0}); lower per_second, responders or the duration"
+                    ));
+                }
+                // Each requester's next query, merged in time order (ties: requester order).
+                let mut next: Vec<f64> = requesters
+                    .iter()
+                    .map(|_| q.start_ns as f64 + rng.exponential(mean_gap_ns))
+                    .collect();
+                while let Some(k) = (0..next.len())
+                    .filter(|&k| next[k] < q.stop_ns as f64)
+                    .min_by(|&a, &b| next[a].total_cmp(&next[b]))
+                {
+                    let r = requesters[k];
+                    let at = Time((next[k] * 1000.0) as u64);
+                    let mut from: Vec<usize> = pool.iter().copied().filter(|&h| h != r).collect();
+                    let id = queries;
+                    queries = queries
+                        .checked_add(1)
+                        .ok_or_else(|| format!("{place}: more than {} queries", u32::MAX))?;
+                    for part in 0..n {
+                        // Draw without replacement: a random one of those left.
+                        let j = rng.below(from.len() as u64) as usize;
+                        let responder = from.swap_remove(j);
+                        let bytes = q.size / n as u64 + ((part as u64) < q.size % n as u64) as u64;
+                        push_part(responder, r, bytes, at, q.class, &t, Some(id))?;
+                    }
+                    next[k] += rng.exponential(mean_gap_ns);
+                }
+            }
         }
     }
     // Stable: equal start times keep source and creation order.
@@ -730,6 +848,71 @@ mod tests {
         dsts.sort();
         assert_eq!(dsts, (0..8).collect::<Vec<_>>());
         assert_eq!(f.iter().filter(|f| f.source == 2).count(), 56);
+    }
+
+    fn queries(responders: u32, per_second: f64, from: Option<Vec<String>>) -> Source {
+        Source::Queries(Queries {
+            requesters: Some(vec!["h0".into(), "h1".into()]),
+            responders_from: from,
+            responders,
+            size: 100_001,
+            per_second,
+            start_ns: 0,
+            stop_ns: 1_000_000_000,
+            class: 2,
+            transport: None,
+        })
+    }
+
+    /// Two requesters at 100 queries a second for 1 s: about 200 queries (a Poisson count),
+    /// each of 4 parts from distinct hosts other than its requester, numbered in time order,
+    /// the same for the same seed.
+    #[test]
+    fn queries_make_their_parts() {
+        let (names, gbps) = info();
+        let h = HostInfo {
+            names: &names,
+            gbps: &gbps,
+        };
+        let src = vec![queries(4, 100.0, None)];
+        let f = expand(&src, &h, &TransportSpec::default(), 3).unwrap();
+        let n = f.iter().filter_map(|f| f.query).max().unwrap() as usize + 1;
+        assert!((160..=240).contains(&n), "{n} queries");
+        assert_eq!(f.len(), 4 * n);
+        for q in 0..n as u32 {
+            let parts: Vec<&FlowSpec> = f.iter().filter(|f| f.query == Some(q)).collect();
+            assert_eq!(parts.len(), 4);
+            let r = parts[0].dst;
+            assert!(
+                r < 2
+                    && parts
+                        .iter()
+                        .all(|p| p.dst == r && p.start == parts[0].start)
+            );
+            let mut from: Vec<usize> = parts.iter().map(|p| p.src).collect();
+            from.sort();
+            from.dedup();
+            assert_eq!(from.len(), 4);
+            assert!(!from.contains(&r));
+            assert_eq!(parts.iter().map(|p| p.size).sum::<u64>(), 100_001);
+            assert!(parts.iter().all(|p| p.class == 2));
+        }
+        assert_eq!(f, expand(&src, &h, &TransportSpec::default(), 3).unwrap());
+    }
+
+    /// Queries that cannot be made are refused with the source's place.
+    #[test]
+    fn impossible_queries_are_refused() {
+        let (names, gbps) = info();
+        let h = HostInfo {
+            names: &names,
+            gbps: &gbps,
+        };
+        let err = |s: Source| expand(&[s], &h, &TransportSpec::default(), 1).unwrap_err();
+        assert!(err(queries(0, 1.0, None)).contains("traffic[0]: responders must be at least 1"));
+        assert!(err(queries(1, 0.0, None)).contains("per_second 0 must be above 0"));
+        let few = Some(vec!["h0".into(), "h2".into()]);
+        assert!(err(queries(2, 1.0, few)).contains("requester `h0` has fewer than 2 responders"));
     }
 
     #[test]

@@ -68,7 +68,7 @@
 //! Every list here is sorted by its key, so the same record gives byte-identical output.
 
 use crate::record_ext::{PauseEventExt, SeriesExt};
-use asic_net::records::{ChipRecord, FlowRecord, PauseEvent, RunRecord, Series};
+use asic_net::records::{ChipRecord, FlowRecord, PauseEvent, QueryRecord, RunRecord, Series};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -619,6 +619,9 @@ pub struct Summary {
     pub config: MetricsConfig,
     /// Flow totals and headline slowdowns.
     pub flows: FlowSummary,
+    /// The queries, if the traffic had any. (Absent from summaries without: `None`.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queries: Option<QuerySummary>,
     /// FCT and slowdown by size bucket, in bucket order.
     pub fct_by_size: Vec<BucketStats>,
     /// Time-weighted statistics of every recorded series, sorted by name.
@@ -637,6 +640,41 @@ pub struct Summary {
     /// the end (as recorded). (Absent from older summaries: empty.)
     #[serde(default)]
     pub chips: Vec<ChipRecord>,
+}
+
+/// The queries of a run (`Queries` traffic) in numbers: how many completed, how many had no
+/// packet dropped (the FB paper's burst absorption), and their completion times.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuerySummary {
+    /// Queries issued.
+    pub queries: u64,
+    /// Of them, completed.
+    pub completed: u64,
+    /// Of them, none of whose data packets a chip dropped.
+    pub without_drop: u64,
+    /// Query completion time of the completed, µs: median, 99th percentile (nearest rank).
+    pub qct_us_p50: Option<f64>,
+    /// See `qct_us_p50`.
+    pub qct_us_p99: Option<f64>,
+}
+
+/// [`QuerySummary`] of `queries`; `None` when there are none.
+pub fn query_summary(queries: &[QueryRecord]) -> Option<QuerySummary> {
+    if queries.is_empty() {
+        return None;
+    }
+    let qct: Vec<f64> = queries
+        .iter()
+        .filter_map(|q| q.qct_ps())
+        .map(|p| p as f64 / 1e6)
+        .collect();
+    Some(QuerySummary {
+        queries: queries.len() as u64,
+        completed: qct.len() as u64,
+        without_drop: queries.iter().filter(|q| q.packets_dropped == 0).count() as u64,
+        qct_us_p50: sample_quantile(&qct, 0.5),
+        qct_us_p99: sample_quantile(&qct, 0.99),
+    })
 }
 
 /// The rate series of every byte counter in the record, sorted by name.
@@ -669,6 +707,7 @@ pub fn summarize(record: &RunRecord, cfg: &MetricsConfig) -> Summary {
             ..cfg.clone()
         },
         flows: flow_summary(&record.flows, cfg),
+        queries: query_summary(&record.queries),
         fct_by_size: fct_by_size(&record.flows, &cfg.size_edges),
         series,
         throughput,

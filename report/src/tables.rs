@@ -5,7 +5,8 @@
 //!
 //! | file | one row per | columns |
 //! |---|---|---|
-//! | `flows.csv` | flow, by id | id, src, dst, size_bytes, start_ps, end_ps, fct_ps, ideal_fct_ps, slowdown, packets_sent, retransmissions |
+//! | `flows.csv` | flow, by id | id, src, dst, size_bytes, start_ps, end_ps, fct_ps, ideal_fct_ps, slowdown, packets_sent, retransmissions, packets_dropped |
+//! | `queries.csv` | query, by id (written when the traffic has queries) | id, requester, start_ps, size_bytes, responders, end_ps, qct_ps, packets_dropped, retransmissions |
 //! | `fct_by_size.csv` | size bucket, then `all` | bucket, min_exclusive_bytes, max_inclusive_bytes, flows, completed, incomplete, slowdown_{mean,p50,p95,p99,max}, fct_us_{mean,p50,p95,p99,max} |
 //! | `series.csv` | point (long format), by series name | series, unit, time_ps, value |
 //! | `series_stats.csv` | series, by name (throughput series after) | series, node, unit, points, mean, p50, p95, p99, max, last (time-weighted) |
@@ -59,6 +60,7 @@ pub fn write_flows_csv<W: Write>(w: W, record: &RunRecord) -> Result<(), String>
             "slowdown",
             "packets_sent",
             "retransmissions",
+            "packets_dropped",
         ],
     )?;
     let mut sorted: Vec<&FlowRecord> = flows.iter().collect();
@@ -76,6 +78,40 @@ pub fn write_flows_csv<W: Write>(w: W, record: &RunRecord) -> Result<(), String>
             f.slowdown().map_or(String::new(), |s| format!("{s:.6}")),
             f.packets_sent.to_string(),
             f.retransmissions.to_string(),
+            f.packets_dropped.to_string(),
+        ])
+        .map_err(csv_err)?;
+    }
+    wtr.flush().map_err(|e| e.to_string())
+}
+
+/// `queries.csv`: one row per query of `record`, by id.
+pub fn write_queries_csv<W: Write>(w: W, record: &RunRecord) -> Result<(), String> {
+    let mut wtr = writer(
+        w,
+        &[
+            "id",
+            "requester",
+            "start_ps",
+            "size_bytes",
+            "responders",
+            "end_ps",
+            "qct_ps",
+            "packets_dropped",
+            "retransmissions",
+        ],
+    )?;
+    for q in &record.queries {
+        wtr.write_record([
+            q.id.to_string(),
+            record.host_name(q.requester).to_string(),
+            q.start_ps.to_string(),
+            q.size_bytes.to_string(),
+            q.responders.to_string(),
+            q.end_ps.map_or(String::new(), |e| e.to_string()),
+            q.qct_ps().map_or(String::new(), |e| e.to_string()),
+            q.packets_dropped.to_string(),
+            q.retransmissions.to_string(),
         ])
         .map_err(csv_err)?;
     }
@@ -299,6 +335,12 @@ pub fn write_run_tables(
     write_flows_csv(w, record).map_err(|e| name_err(&p, e))?;
     out.push(p);
 
+    if !record.queries.is_empty() {
+        let (p, w) = create(dir, "queries.csv")?;
+        write_queries_csv(w, record).map_err(|e| name_err(&p, e))?;
+        out.push(p);
+    }
+
     let (p, w) = create(dir, "fct_by_size.csv")?;
     let mut buckets = summary.fct_by_size.clone();
     buckets.push(summary.flows.all.clone());
@@ -466,6 +508,19 @@ pub fn render_summary(s: &Summary) -> String {
         s.config.long_flow_min_bytes,
         opt_or_dash(f.long_flows_mean_slowdown)
     );
+    if let Some(q) = &s.queries {
+        let pct = |n: u64| 100.0 * n as f64 / q.queries.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "queries: {} ({} completed), {} without a drop ({:.1} %); completion time p50 {} us, p99 {} us",
+            q.queries,
+            q.completed,
+            q.without_drop,
+            pct(q.without_drop),
+            opt_or_dash(q.qct_us_p50),
+            opt_or_dash(q.qct_us_p99)
+        );
+    }
     let c = &s.conservation;
     let _ = writeln!(
         out,

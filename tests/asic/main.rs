@@ -26,6 +26,7 @@ mod net_fct;
 mod net_incast;
 mod net_leafspine;
 mod net_pcap;
+mod net_queries;
 mod packet_color;
 mod parser_errors;
 mod perf;

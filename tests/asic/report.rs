@@ -22,6 +22,7 @@ fn flow(id: u64, size: u64, start: u64, fct: Option<u64>, ideal: u64) -> FlowRec
         ideal_fct_ps: ideal,
         packets_sent: size.div_ceil(1000),
         retransmissions: id % 2,
+        packets_dropped: id % 3,
     }
 }
 
@@ -61,6 +62,7 @@ fn sample_record() -> RunRecord {
         name: "sample".to_string(),
         duration_ps: 100_000_000,
         flows,
+        queries: Vec::new(),
         series: vec![
             series(
                 "leaf0.port3.q0.depth_cells",
@@ -370,7 +372,8 @@ fn write_run_writes_every_table_with_its_columns() {
             "ideal_fct_ps",
             "slowdown",
             "packets_sent",
-            "retransmissions"
+            "retransmissions",
+            "packets_dropped"
         ]
     );
     let flows = csv_rows(&d.join("flows.csv"));

@@ -95,7 +95,37 @@ impl DropReason {
     }
 }
 
+/// What [`Chip::watch_drops`] keeps: the owner of each dropped packet, by the caller's
+/// reading of its bytes.
+#[derive(Debug)]
+pub(super) struct DropWatch {
+    /// The owner of a packet from its bytes as they were when it was dropped (`None`: no
+    /// owner the caller counts).
+    owner: fn(&[u8]) -> Option<u64>,
+    /// Owners of the packets dropped since the last [`Chip::take_watched_drops`], in drop
+    /// order.
+    owners: Vec<u64>,
+}
+
 impl Chip {
+    /// Keep the owner of every packet dropped from now on, as `owner` reads it from the
+    /// packet's bytes (a network asks for the flow of each data packet, to count a flow's
+    /// losses). Packets the program consumes are not drops and are not kept.
+    pub fn watch_drops(&mut self, owner: fn(&[u8]) -> Option<u64>) {
+        self.drop_watch = Some(DropWatch {
+            owner,
+            owners: Vec::new(),
+        });
+    }
+
+    /// Hands each owner [`Chip::watch_drops`] kept since the last call to `f`, in drop
+    /// order, and forgets them.
+    pub fn take_watched_drops(&mut self, mut f: impl FnMut(u64)) {
+        if let Some(w) = &mut self.drop_watch {
+            w.owners.drain(..).for_each(&mut f);
+        }
+    }
+
     /// The end of packet `h` at `now`: counted under `reason` and against its ingress port,
     /// its buffer back in the store. A packet the chip made that its program ends is consumed,
     /// not dropped: a program's own records (BFC's dequeue records, a refresh walk's last
@@ -112,6 +142,9 @@ impl Chip {
         } else {
             self.drops[reason.index()] += 1;
             self.ports[p.ingress_port as usize].counters.drops += 1;
+            if let Some(w) = &mut self.drop_watch {
+                w.owners.extend((w.owner)(&p.data));
+            }
         }
         if self.trace.is_some() {
             self.trace_drop(h, now, reason, consumed);

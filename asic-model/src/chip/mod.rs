@@ -70,6 +70,7 @@ pub use config::{
     ChipConfig, DodConfig, McastGroup, MirrorOnDropConfig, MirrorSession, PktGenApp, PortSpeed,
 };
 pub use drop::DropReason;
+use drop::DropWatch;
 pub use error::ChipError;
 pub use event::ChipEvent;
 pub use lockstep::LockstepCounters;
@@ -117,6 +118,8 @@ pub struct Chip {
     drops: [u64; REASONS],
     /// Packets made here that the program ended ([`Chip::consumed`]).
     consumed: u64,
+    /// Who a dropped packet belonged to, when asked ([`Chip::watch_drops`]).
+    drop_watch: Option<DropWatch>,
     /// Parse failures the program chose to continue with (ingress, egress).
     parser_errors_continued: [u64; 2],
     plumbing: Plumbing,
@@ -190,6 +193,7 @@ impl Chip {
             packets: PacketStore::default(),
             drops: [0; REASONS],
             consumed: 0,
+            drop_watch: None,
             parser_errors_continued: [0; 2],
             plumbing,
             pktgen,

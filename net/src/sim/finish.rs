@@ -3,11 +3,13 @@
 
 use super::part::Part;
 use super::{Rest, SrcCount, Windows};
-use crate::records::{ChipRecord, DropCount, FlowRecord, HostTotals, NodeCount, RunRecord};
+use crate::records::{
+    ChipRecord, DropCount, FlowRecord, HostTotals, NodeCount, QueryRecord, RunRecord,
+};
 use asic_model::chip::{Chip, DropReason};
 use asic_model::kernel::Lockstep;
 use pipelines::time::Time;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Per-host packet balance at the end of a run: what it offered and where it went.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -95,7 +97,13 @@ impl NetRun {
 pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, windows: Windows, end: Time) -> NetRun {
     let sh = std::sync::Arc::clone(&parts[0].sh);
     let topo = &sh.topo;
-    let flows = (0..sh.flow_homes.len())
+    let mut flow_drops: HashMap<u64, u64> = HashMap::new();
+    for part in parts.iter() {
+        for (&flow, &n) in &part.flow_drops {
+            *flow_drops.entry(flow).or_default() += n;
+        }
+    }
+    let flows: Vec<FlowRecord> = (0..sh.flow_homes.len())
         .map(|i| {
             let src = sh.flow_homes.src[i] as usize;
             let sender = &parts[sh.host_part[src]].flows[i];
@@ -110,9 +118,17 @@ pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, windows: Windows, end: Ti
                 ideal_fct_ps: sender.ideal_ps,
                 packets_sent: sender.packets_sent,
                 retransmissions: sender.retx,
+                packets_dropped: flow_drops.get(&(i as u64)).copied().unwrap_or(0),
             }
         })
         .collect();
+    let query: Vec<Option<u32>> = (0..sh.flow_homes.len())
+        .map(|i| {
+            let src = sh.flow_homes.src[i] as usize;
+            parts[sh.host_part[src]].flows[i].spec.query
+        })
+        .collect();
+    let queries = QueryRecord::of_flows(&flows, &query);
     let chips: Vec<Chip> = (0..sh.chip_part.len())
         .map(|c| {
             parts[sh.chip_part[c]].chips[c]
@@ -267,6 +283,7 @@ pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, windows: Windows, end: Ti
             name: rest.name,
             duration_ps: end.ps(),
             flows,
+            queries,
             series,
             sample_period_ps: rest.sample_period.map_or(0, Time::ps),
             pauses,

@@ -141,6 +141,7 @@ mod tests {
             class: 0,
             transport: Arc::new(TransportSpec::Raw(Default::default())),
             source: 0,
+            query: None,
         };
         Flow::new(spec, Shape::new(1000, 1000), 0, Time::ZERO, 0)
     }

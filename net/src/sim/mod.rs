@@ -43,7 +43,7 @@ pub use finish::{HostBalance, NetRun};
 use part::{Part, Shared};
 use pipelines::time::Time;
 use sample::SeriesState;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 pub use windows::Windows;
 
@@ -255,7 +255,9 @@ impl<'o> Net<'o> {
                 let mut part_samples: Vec<Vec<SeriesState>> = (0..nc).map(|_| Vec::new()).collect();
                 let mut queue_samples: Vec<Vec<_>> = (0..nc).map(|_| Vec::new()).collect();
                 for &c in &own {
-                    let chip = chips[c].take().expect("each chip in one partition");
+                    let mut chip = chips[c].take().expect("each chip in one partition");
+                    // Each data packet a chip drops is counted against its flow.
+                    chip.watch_drops(crate::packet::data_flow_id);
                     if self.sample_period.is_some() {
                         let n = chip.tm().port_count() * chip.tm().spec().queues_per_port as usize;
                         queue_samples[c] = (0..n).map(|_| None).collect();
@@ -298,6 +300,7 @@ impl<'o> Net<'o> {
                     captured: Default::default(),
                     src: vec![SrcCount::default(); nh],
                     host_drops: BTreeMap::new(),
+                    flow_drops: HashMap::new(),
                     unconnected: vec![0; nc],
                     pauses: Vec::new(),
                     samples: part_samples,

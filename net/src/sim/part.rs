@@ -28,7 +28,7 @@ use asic_model::chip::{Chip, ChipEvent, PauseDirection};
 use asic_model::kernel::{EventQueue, Lockstep, Schedule};
 use asic_model::mac::frame_time;
 use pipelines::time::Time;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// Bits of an event number that count a node's events (2⁴⁰, a million million per node);
@@ -226,6 +226,8 @@ pub(crate) struct Part {
     pub(crate) captured: Captured,
     pub(crate) src: Vec<SrcCount>,
     pub(crate) host_drops: BTreeMap<(usize, &'static str), u64>,
+    /// Per flow id: its data packets its chips dropped (summed over partitions at the end).
+    pub(crate) flow_drops: HashMap<u64, u64>,
     /// Per chip: frames sent out of a port with no link.
     pub(crate) unconnected: Vec<u64>,
     /// Pauses, with the node that logged them.
@@ -485,6 +487,8 @@ impl Part {
             };
             self.pauses.push((c as u32, rec));
         }
+        let drops = &mut self.flow_drops;
+        chip.take_watched_drops(|flow| *drops.entry(flow).or_default() += 1);
         while let Some((port, start, frame)) = self.outbox.pop() {
             self.chip_tx(c, port, start, frame);
         }
