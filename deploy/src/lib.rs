@@ -1,6 +1,6 @@
 //! Mechanisms as deployments, and network scenarios built into runnable networks.
 //!
-//! A mechanism (the stock routers, BFC, packet trimming; Flexible Buffer, Pyrrha and CaPFC
+//! A mechanism (the stock routers, BFC, packet trimming, Flexible Buffer; Pyrrha and CaPFC
 //! next) is a **program** in `programs/<name>/` and a **deployment**: a module here that,
 //! given the topology and the mechanism's parameters, yields each chip's program, table
 //! entries and chip configuration, and says what hosts must do. Nothing mechanism-specific
@@ -10,8 +10,8 @@
 //!   registry, what a scenario's `deploy:` names.
 //! - [`routers`]: the stock routers (`programs/l3router`, `programs/ecmp_router`) and the
 //!   routes they need; [`bfc`]: Backpressure Flow Control (`programs/bfc`); [`trimming`]:
-//!   packet trimming (`programs/trimming`); [`manual`]: no mechanism, the scenario's own
-//!   program and entries.
+//!   packet trimming (`programs/trimming`); [`fb`]: Flexible Buffer's evaluation setting
+//!   (`programs/fb`); [`manual`]: no mechanism, the scenario's own program and entries.
 //! - [`scenario`]: the network scenario file: topology, deployment, per-chip and per-role
 //!   settings, traffic. [`build`]: a scenario into an `asic_net::Network` (profiles loaded,
 //!   programs compiled once per profile and program, entries resolved, chips built).
@@ -22,6 +22,7 @@
 
 pub mod bfc;
 pub mod build;
+pub mod fb;
 pub mod manual;
 pub mod routers;
 pub mod run;
@@ -104,6 +105,8 @@ pub enum Mechanism {
     Bfc(bfc::BfcSpec),
     /// Packet trimming (`programs/trimming`).
     Trimming(trimming::TrimmingSpec),
+    /// Flexible Buffer's evaluation setting (`programs/fb`).
+    Fb(fb::FbSpec),
     /// No mechanism: the chip's settings give its `program`, entries and configuration.
     Manual,
 }
@@ -121,6 +124,7 @@ impl Mechanism {
             Mechanism::Routers(r) => r,
             Mechanism::Bfc(b) => b,
             Mechanism::Trimming(t) => t,
+            Mechanism::Fb(f) => f,
             Mechanism::Manual => &manual::Manual,
         }
     }

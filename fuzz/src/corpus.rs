@@ -68,6 +68,8 @@ repository_files!(
     "programs/examples/policer.reads.entries.ron",
     "programs/examples/policer.reads.ron",
     "programs/examples/policer.scenario.ron",
+    "programs/fb/fb-48x10g.ron",
+    "programs/fb/fb.p4",
     "programs/l3router/entries.ron",
     "programs/l3router/full.ron",
     "programs/l3router/in1.pcap",

@@ -35,7 +35,8 @@
 //!   without replacement from `responders_from` (default all; never the requester) for an
 //!   equal part of a file of `size` bytes (the first `size mod responders` parts a byte
 //!   longer), and each part is a flow from its responder to the requester, all starting at
-//!   the query's instant. The run's record keeps every query ([`crate::records::QueryRecord`]):
+//!   the query's instant; `max_queries` (`None`) keeps the earliest so many. The run's record
+//!   keeps every query ([`crate::records::QueryRecord`]):
 //!   it completes when its last part has arrived.
 //!
 //! Every source also takes `class` (priority 0..7, default 0) and `transport` (default: the
@@ -284,6 +285,9 @@ pub struct Queries {
     pub start_ns: u64,
     /// No query after this (ns).
     pub stop_ns: u64,
+    /// At most this many queries (the earliest).
+    #[serde(default)]
+    pub max_queries: Option<u64>,
     /// Class of the answers' packets.
     #[serde(default)]
     pub class: u8,
@@ -711,7 +715,9 @@ pub fn expand(
                 time(q.stop_ns, "stop_ns")?;
                 let mean_gap_ns = 1e9 / q.per_second;
                 let span = q.stop_ns.saturating_sub(q.start_ns) as f64;
-                let expected = requesters.len() as f64 * span / mean_gap_ns * n as f64;
+                let count = requesters.len() as f64 * span / mean_gap_ns;
+                let count = q.max_queries.map_or(count, |m| count.min(m as f64));
+                let expected = count * n as f64;
                 if expected > MAX_FLOWS as f64 {
                     return Err(format!(
                         "{place}: the traffic makes more than {MAX_FLOWS} flows (about \
@@ -723,10 +729,15 @@ pub fn expand(
                     .iter()
                     .map(|_| q.start_ns as f64 + rng.exponential(mean_gap_ns))
                     .collect();
+                let mut made = 0u64;
                 while let Some(k) = (0..next.len())
                     .filter(|&k| next[k] < q.stop_ns as f64)
                     .min_by(|&a, &b| next[a].total_cmp(&next[b]))
                 {
+                    if q.max_queries.is_some_and(|m| made >= m) {
+                        break;
+                    }
+                    made += 1;
                     let r = requesters[k];
                     let at = Time((next[k] * 1000.0) as u64);
                     let mut from: Vec<usize> = pool.iter().copied().filter(|&h| h != r).collect();
@@ -859,6 +870,7 @@ mod tests {
             per_second,
             start_ns: 0,
             stop_ns: 1_000_000_000,
+            max_queries: None,
             class: 2,
             transport: None,
         })

@@ -13,6 +13,7 @@ mod common;
 mod control_timing;
 mod docs;
 mod examples;
+mod fb;
 mod ghost;
 mod l3router;
 mod lockstep;
