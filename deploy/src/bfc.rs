@@ -423,6 +423,7 @@ impl Deployment for BfcSpec {
             entries,
             control: Vec::new(),
             config: self.chip_config(prof, c, topo, config),
+            agents: Vec::new(),
         })
     }
 

@@ -146,6 +146,9 @@ fn chip<'l>(
         let resolved = resolve_op(program, op).map_err(|e| format!("{what}: {e}"))?;
         chip.apply(&resolved).map_err(|e| format!("{what}: {e}"))?;
     }
+    for agent in deployed.agents {
+        chip.add_agent(agent)?;
+    }
     Ok((chip, program))
 }
 

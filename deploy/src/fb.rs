@@ -19,13 +19,16 @@
 //!   (the paper's "DT, single-queue: α = 0.5"). Under [`Buffer::Fb`] the TM runs FB
 //!   (multi-queue) or single-queue FB with a class per colour, and keeps no private part.
 //! - with `ecn_threshold_packets`, ECN marking of every queue in use above that many
-//!   full-size packets (the paper's DCTCP: RED with Kmin = Kmax = 65 packets).
+//!   full-size packets (the paper's DCTCP: RED with Kmin = Kmax = 65 packets);
+//! - under [`Buffer::Fba`], DT as under [`Buffer::Dt`] and the FBA agent ([`Fba`]): every
+//!   `period_ns` it sets each queue's DT α to `α_c · γ / N_p` from what the TM shows (§5.2).
 
 use crate::routers::{self, Routing};
 use crate::{ChipContext, ChipDeployment, Deployment, Embedded};
-use asic_model::chip::ChipConfig;
+use asic_model::chip::{ChipConfig, ControlAgent};
 use asic_model::profile::ChipProfile;
 use pipelines::entries::{EntrySpec, KeySpec, Value};
+use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
 use tm::config::{
     AdmissionPolicy, ClassConfig, ColorConfig, EcnConfig, QueueConfig, SchedulerConfig,
@@ -56,6 +59,46 @@ pub enum Buffer {
     Dt,
     /// What-if: Flexible Buffer in the TM (single-queue FB with [`Queues::Single`]).
     Fb,
+    /// FBA: DT whose per-queue α a control-plane agent rewrites every `period_ns` (the
+    /// paper's 1 s) to FB's adaptive α. Multi-queue only (with one queue per port FBA is DT,
+    /// §5.2).
+    Fba {
+        /// The agent's period, ns.
+        period_ns: u64,
+    },
+}
+
+/// The FBA agent (§5.2) of one chip: each run sets every queue in use on every port to
+/// DT's `α = α_c · γ / N_p`, `γ` the queue's share of its port's round robin among the
+/// non-empty queues (counting itself), `N_p` the non-empty queues of its priority in the
+/// buffer (counting itself when empty, as FB counts the queue a packet arrives at), both as
+/// the TM shows them when it runs.
+#[derive(Debug)]
+pub struct Fba {
+    period: Time,
+    /// Per queue index in use: its class's α and buffer priority.
+    queues: Vec<(f64, u8)>,
+}
+
+impl ControlAgent for Fba {
+    fn period(&self) -> Time {
+        self.period
+    }
+
+    fn run(&mut self, _now: Time, tm: &mut tm::TrafficManager) -> Result<(), String> {
+        for port in 0..tm.port_count() as u16 {
+            for (q, &(alpha, priority)) in self.queues.iter().enumerate() {
+                let q = q as u16;
+                let (num, den) = tm.service_share(port, q).ok_or("no such queue")?;
+                let empty = tm.depth(port, q).1 == 0;
+                let n = tm.congested_queues(priority) + empty as u32;
+                let omega = alpha * num as f64 / den as f64 / n.max(1) as f64;
+                tm.set_alpha(port, q, omega.max(1.0 / 65536.0))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Queues per port.
@@ -155,7 +198,7 @@ impl FbSpec {
             _ => vec![class(self.alpha_high, 1), class(self.alpha_low, 0)],
         };
         base.admission = match (self.buffer, single) {
-            (Buffer::Dt, _) => AdmissionPolicy::DynamicThreshold,
+            (Buffer::Dt | Buffer::Fba { .. }, _) => AdmissionPolicy::DynamicThreshold,
             (Buffer::Fb, false) => AdmissionPolicy::FlexibleBuffer,
             (Buffer::Fb, true) => AdmissionPolicy::FlexibleBufferSingleQueue,
         };
@@ -167,7 +210,7 @@ impl FbSpec {
         }
         let in_use = self.queues_in_use() as u32;
         let gmin = match self.buffer {
-            Buffer::Dt => {
+            Buffer::Dt | Buffer::Fba { .. } => {
                 let share = self.dt_private * prof.tm.cells as f64;
                 (share / (prof.ports_total() * in_use) as f64).floor() as u32
             }
@@ -252,6 +295,21 @@ impl Deployment for FbSpec {
                 self.dt_private
             ));
         }
+        if let Buffer::Fba { period_ns } = self.buffer {
+            if self.queues == Queues::Single {
+                return Err(
+                    "fb.buffer: Fba sets each queue's α, so it needs queues: Multi (with \
+                            one queue per port FBA is DT, the paper's §5.2)"
+                        .into(),
+                );
+            }
+            if period_ns == 0 || Time::from_input_ns(period_ns, "").is_err() {
+                return Err(format!(
+                    "fb.buffer: Fba period_ns {period_ns} must be more than 0 and a time a \
+                     scenario may name"
+                ));
+            }
+        }
         if self.ecn_threshold_packets == Some(0) {
             return Err("fb.ecn_threshold_packets: must be at least 1 (or None)".into());
         }
@@ -262,10 +320,25 @@ impl Deployment for FbSpec {
         let mut entries = routers::routes(chip.topology, chip.chip, Routing::Ecmp);
         entries.extend(self.classify());
         self.tm(chip.profile, chip.mtu, &mut config.tm);
+        let mut agents: Vec<Box<dyn ControlAgent>> = Vec::new();
+        if let Buffer::Fba { period_ns } = self.buffer {
+            let classes = &config.tm.classes;
+            agents.push(Box::new(Fba {
+                period: Time::from_ns(period_ns),
+                queues: config.tm.queues[..self.queues_in_use() as usize]
+                    .iter()
+                    .map(|q| {
+                        let c = &classes[q.class as usize];
+                        (c.alpha, c.priority)
+                    })
+                    .collect(),
+            }));
+        }
         Ok(ChipDeployment {
             entries,
             control: Vec::new(),
             config,
+            agents,
         })
     }
 }

@@ -29,7 +29,7 @@ pub mod run;
 pub mod scenario;
 pub mod trimming;
 
-use asic_model::chip::ChipConfig;
+use asic_model::chip::{ChipConfig, ControlAgent};
 use asic_model::profile::ChipProfile;
 use asic_net::topology::Topology;
 use pipelines::control::ControlOp;
@@ -60,7 +60,7 @@ pub struct ChipContext<'a> {
 }
 
 /// What a deployment gives one chip.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Debug, Default)]
 pub struct ChipDeployment {
     /// Table entries, installed after the operator's own.
     pub entries: Vec<EntrySpec>,
@@ -69,6 +69,8 @@ pub struct ChipDeployment {
     pub control: Vec<ControlOp>,
     /// The chip configuration: the operator's, with what the mechanism needs added.
     pub config: ChipConfig,
+    /// Control-plane agents the chip wakes periodically (FBA's α rewriter).
+    pub agents: Vec<Box<dyn ControlAgent>>,
 }
 
 /// What hosts attached to a chip running a mechanism must do.

@@ -24,6 +24,7 @@ impl Deployment for Manual {
             entries: Vec::new(),
             control: Vec::new(),
             config,
+            agents: Vec::new(),
         })
     }
 }

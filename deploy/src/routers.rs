@@ -80,6 +80,7 @@ impl Deployment for Routing {
             entries: routes(chip.topology, chip.chip, *self),
             control: Vec::new(),
             config,
+            agents: Vec::new(),
         })
     }
 }

@@ -576,6 +576,7 @@ impl Deployment for TrimmingSpec {
             entries,
             control: self.meter_ops(chip),
             config: self.chip_config(chip, config),
+            agents: Vec::new(),
         })
     }
 }

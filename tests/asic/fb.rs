@@ -131,3 +131,17 @@ fn bad_parameters_are_named() {
         assert!(err.contains(says), "{deploy}: {err}");
     }
 }
+
+/// FBA (§5.2): an agent that rewrites each queue's DT α to FB's adaptive α every 100 µs has
+/// shrunk the low queues before the burst comes, and it passes; with the paper's 1 s period
+/// the agent has not run by then, and the chip is DT, packet for packet.
+#[test]
+fn fba_absorbs_the_burst_once_its_agent_has_run() {
+    let (fba, done) = burst("(buffer: Fba(period_ns: 100000))");
+    assert_eq!(fba, 0);
+    assert!(done);
+    let (late, _) = burst("(buffer: Fba(period_ns: 1000000000))");
+    let (dt, _) = burst("(buffer: Dt)");
+    assert_eq!(late, dt);
+    assert!(dt > 0);
+}

@@ -211,3 +211,41 @@ fn an_unknown_host_is_refused_with_the_hosts_named() {
         "traffic[0]: no host named `h0_1` (the 3 hosts are `h0` to `h2`)"
     );
 }
+
+/// A chip that wakes itself without end (BFC's periodic packet generator, FBA's control
+/// agent) needs an end time: without one the run would never run out of events (it spun
+/// forever before), whatever its flows do.
+#[test]
+fn endless_chip_events_need_an_end_time() {
+    for (chip, deploy, says) in [
+        (
+            "tofino2-like",
+            "Bfc(())",
+            "stop.at_ns: chip `sw0` has packet-generator application 0 with a period and no count",
+        ),
+        (
+            "../fb/fb-48x10g.ron",
+            "Fb((buffer: Fba(period_ns: 1000)))",
+            "stop.at_ns: chip `sw0` has 1 control agent(s)",
+        ),
+    ] {
+        for stop in [
+            "(when_flows_complete: false)",
+            "(when_flows_complete: true)",
+        ] {
+            let text = format!(
+                r#"(
+                topology: Generate((shape: SingleSwitch(hosts: 2), chip: "{chip}")),
+                deploy: {deploy},
+                traffic: [{FLOW}],
+                stop: {stop},
+            )"#
+            );
+            let s: NetScenario = ron::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+            let err = asic_deploy::run::run_detailed(s, std::path::Path::new("programs/net"), None)
+                .err()
+                .expect("refused");
+            assert!(err.contains(says), "{deploy} {stop}: {err}");
+        }
+    }
+}

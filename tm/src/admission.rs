@@ -41,7 +41,7 @@ pub enum AdmissionPolicy {
 }
 
 /// α in fixed point: `alpha = raw / 65536`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Alpha(pub u32);
 
 impl Alpha {

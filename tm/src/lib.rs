@@ -257,6 +257,9 @@ struct Desc {
 
 #[derive(Debug, Default)]
 struct Queue {
+    /// Dynamic Threshold's α: its class's, unless the control plane set it
+    /// ([`TrafficManager::set_alpha`]).
+    alpha: Alpha,
     fifo: VecDeque<Desc>,
     /// All cells.
     cells: u32,
@@ -385,7 +388,12 @@ impl TrafficManager {
             nports: ports,
             qpp,
             levels,
-            queues: (0..ports * qpp).map(|_| Queue::default()).collect(),
+            queues: (0..ports * qpp)
+                .map(|i| Queue {
+                    alpha: r.queues[i % qpp].class_alpha,
+                    ..Queue::default()
+                })
+                .collect(),
             depth_changes: None,
             qparams: r.queues,
             classes: r.classes,
@@ -497,7 +505,7 @@ impl TrafficManager {
                 )
             }
             Refusal::DynamicThreshold => {
-                let alpha = qp.class_alpha.0 as f64 / Alpha::ONE as f64;
+                let alpha = q.alpha.0 as f64 / Alpha::ONE as f64;
                 let color = config::Color::of(req.color);
                 let eighths = self.color_eighths[(req.color & 3) as usize];
                 if eighths == 8 {
@@ -719,6 +727,7 @@ impl TrafficManager {
 
         let q = &self.queues[qi];
         let (q_cells, q_nh, q_pkts) = (q.cells, q.nh_cells, q.fifo.len() as u32);
+        let q_alpha = q.alpha;
         let shared_before = q_nh.saturating_sub(qp.gmin);
         let shared_after = (q_nh + cells).saturating_sub(qp.gmin);
         let shared_needed = shared_after - shared_before;
@@ -732,16 +741,11 @@ impl TrafficManager {
                 let verdict = match self.admission {
                     Policy::DynamicThreshold => {
                         let admits = if eighths == 8 {
-                            admission::dt_admits(
-                                shared_before,
-                                qp.class_alpha,
-                                pool.size,
-                                pool.used,
-                            )
+                            admission::dt_admits(shared_before, q_alpha, pool.size, pool.used)
                         } else {
                             admission::dt_admits_eighths(
                                 shared_before,
-                                qp.class_alpha,
+                                q_alpha,
                                 eighths,
                                 pool.size,
                                 pool.used,
@@ -1087,6 +1091,53 @@ impl TrafficManager {
         self.ports
             .get(port as usize)
             .is_some_and(|p| p.sched.nonempty != 0)
+    }
+
+    /// Dynamic Threshold's α of `queue` on `port`: its class's, unless set at run time;
+    /// `None` for a queue the TM lacks.
+    pub fn alpha(&self, port: u16, queue: u16) -> Option<f64> {
+        let q = self.queues.get(self.queue_index(port, queue)?)?;
+        Some(q.alpha.0 as f64 / Alpha::ONE as f64)
+    }
+
+    /// Sets Dynamic Threshold's α of one queue at run time (a control plane that rewrites a
+    /// queue's α, as the FB paper's FBA does; a Tofino's is its queue's dynamic "burst
+    /// absorption factor", `bf_tm_q_app_pool_usage_set`, one of nine settings, where the model
+    /// takes any α in (0, 65535]). Packets already queued stay (no push-out).
+    pub fn set_alpha(&mut self, port: u16, queue: u16, alpha: f64) -> Result<(), ConfigError> {
+        let Some(i) = self.queue_index(port, queue) else {
+            return Err(ConfigError {
+                field: format!("port {port} queue {queue}"),
+                reason: format!("the TM has {} ports of {} queues", self.nports, self.qpp),
+            });
+        };
+        self.queues[i].alpha = Alpha::from_f64(alpha).ok_or_else(|| ConfigError {
+            field: format!("port {port} queue {queue} alpha"),
+            reason: format!("{alpha} is not in (0, 65535]"),
+        })?;
+        Ok(())
+    }
+
+    /// Flexible Buffer's γ of `queue` on `port` as the scheduler gives it: the queue's
+    /// quantum over the quanta of the non-empty queues of its level on its port, counting
+    /// itself, as (numerator, denominator); `None` for a queue the TM lacks.
+    pub fn service_share(&self, port: u16, queue: u16) -> Option<(u64, u64)> {
+        self.queue_index(port, queue)?;
+        Some(self.ports[port as usize].sched.gamma(queue))
+    }
+
+    /// Non-empty queues whose class has buffer priority `priority`, buffer-wide (Flexible
+    /// Buffer's N_p).
+    pub fn congested_queues(&self, priority: u8) -> u32 {
+        self.congested_by_prio
+            .get(priority as usize)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn queue_index(&self, port: u16, queue: u16) -> Option<usize> {
+        ((port as usize) < self.nports && (queue as usize) < self.qpp)
+            .then(|| port as usize * self.qpp + queue as usize)
     }
 
     /// Depth of `queue` on `port`: (cells, packets).

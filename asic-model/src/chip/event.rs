@@ -71,6 +71,11 @@ pub enum ChipEvent {
         /// Index into `ChipConfig::pktgen`.
         app: u16,
     },
+    /// A control-plane agent runs (see [`super::Chip::add_agent`]).
+    Agent {
+        /// Index into the chip's agents.
+        agent: u16,
+    },
     /// A packet-generator application's one-shot trigger number `i` fires.
     PktGenShot {
         /// Index into `ChipConfig::pktgen`.

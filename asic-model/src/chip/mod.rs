@@ -45,6 +45,7 @@
 //!   for).
 
 mod afc;
+mod agent;
 mod config;
 mod depth;
 mod drop;
@@ -66,6 +67,7 @@ mod queueing;
 mod scheduled;
 mod trace;
 
+pub use agent::ControlAgent;
 pub use config::{
     ChipConfig, DodConfig, McastGroup, MirrorOnDropConfig, MirrorSession, PktGenApp, PortSpeed,
 };
@@ -120,6 +122,9 @@ pub struct Chip {
     consumed: u64,
     /// Who a dropped packet belonged to, when asked ([`Chip::watch_drops`]).
     drop_watch: Option<DropWatch>,
+    /// Control-plane agents ([`Chip::add_agent`]), and what stopped any of them.
+    agents: Vec<Box<dyn ControlAgent>>,
+    agent_failures: Vec<String>,
     /// Parse failures the program chose to continue with (ingress, egress).
     parser_errors_continued: [u64; 2],
     plumbing: Plumbing,
@@ -194,6 +199,8 @@ impl Chip {
             drops: [0; REASONS],
             consumed: 0,
             drop_watch: None,
+            agents: Vec::new(),
+            agent_failures: Vec::new(),
             parser_errors_continued: [0; 2],
             plumbing,
             pktgen,
@@ -229,6 +236,28 @@ impl Chip {
     /// The profile the chip was built from.
     pub fn profile(&self) -> &ChipProfile {
         &self.profile
+    }
+
+    /// Schedule what the chip starts on its own: the packet generator's first packets and
+    /// the control agents' first runs. Call once, before running the kernel.
+    pub fn start(&mut self, q: &mut impl Schedule<ChipEvent>) {
+        self.start_pktgen(q);
+        self.start_agents(q);
+    }
+
+    /// What makes the chip schedule events without end, if anything: a control agent or a
+    /// packet-generator application with a period and no count. A run of such a chip ends
+    /// only at a time it is given.
+    pub fn endless_events(&self) -> Option<String> {
+        if !self.agents.is_empty() {
+            return Some(format!(
+                "{} control agent(s), each run every period",
+                self.agents.len()
+            ));
+        }
+        self.pktgen
+            .endless_app()
+            .map(|a| format!("packet-generator application {a} with a period and no count"))
     }
 
     /// The pipe clock.
@@ -294,6 +323,7 @@ impl Chip {
                 paused,
             } => self.afc_apply(now, port, queue, paused, q),
             ChipEvent::PktGenTick { app } => self.pktgen_tick(now, app, q),
+            ChipEvent::Agent { agent } => self.run_agent(now, agent, q),
             ChipEvent::PktGenShot { app, .. } => self.generate(now, app, q),
         }
     }

@@ -22,6 +22,13 @@ pub(super) struct PacketGenerator {
 }
 
 impl PacketGenerator {
+    /// The first application that generates packets without end (a period, no count).
+    pub(super) fn endless_app(&self) -> Option<usize> {
+        self.apps
+            .iter()
+            .position(|a| a.period_ns.is_some() && a.count.is_none())
+    }
+
     /// Check the applications against the chip (`port_ids`: how many ports it has, its
     /// generator ports included).
     pub(super) fn new(
@@ -80,8 +87,8 @@ impl Chip {
         self.profile.pktgen_port(pipe)
     }
 
-    /// Schedule the packet generator's first packets. Call once, before running the kernel.
-    pub fn start(&mut self, q: &mut impl Schedule<ChipEvent>) {
+    /// Schedule the packet generator's first packets.
+    pub(super) fn start_pktgen(&mut self, q: &mut impl Schedule<ChipEvent>) {
         for (a, app) in self.pktgen.apps.iter().enumerate() {
             let app_id = a as u16;
             if app.period_ns.is_some() && app.count != Some(0) {

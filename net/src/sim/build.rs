@@ -87,6 +87,21 @@ impl<'o> Net<'o> {
             Some(ns) => Some(Time::from_input_ns(ns, "stop.at_ns")?),
             None => None,
         };
+        // A chip that wakes itself forever keeps the run from running out of events: it
+        // needs an end time (whether the flows complete cannot be known before).
+        if stop_at.is_none() {
+            if let Some((c, what)) = chips
+                .iter()
+                .enumerate()
+                .find_map(|(c, chip)| Some((c, chip.endless_events()?)))
+            {
+                return Err(format!(
+                    "stop.at_ns: chip `{}` has {what}, so the run would never run out of \
+                     events; give the run an end time",
+                    topo.spec.chips[c].name
+                ));
+            }
+        }
         let mss = packet::mss(mtu) as u32;
         let mut hosts = Vec::new();
         for (h, hs) in topo.spec.hosts.iter().enumerate() {

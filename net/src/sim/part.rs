@@ -469,6 +469,10 @@ impl Part {
                 f.refusal(&self.sh.control_names[c][f.op])
             ));
         }
+        // A control agent that failed stops the run, as a refused control operation does.
+        if let (ChipEvent::Agent { .. }, Some(f)) = (ev, chip.agent_failures().first()) {
+            return Err(format!("chip `{name}`: {f}"));
+        }
         // The chip's transmit side paused or resumed by PFC frames it received.
         // And its queues paused or resumed by its program (AFC).
         for r in chip.drain_pause_log() {

@@ -284,6 +284,38 @@ fn static_colour_drop_limit_halves_the_limit() {
     assert_eq!(offer(&mut tm, 11, 0), Err(Refusal::QueueLimit));
 }
 
+/// A queue's DT α set at run time changes that queue's threshold only; FB's γ and N_p are
+/// read as the scheduler and the buffer give them; bad settings are refused by name.
+#[test]
+fn run_time_alpha_and_fb_state() {
+    let cfg = TmConfig {
+        classes: vec![ClassConfig {
+            alpha: 1.0,
+            priority: 0,
+        }],
+        scheduler: tm::config::SchedulerConfig::Drr { quanta: Vec::new() },
+        ..TmConfig::default()
+    };
+    let mut tm = TrafficManager::new(TmSpec::small(100, 80, 2), cfg, 2).unwrap();
+    assert_eq!(tm.alpha(0, 0), Some(1.0));
+    tm.set_alpha(0, 0, 0.25).unwrap();
+    assert_eq!((tm.alpha(0, 0), tm.alpha(1, 0)), (Some(0.25), Some(1.0)));
+    // α = 0.25 of B − Q: port 0 queue 0 stops at 20 (20 < 0.25 · 80 fails); port 1 goes on.
+    let mut h = 0;
+    while tm.enqueue(req(0, 0, 80, h)).is_ok() {
+        h += 1;
+    }
+    assert_eq!(tm.depth(0, 0).0, 20);
+    assert!(tm.enqueue(req(1, 0, 80, 1000)).is_ok());
+    // Two non-empty queues of priority 0; γ of port 0's queue 1, empty, counts itself: 1/2.
+    assert_eq!(tm.congested_queues(0), 2);
+    let share = |q| tm.service_share(0, q).map(|(n, d)| n as f64 / d as f64);
+    assert_eq!((share(1), share(0)), (Some(0.5), Some(1.0)));
+    assert_eq!(tm.service_share(2, 0), None);
+    assert!(tm.set_alpha(0, 0, 0.0).unwrap_err().field.contains("alpha"));
+    assert!(tm.set_alpha(5, 0, 1.0).is_err());
+}
+
 /// A colour configuration that would not be applied, or names a class that does not
 /// exist, is refused with its field.
 #[test]
