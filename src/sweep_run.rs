@@ -51,11 +51,13 @@ pub fn substitute(base: &str, point: &Point, base_name: &str) -> Result<String, 
     Ok(text)
 }
 
-/// The headline numbers of one run, as a table row.
+/// The headline numbers of one run, as a table row; with queries, theirs too (how many,
+/// how many without a drop, their p99 completion time) and the largest p99 of a chip's
+/// buffer occupancy (sampled runs).
 fn row_of(record: &RunRecord, s: &Summary) -> Row {
     let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.3}"));
     let drops: u64 = record.drops.iter().map(|d| d.packets).sum();
-    vec![
+    let mut row = vec![
         ("flows".into(), s.flows.flows.to_string()),
         ("completed".into(), s.flows.completed.to_string()),
         ("p99_slowdown".into(), f(s.flows.all.slowdown.p99)),
@@ -72,7 +74,20 @@ fn row_of(record: &RunRecord, s: &Summary) -> Row {
             "retransmissions".into(),
             s.flows.retransmissions.to_string(),
         ),
-    ]
+    ];
+    if let Some(q) = &s.queries {
+        row.push(("queries".into(), q.queries.to_string()));
+        row.push(("queries_without_drop".into(), q.without_drop.to_string()));
+        row.push(("query_p99_us".into(), f(q.qct_us_p99)));
+        let buffer_p99 = s
+            .series
+            .iter()
+            .filter(|x| x.name.ends_with(".buffer_cells"))
+            .filter_map(|x| x.p99)
+            .reduce(f64::max);
+        row.push(("buffer_p99_cells".into(), f(buffer_p99)));
+    }
+    row
 }
 
 /// A sweep's spec, its base scenario and its points, every substitution checked.

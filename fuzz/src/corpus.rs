@@ -70,6 +70,8 @@ repository_files!(
     "programs/examples/policer.scenario.ron",
     "programs/fb/fb-48x10g.ron",
     "programs/fb/fb.p4",
+    "programs/fb/leafspine.ron",
+    "programs/fb/sweep-burst.ron",
     "programs/l3router/entries.ron",
     "programs/l3router/full.ron",
     "programs/l3router/in1.pcap",

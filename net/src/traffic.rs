@@ -176,6 +176,10 @@ pub struct Flows {
     /// Class.
     #[serde(default)]
     pub class: u8,
+    /// Each flow's class drawn uniformly from these instead of `class` (the FB paper's hosts
+    /// tag each web-search flow with one of four low tags at random).
+    #[serde(default)]
+    pub classes: Option<Vec<u8>>,
     /// Transport.
     #[serde(default)]
     pub transport: Option<TransportSpec>,
@@ -517,6 +521,12 @@ pub fn expand(
             }
             Source::Flows(f) => {
                 class_ok(f.class)?;
+                if let Some(cs) = &f.classes {
+                    if cs.is_empty() {
+                        return Err(format!("{place}: classes: give at least one, or None"));
+                    }
+                    cs.iter().try_for_each(|&c| class_ok(c))?;
+                }
                 let t = Arc::new(tr(&f.transport)?);
                 let set = hosts.set(&f.hosts, &place)?;
                 if set.len() < 2 {
@@ -595,7 +605,11 @@ pub fn expand(
                         d = set[set.len() - 1];
                     }
                     let size = dist.sample(&mut rng);
-                    push(h, d, size, Time((at * 1000.0) as u64), f.class, &t)?;
+                    let class = match &f.classes {
+                        Some(cs) => cs[rng.below(cs.len() as u64) as usize],
+                        None => f.class,
+                    };
+                    push(h, d, size, Time((at * 1000.0) as u64), class, &t)?;
                     n += 1;
                     per_host[k].2 = at + gaps(m, &mut rng);
                 }
@@ -805,6 +819,7 @@ mod tests {
             stop_ns: 10_000_000,
             max_flows: None,
             class: 0,
+            classes: None,
             transport: None,
         })];
         let f = expand(&src, &h, &TransportSpec::default(), 1).unwrap();
@@ -815,6 +830,34 @@ mod tests {
         assert!(f.iter().all(|f| f.src != f.dst));
         // Same seed, same flows.
         assert_eq!(f, expand(&src, &h, &TransportSpec::default(), 1).unwrap());
+        // Classes drawn from four: each about a quarter of the flows.
+        let Source::Flows(mut tagged) = src[0].clone() else {
+            unreachable!()
+        };
+        tagged.classes = Some(vec![2, 3, 4, 5]);
+        let g = expand(
+            &[Source::Flows(tagged.clone())],
+            &h,
+            &TransportSpec::default(),
+            1,
+        )
+        .unwrap();
+        for c in 2..=5u8 {
+            let n = g.iter().filter(|f| f.class == c).count() as f64;
+            assert!((n / g.len() as f64 - 0.25).abs() < 0.03, "class {c}: {n}");
+        }
+        assert!(g.iter().all(|f| (2..=5).contains(&f.class)));
+        tagged.classes = Some(vec![]);
+        let e = expand(
+            &[Source::Flows(tagged.clone())],
+            &h,
+            &TransportSpec::default(),
+            1,
+        );
+        assert!(e.unwrap_err().contains("classes: give at least one"));
+        tagged.classes = Some(vec![8]);
+        let e = expand(&[Source::Flows(tagged)], &h, &TransportSpec::default(), 1);
+        assert!(e.unwrap_err().contains("class 8 must be 0..7"));
     }
 
     #[test]

@@ -145,3 +145,20 @@ fn fba_absorbs_the_burst_once_its_agent_has_run() {
     assert_eq!(late, dt);
     assert!(dt > 0);
 }
+
+/// The reduced Fig. 7 sweep's every point substitutes into the §6 leaf-spine and parses as a
+/// scenario; the grid has its 9 points.
+#[test]
+fn the_burst_sweep_spec_makes_its_points() {
+    let spec_path = Path::new("programs/fb/sweep-burst.ron");
+    let spec = asic_report::sweep::SweepSpec::load(spec_path).unwrap();
+    let base_path = spec.base_path(spec_path);
+    let base = std::fs::read_to_string(&base_path).unwrap();
+    let points = spec.points();
+    assert_eq!(points.len(), 9);
+    for p in &points {
+        let text = asic::sweep_run::substitute(&base, p, "leafspine.ron").unwrap();
+        let s: Result<NetScenario, _> = ron::from_str(&text);
+        assert!(s.is_ok(), "{}: {:?}", p.label(), s.err());
+    }
+}

@@ -9,7 +9,7 @@
 //! - [`occupancy_bound`]: Theorem 1 (Eq. 5): total occupancy ≤ B(α_L + α_H)/(1 + α_L + α_H),
 //!   95.3 % at α_L = 0.5, α_H = 20, whatever the number of congested queues (DT beside it).
 
-use super::{fb_run, FbParams};
+use super::{fb_run, FbParams, FbRow};
 use crate::config::AdmissionPolicy;
 use crate::spec::TmSpec;
 use crate::{EnqueueRequest, TrafficManager};
@@ -56,6 +56,19 @@ pub fn occupancy_bound(alphas: &[f64]) -> f64 {
 /// Cells in the buffer of [`low_guarantee`] and [`occupancy_bound_run`] (one-cell packets).
 const CELLS: u32 = 1000;
 
+/// One high queue and `n_low` low queues, each on its own port and saturated, in a buffer of
+/// [`CELLS`] one-cell packets after 20,000 slots.
+fn settled(policy: AdmissionPolicy, alpha_high: f64, alpha_low: f64, n_low: usize) -> FbRow {
+    let p = FbParams {
+        cells: CELLS,
+        alpha_high,
+        alpha_low,
+        lows: vec![n_low],
+        slots: 20_000,
+    };
+    fb_run(&p, policy, n_low)
+}
+
 /// One row of [`low_guarantee`].
 #[derive(Clone, Debug, Serialize)]
 pub struct LowGuaranteeRow {
@@ -83,14 +96,12 @@ pub fn low_guarantee() -> Vec<LowGuaranteeRow> {
         let alpha_high = 10.0;
         let alpha_low = alpha_low_min(bp, alpha_high);
         for n_low in [1, 4] {
-            let p = FbParams {
-                cells: CELLS,
+            let r = settled(
+                AdmissionPolicy::FlexibleBuffer,
                 alpha_high,
                 alpha_low,
-                lows: vec![n_low],
-                slots: 20_000,
-            };
-            let r = fb_run(&p, AdmissionPolicy::FlexibleBuffer, n_low);
+                n_low,
+            );
             rows.push(LowGuaranteeRow {
                 bp,
                 alpha_high,
@@ -317,14 +328,7 @@ pub fn occupancy_bound_run() -> Vec<OccupancyRow> {
         AdmissionPolicy::DynamicThreshold,
     ] {
         for n_low in [0, 1, 4, 8, 32] {
-            let p = FbParams {
-                cells: CELLS,
-                alpha_high,
-                alpha_low,
-                lows: vec![n_low],
-                slots: 20_000,
-            };
-            let r = fb_run(&p, policy, n_low);
+            let r = settled(policy, alpha_high, alpha_low, n_low);
             rows.push(OccupancyRow {
                 policy: r.policy,
                 n_low,
