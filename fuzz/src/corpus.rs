@@ -72,6 +72,8 @@ repository_files!(
     "programs/fb/fb.p4",
     "programs/fb/leafspine.ron",
     "programs/fb/sweep-burst.ron",
+    "programs/fb/sweep-testbed.ron",
+    "programs/fb/testbed.ron",
     "programs/l3router/entries.ron",
     "programs/l3router/full.ron",
     "programs/l3router/in1.pcap",
