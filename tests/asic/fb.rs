@@ -190,3 +190,33 @@ fn testbed_fb_cuts_the_short_flows_fct_by_50_ms() {
     println!("median FCT of the 100 TCP flows: DT {dt:.3} ms, FB {fb:.3} ms");
     assert!(dt - fb >= 50.0, "DT {dt} ms, FB {fb} ms");
 }
+
+/// DCTCP's marking (`ecn_threshold_packets`, the paper's Kmin = Kmax): two DCTCP flows into
+/// one port keep the low queue near the threshold (20 full-size packets, 380 cells); without
+/// marking they fill it to DT's threshold.
+#[test]
+fn the_ecn_threshold_holds_dctcp_queues_near_it() {
+    let max_depth = |ecn: &str| {
+        let r = run(&format!(
+            r#"(
+                topology: Generate((shape: SingleSwitch(hosts: 3), chip: "fb-48x10g.ron", delay_ns: 1000)),
+                deploy: Fb((ecn_threshold_packets: {ecn})),
+                transport: Dctcp(()),
+                traffic: [Flow((src: "h1", dst: "h0", size: 20000000, class: 2)),
+                          Flow((src: "h2", dst: "h0", size: 20000000, class: 2))],
+                sample_period_ns: Some(10000),
+                stop: (at_ns: Some(100000000)),
+            )"#
+        ));
+        r.record
+            .series
+            .iter()
+            .find(|s| s.name == "sw0.port0.q1.depth_cells")
+            .map(|s| s.points.iter().map(|p| p.1).fold(0.0, f64::max))
+            .unwrap()
+    };
+    let (marked, unmarked) = (max_depth("Some(20)"), max_depth("None"));
+    println!("DCTCP queue: {marked} cells with marking at 20 packets, {unmarked} without");
+    assert!(marked < 3.0 * 380.0, "{marked}");
+    assert!(unmarked > 10.0 * 380.0, "{unmarked}");
+}
