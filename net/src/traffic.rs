@@ -268,6 +268,20 @@ pub enum Source {
     Queries(Queries),
 }
 
+/// How a `Queries` source's answers use their transport.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Connections {
+    /// Every answer is a transfer of its own, from the transport's initial state.
+    #[default]
+    Fresh,
+    /// A responder answers a requester on one connection that persists: an answer starts
+    /// with the congestion state (window, slow-start threshold, RTT estimate, DCTCP's α) the
+    /// connection's latest answer completed before it left (its last packet acknowledged);
+    /// the connection's first answer, or one whose predecessors are all still running,
+    /// starts afresh. No window is reset after idle.
+    Persistent,
+}
+
 /// Partition-aggregate queries (see the module's documentation).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -292,6 +306,10 @@ pub struct Queries {
     /// At most this many queries (the earliest).
     #[serde(default)]
     pub max_queries: Option<u64>,
+    /// Whether a responder answers each requester on a connection of its own that persists
+    /// from one answer to the next ([`Connections`]).
+    #[serde(default)]
+    pub connections: Connections,
     /// Class of the answers' packets.
     #[serde(default)]
     pub class: u8,
@@ -321,6 +339,9 @@ pub struct FlowSpec {
     /// The query it answers part of (numbered over the run's sources, in the order they
     /// were made), if a [`Source::Queries`] made it.
     pub query: Option<u32>,
+    /// The persistent connection it is sent on ([`Connections::Persistent`]), numbered over
+    /// the run's sources.
+    pub connection: Option<u32>,
 }
 
 /// What the expansion needs to know about hosts.
@@ -382,6 +403,7 @@ pub fn expand(
 ) -> Result<Vec<FlowSpec>, String> {
     let mut flows = Vec::new();
     let mut queries = 0u32;
+    let mut connections: std::collections::HashMap<(usize, usize, usize), u32> = Default::default();
     for (i, s) in sources.iter().enumerate() {
         let place = format!("traffic[{i}]");
         let mut rng = Stream::new(seed, &place);
@@ -406,7 +428,8 @@ pub fn expand(
                              start: Time,
                              class: u8,
                              t: &Arc<TransportSpec>,
-                             query: Option<u32>|
+                             query: Option<u32>,
+                             connection: Option<u32>|
          -> Result<(), String> {
             if flows.len() >= MAX_FLOWS {
                 return Err(format!(
@@ -430,11 +453,12 @@ pub fn expand(
                 transport: Arc::clone(t),
                 source: i,
                 query,
+                connection,
             });
             Ok(())
         };
         let mut push = |src, dst, size, start, class, t: &Arc<TransportSpec>| {
-            push_part(src, dst, size, start, class, t, None)
+            push_part(src, dst, size, start, class, t, None, None)
         };
         let time = |ns: u64, field: &str| Time::from_input_ns(ns, &format!("{place}: {field}"));
         let sized = |size: u64| {
@@ -764,7 +788,10 @@ pub fn expand(
                         let j = rng.below(from.len() as u64) as usize;
                         let responder = from.swap_remove(j);
                         let bytes = q.size / n as u64 + ((part as u64) < q.size % n as u64) as u64;
-                        push_part(responder, r, bytes, at, q.class, &t, Some(id))?;
+                        let next = connections.len() as u32;
+                        let connection = (q.connections == Connections::Persistent)
+                            .then(|| *connections.entry((i, responder, r)).or_insert(next));
+                        push_part(responder, r, bytes, at, q.class, &t, Some(id), connection)?;
                     }
                     next[k] += rng.exponential(mean_gap_ns);
                 }
@@ -914,6 +941,7 @@ mod tests {
             start_ns: 0,
             stop_ns: 1_000_000_000,
             max_queries: None,
+            connections: Connections::Fresh,
             class: 2,
             transport: None,
         })

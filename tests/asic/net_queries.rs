@@ -91,3 +91,30 @@ fn bigger_answers_lose_packets_and_the_summary_counts_the_queries_without_a_drop
         "{text}"
     );
 }
+
+/// With persistent connections a responder's second answer to the same requester starts
+/// with the window its first ended with, so it leaves faster than a fresh one, which slow
+/// starts again; the first answers are the same either way.
+#[test]
+fn persistent_connections_carry_the_window_to_the_next_answer() {
+    let fcts = |connections: &str| -> Vec<u64> {
+        let r = run(&format!(
+            r#"(
+                topology: Generate((shape: SingleSwitch(hosts: 2), chip: "tofino1-like", delay_ns: 10000)),
+                transport: NewReno(()),
+                traffic: [Queries((requesters: Some(["h0"]), responders_from: Some(["h1"]),
+                                   responders: 1, size: 2000000, per_second: 100.0,
+                                   stop_ns: 1000000000, max_queries: Some(2),
+                                   connections: {connections}))],
+                stop: (at_ns: Some(2000000000)),
+            )"#
+        ));
+        r.record.flows.iter().map(|f| f.fct_ps().unwrap()).collect()
+    };
+    let (fresh, kept) = (fcts("Fresh"), fcts("Persistent"));
+    println!("answer FCTs (ps): fresh {fresh:?}, persistent {kept:?}");
+    assert_eq!(fresh[0], kept[0]);
+    // Fresh answers alike, but for where each lands on the chip's clock (under 1 µs).
+    assert!(fresh[0].abs_diff(fresh[1]) < 1_000_000, "{fresh:?}");
+    assert!(kept[1] < fresh[1], "{kept:?} against {fresh:?}");
+}

@@ -142,6 +142,7 @@ mod tests {
             transport: Arc::new(TransportSpec::Raw(Default::default())),
             source: 0,
             query: None,
+            connection: None,
         };
         Flow::new(spec, Shape::new(1000, 1000), 0, Time::ZERO, 0)
     }

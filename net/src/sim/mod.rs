@@ -301,6 +301,7 @@ impl<'o> Net<'o> {
                     src: vec![SrcCount::default(); nh],
                     host_drops: BTreeMap::new(),
                     flow_drops: HashMap::new(),
+                    connections: HashMap::new(),
                     unconnected: vec![0; nc],
                     pauses: Vec::new(),
                     samples: part_samples,

@@ -24,6 +24,7 @@ use crate::host::Host;
 use crate::packet;
 use crate::records::PauseEvent;
 use crate::topology::{End, Topology};
+use crate::transport::Carried;
 use asic_model::chip::{Chip, ChipEvent, PauseDirection};
 use asic_model::kernel::{EventQueue, Lockstep, Schedule};
 use asic_model::mac::frame_time;
@@ -228,6 +229,9 @@ pub(crate) struct Part {
     pub(crate) host_drops: BTreeMap<(usize, &'static str), u64>,
     /// Per flow id: its data packets its chips dropped (summed over partitions at the end).
     pub(crate) flow_drops: HashMap<u64, u64>,
+    /// Per persistent connection of its hosts: the flows sent on it so far, in start order
+    /// (`traffic::Connections::Persistent`).
+    pub(crate) connections: HashMap<u32, Vec<u32>>,
     /// Per chip: frames sent out of a port with no link.
     pub(crate) unconnected: Vec<u64>,
     /// Pauses, with the node that logged them.
@@ -413,7 +417,16 @@ impl Part {
                     }
                     self.next_flow[h] += 1;
                     self.started += 1;
-                    fl.sender = Some(fl.spec.transport.sender(fl.shape, now));
+                    let carried = fl.spec.connection.and_then(|c| self.carried_on(c));
+                    let fl = &mut self.flows[f as usize];
+                    fl.sender = Some(fl.spec.transport.sender_carrying(
+                        fl.shape,
+                        now,
+                        carried.as_ref(),
+                    ));
+                    if let Some(c) = fl.spec.connection {
+                        self.connections.entry(c).or_default().push(f);
+                    }
                     self.after_sender(now, f as usize);
                 }
             }
@@ -497,6 +510,20 @@ impl Part {
             self.chip_tx(c, port, start, frame);
         }
         Ok(())
+    }
+
+    /// What persistent connection `c` carries to its next transfer: the state its latest
+    /// completed transfer left, if any.
+    fn carried_on(&self, c: u32) -> Option<Carried> {
+        let sent = self.connections.get(&c)?;
+        sent.iter().rev().find_map(|&g| {
+            let s = self.flows[g as usize].sender.as_ref()?;
+            if s.done() {
+                s.carried()
+            } else {
+                None
+            }
+        })
     }
 
     /// The host that sent `frame`, if it is a host's data packet: its flow's source, by the

@@ -93,6 +93,24 @@ impl Shape {
     }
 }
 
+/// What a persistent connection keeps from one transfer to the next: its congestion state
+/// when the last transfer's last packet was acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Carried {
+    /// Congestion window (packets).
+    pub cwnd: f64,
+    /// Slow-start threshold (packets).
+    pub ssthresh: f64,
+    /// Smoothed RTT and its variation (ps), if measured.
+    pub srtt: Option<f64>,
+    /// See `srtt`.
+    pub rttvar: f64,
+    /// Retransmission timeout.
+    pub rto: Time,
+    /// DCTCP's α, for DCTCP.
+    pub alpha: Option<f64>,
+}
+
 /// A flow's sending side (`Send`: a run's partitions run on threads of their own).
 pub trait Sender: Send {
     /// Whether a packet can be sent at `now`.
@@ -119,6 +137,11 @@ pub trait Sender: Send {
     /// that the switches' ECMP hash sprays them over the equal-cost paths.
     fn sprays(&self) -> bool {
         false
+    }
+    /// The state a persistent connection carries to its next transfer (`None`: transports
+    /// whose every transfer starts afresh).
+    fn carried(&self) -> Option<Carried> {
+        None
     }
 }
 
@@ -326,6 +349,24 @@ impl TransportSpec {
             TransportSpec::NewReno(s) => Box::new(newreno::NewReno::new(s, shape, None)),
             TransportSpec::Dctcp(s) => Box::new(dctcp::new(s, shape)),
             TransportSpec::Ndp(s) => Box::new(ndp::Ndp::new(s, shape)),
+        }
+    }
+
+    /// A sender for a flow of `shape` on a persistent connection whose last transfer left
+    /// `carried` (NewReno and DCTCP resume from it; other transports, and a connection's first
+    /// transfer, start afresh).
+    pub fn sender_carrying(
+        &self,
+        shape: Shape,
+        now: Time,
+        carried: Option<&Carried>,
+    ) -> Box<dyn Sender> {
+        match (self, carried) {
+            (TransportSpec::NewReno(s), Some(c)) => {
+                Box::new(newreno::NewReno::new(s, shape, None).resumed(c))
+            }
+            (TransportSpec::Dctcp(s), Some(c)) => Box::new(dctcp::new(s, shape).resumed(c)),
+            _ => self.sender(shape, now),
         }
     }
 

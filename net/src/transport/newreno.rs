@@ -17,7 +17,7 @@
 //! RFC 6582 "bugfix" heuristics beyond the `recover` check.
 
 use super::ecn_alpha::EcnAlpha;
-use super::{check_count, check_us, Ready, Seg, Sender, Shape};
+use super::{check_count, check_us, Carried, Ready, Seg, Sender, Shape};
 use crate::packet::{Header, ACK, ECE};
 use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
@@ -121,6 +121,20 @@ impl NewReno {
         }
     }
 
+    /// This sender with the congestion state a persistent connection carried (`cwnd`,
+    /// `ssthresh`, the RTT estimate and RTO within this sender's bounds, DCTCP's α).
+    pub fn resumed(mut self, c: &Carried) -> NewReno {
+        self.cwnd = c.cwnd.max(1.0);
+        self.ssthresh = c.ssthresh;
+        self.srtt = c.srtt;
+        self.rttvar = c.rttvar;
+        self.rto = c.rto.max(self.min_rto).min(self.max_rto);
+        if let (Some(d), Some(a)) = (self.dctcp.as_mut(), c.alpha) {
+            d.alpha = a;
+        }
+        self
+    }
+
     /// The current retransmission timeout.
     pub fn rto(&self) -> Time {
         self.rto
@@ -161,6 +175,17 @@ impl NewReno {
 }
 
 impl Sender for NewReno {
+    fn carried(&self) -> Option<Carried> {
+        Some(Carried {
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            srtt: self.srtt,
+            rttvar: self.rttvar,
+            rto: self.rto,
+            alpha: self.dctcp.as_ref().map(|d| d.alpha),
+        })
+    }
+
     fn poll(&mut self, _now: Time) -> Ready {
         if self.retx_pending.is_some_and(|s| s < self.snd_una) {
             self.retx_pending = None;
