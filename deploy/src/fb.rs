@@ -30,6 +30,7 @@ use asic_model::profile::ChipProfile;
 use pipelines::entries::{EntrySpec, KeySpec, Value};
 use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
+use tm::admission::Alpha;
 use tm::config::{
     AdmissionPolicy, ClassConfig, ColorConfig, EcnConfig, QueueConfig, SchedulerConfig,
 };
@@ -93,7 +94,7 @@ impl ControlAgent for Fba {
                 let empty = tm.depth(port, q).1 == 0;
                 let n = tm.congested_queues(priority) + empty as u32;
                 let omega = alpha * num as f64 / den as f64 / n.max(1) as f64;
-                tm.set_alpha(port, q, omega.max(1.0 / 65536.0))
+                tm.set_alpha(port, q, omega.max(1.0 / Alpha::ONE as f64))
                     .map_err(|e| e.to_string())?;
             }
         }
@@ -193,10 +194,15 @@ impl FbSpec {
     fn tm(&self, prof: &ChipProfile, mtu: usize, base: &mut tm::config::TmConfig) {
         let single = self.queues == Queues::Single;
         let class = |alpha, priority| ClassConfig { alpha, priority };
-        base.classes = match (self.buffer, single) {
-            (Buffer::Dt, true) => vec![class(self.alpha_low, 0)],
-            _ => vec![class(self.alpha_high, 1), class(self.alpha_low, 0)],
+        // The low class's index: single-queue DT has the low class only.
+        let (classes, low_class) = match (self.buffer, single) {
+            (Buffer::Dt, true) => (vec![class(self.alpha_low, 0)], 0),
+            _ => (
+                vec![class(self.alpha_high, 1), class(self.alpha_low, 0)],
+                LOW_CLASS,
+            ),
         };
+        base.classes = classes;
         base.admission = match (self.buffer, single) {
             (Buffer::Dt | Buffer::Fba { .. }, _) => AdmissionPolicy::DynamicThreshold,
             (Buffer::Fb, false) => AdmissionPolicy::FlexibleBuffer,
@@ -216,17 +222,11 @@ impl FbSpec {
             }
             Buffer::Fb => 0,
         };
-        let full_frame_cells = (mtu as u32 + 14).div_ceil(prof.tm.cell_bytes);
         let ecn = match self.ecn_threshold_packets {
             Some(k) => EcnConfig::Threshold {
-                k_cells: k * full_frame_cells,
+                k_cells: k * prof.tm.cells_for(mtu + 14),
             },
             None => EcnConfig::Off,
-        };
-        let low_class = if base.classes.len() == 1 {
-            0
-        } else {
-            LOW_CLASS
         };
         base.queues = (0..in_use)
             .map(|q| QueueConfig {
@@ -259,7 +259,7 @@ impl Deployment for FbSpec {
             ("alpha_high", self.alpha_high),
             ("alpha_low", self.alpha_low),
         ] {
-            if !(a > 0.0 && a <= 65535.0) {
+            if Alpha::from_f64(a).is_none() {
                 return Err(format!("fb.{field}: {a} is not in (0, 65535]"));
             }
         }
