@@ -337,9 +337,9 @@ pub struct TrafficManager {
     private_used: u32,
     headroom_used: u32,
     admission: Policy,
-    /// Eighths of its queue's threshold a packet of each `packet_color` value (green 0,
-    /// yellow 1, red 2 and 3) may fill under DT and Static ([`config::ColorConfig`]; 8 for
-    /// green), indexed by the value: no [`config::Color`] on the per-packet path.
+    /// Eighths of its queue's threshold a packet of each `packet_color` value may fill under
+    /// DT and Static ([`config::ColorConfig`]; 8 for green), indexed by the value, each the
+    /// limit of the value's [`config::Color`]: no match on the per-packet path.
     color_eighths: [u8; 4],
     rng: ChaCha8Rng,
     pfc_events: Vec<PfcEvent>,
@@ -406,12 +406,11 @@ impl TrafficManager {
             private_used: 0,
             headroom_used: 0,
             admission: Policy::builtin(config.admission),
-            color_eighths: [
-                8,
-                config.color.yellow_eighths,
-                config.color.red_eighths,
-                config.color.red_eighths,
-            ],
+            color_eighths: [0, 1, 2, 3].map(|v| match config::Color::of(v) {
+                config::Color::Green => 8,
+                config::Color::Yellow => config.color.yellow_eighths,
+                config::Color::Red => config.color.red_eighths,
+            }),
             rng: ChaCha8Rng::seed_from_u64(config.seed.unwrap_or(0)),
             pfc_events: Vec::new(),
             trace: if config.trace { Some(Vec::new()) } else { None },
