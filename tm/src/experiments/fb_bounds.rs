@@ -9,13 +9,11 @@
 //! - [`occupancy_bound`]: Theorem 1 (Eq. 5): total occupancy ≤ B(α_L + α_H)/(1 + α_L + α_H),
 //!   95.3 % at α_L = 0.5, α_H = 20, whatever the number of congested queues (DT beside it).
 
-use super::{fb_run, FbParams, FbRow};
+use super::{fb_run, FbParams, FbRow, Timeline};
 use crate::config::AdmissionPolicy;
 use crate::spec::TmSpec;
 use crate::{EnqueueRequest, TrafficManager};
 use serde::Serialize;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Theorem 3: the α_L that guarantees the low priority a fraction `bp` of the buffer when the
 /// high priority is saturated at `alpha_high`: `α_L ≥ B_p(1 + α_H)/(B − B_p)`.
@@ -180,14 +178,9 @@ pub fn burst_run(p: &BurstParams, alpha_low: f64, alpha_high: f64) -> BurstRun {
         Low,
         Burst,
     }
-    let mut heap: BinaryHeap<Reverse<(u64, u64, Ev)>> = BinaryHeap::new();
-    let mut seq = 0u64;
-    let mut at = |heap: &mut BinaryHeap<_>, t: u64, e: Ev| {
-        seq += 1;
-        heap.push(Reverse((t, seq, e)));
-    };
-    at(&mut heap, 0, Ev::Low);
-    at(&mut heap, start, Ev::Burst);
+    let mut timeline = Timeline::new();
+    timeline.at(0, Ev::Low);
+    timeline.at(start, Ev::Burst);
     let mut busy = [false; 2];
     let mut handle = 0u32;
     let mut run = BurstRun {
@@ -196,7 +189,7 @@ pub fn burst_run(p: &BurstParams, alpha_low: f64, alpha_high: f64) -> BurstRun {
         offered: 0,
         dropped: 0,
     };
-    while let Some(Reverse((now, _, ev))) = heap.pop() {
+    while let Some((now, ev)) = timeline.pop() {
         if now >= end {
             break;
         }
@@ -204,12 +197,12 @@ pub fn burst_run(p: &BurstParams, alpha_low: f64, alpha_high: f64) -> BurstRun {
             Ev::Serve(port) => {
                 busy[port as usize] = tm.dequeue(port, now).is_some();
                 if busy[port as usize] {
-                    at(&mut heap, now + port_ps, Ev::Serve(port));
+                    timeline.at(now + port_ps, Ev::Serve(port));
                 }
                 continue;
             }
             Ev::Low => {
-                at(&mut heap, now + low_gap, Ev::Low);
+                timeline.at(now + low_gap, Ev::Low);
                 1
             }
             Ev::Burst => {
@@ -217,7 +210,7 @@ pub fn burst_run(p: &BurstParams, alpha_low: f64, alpha_high: f64) -> BurstRun {
                     run.low_cells_at_start = tm.depth(1, 1).0;
                     run.free_cells_at_start = tm.free_cells();
                 }
-                at(&mut heap, now + burst_gap, Ev::Burst);
+                timeline.at(now + burst_gap, Ev::Burst);
                 run.offered += 1;
                 0
             }
@@ -240,7 +233,7 @@ pub fn burst_run(p: &BurstParams, alpha_low: f64, alpha_high: f64) -> BurstRun {
         }
         if admitted && !busy[port as usize] {
             busy[port as usize] = true;
-            at(&mut heap, now, Ev::Serve(port));
+            timeline.at(now, Ev::Serve(port));
         }
     }
     run

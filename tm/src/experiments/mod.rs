@@ -78,6 +78,33 @@ pub fn run(name: &str) -> Option<ExperimentResult> {
     })
 }
 
+/// The event list of the experiments that run in time: events by time (ps), those at one
+/// time in the order they were scheduled.
+struct Timeline<E> {
+    heap: BinaryHeap<Reverse<(u64, u64, E)>>,
+    seq: u64,
+}
+
+impl<E: Ord> Timeline<E> {
+    fn new() -> Timeline<E> {
+        Timeline {
+            heap: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+
+    /// Schedule `e` at `t`.
+    fn at(&mut self, t: u64, e: E) {
+        self.seq += 1;
+        self.heap.push(Reverse((t, self.seq, e)));
+    }
+
+    /// The next event and its time.
+    fn pop(&mut self) -> Option<(u64, E)> {
+        self.heap.pop().map(|Reverse((t, _, e))| (t, e))
+    }
+}
+
 /// A saturating source: offers `per_slot` packets of `bytes` to (port, queue) every slot.
 #[derive(Clone, Copy, Debug)]
 struct Source {
@@ -689,12 +716,7 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
     let pause_ps = pfc::quanta_ps(p.quanta as u32, p.link_gbps);
     let refresh = pfc::refresh_interval_ps(p.quanta as u32, p.link_gbps);
 
-    let mut heap: BinaryHeap<Reverse<(u64, u64, Ev)>> = BinaryHeap::new();
-    let mut seq = 0u64;
-    let mut at = |heap: &mut BinaryHeap<Reverse<(u64, u64, Ev)>>, t: u64, e: Ev| {
-        seq += 1;
-        heap.push(Reverse((t, seq, e)));
-    };
+    let mut timeline = Timeline::new();
     let mut handle = 0u32;
     let offer = |tm: &mut TrafficManager, handle: &mut u32, now: u64| {
         *handle += 1;
@@ -715,7 +737,7 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
         offer(&mut up, &mut handle, 0);
     }
     let mut up_gen = 0u64;
-    at(&mut heap, 0, Ev::UpTx(up_gen));
+    timeline.at(0, Ev::UpTx(up_gen));
     let mut up_busy_until = 0u64;
     let mut dn_tx_pending = false;
     let mut dn_busy_until = 0u64;
@@ -738,7 +760,7 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
     let mut last_tx = 0u64;
     let mut awaiting_resume = false;
     let mut frames_rx = 0u64;
-    while let Some(Reverse((now, _, ev))) = heap.pop() {
+    while let Some((now, ev)) = timeline.pop() {
         if now > p.duration_ps {
             break;
         }
@@ -758,10 +780,10 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
                     last_tx = t;
                     up_busy_until = t + up_slot;
                     let _ = d;
-                    at(&mut heap, up_busy_until + p.prop_ps, Ev::DnArrive);
-                    at(&mut heap, up_busy_until, Ev::UpTx(up_gen));
+                    timeline.at(up_busy_until + p.prop_ps, Ev::DnArrive);
+                    timeline.at(up_busy_until, Ev::UpTx(up_gen));
                 } else if let Some(t2) = up.next_eligible_time(0, t) {
-                    at(&mut heap, t2, Ev::UpTx(up_gen));
+                    timeline.at(t2, Ev::UpTx(up_gen));
                 }
             }
             Ev::DnArrive => {
@@ -779,7 +801,7 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
                     Ok(_) => {
                         if !dn_tx_pending {
                             dn_tx_pending = true;
-                            at(&mut heap, now.max(dn_busy_until), Ev::DnTx);
+                            timeline.at(now.max(dn_busy_until), Ev::DnTx);
                         }
                     }
                     Err(_) => out.drops += 1,
@@ -792,7 +814,7 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
                     dn_busy_until = now + dn_slot;
                     if dn.has_packets(1) {
                         dn_tx_pending = true;
-                        at(&mut heap, dn_busy_until, Ev::DnTx);
+                        timeline.at(dn_busy_until, Ev::DnTx);
                     }
                 }
             }
@@ -801,7 +823,7 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
                 if quanta == 0 {
                     up.resume(0, p.priority, now);
                     up_gen += 1;
-                    at(&mut heap, now.max(up_busy_until), Ev::UpTx(up_gen));
+                    timeline.at(now.max(up_busy_until), Ev::UpTx(up_gen));
                 } else {
                     if let Some(c) = out.cycles.last_mut() {
                         if c.pause_rx_at == 0 {
@@ -810,11 +832,7 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
                     }
                     // The timer runs from reception; the MAC honours it within the reaction time.
                     let until = now + pfc::quanta_ps(quanta as u32, p.link_gbps);
-                    at(
-                        &mut heap,
-                        now + reaction,
-                        Ev::UpPauseApply(until, frames_rx),
-                    );
+                    timeline.at(now + reaction, Ev::UpPauseApply(until, frames_rx));
                 }
             }
             Ev::UpPauseApply(_, n) if n != frames_rx => {} // a later frame supersedes it
@@ -827,17 +845,13 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
                     }
                 }
                 up_gen += 1;
-                at(&mut heap, now.max(up_busy_until), Ev::UpTx(up_gen));
+                timeline.at(now.max(up_busy_until), Ev::UpTx(up_gen));
             }
             Ev::DnRefresh => {
                 if p.refresh && dn.is_xoff(0, p.priority) {
                     out.frames_sent += 1;
-                    at(
-                        &mut heap,
-                        now + pause_frame + p.prop_ps,
-                        Ev::UpPauseRx(p.quanta),
-                    );
-                    at(&mut heap, now + refresh, Ev::DnRefresh);
+                    timeline.at(now + pause_frame + p.prop_ps, Ev::UpPauseRx(p.quanta));
+                    timeline.at(now + refresh, Ev::DnRefresh);
                 }
             }
         }
@@ -854,13 +868,9 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
                     cells_at_xoff: cells,
                     ..PfcCycle::default()
                 });
-                at(
-                    &mut heap,
-                    now + pause_frame + p.prop_ps,
-                    Ev::UpPauseRx(p.quanta),
-                );
+                timeline.at(now + pause_frame + p.prop_ps, Ev::UpPauseRx(p.quanta));
                 if p.refresh {
-                    at(&mut heap, now + refresh, Ev::DnRefresh);
+                    timeline.at(now + refresh, Ev::DnRefresh);
                 }
             } else {
                 out.xon_events += 1;
@@ -868,7 +878,7 @@ pub fn pfc_hysteresis(p: &PfcParams) -> PfcOutcome {
                     c.xon_at = Some(e.time_ps);
                     c.cells_at_xon = cells;
                 }
-                at(&mut heap, now + pause_frame + p.prop_ps, Ev::UpPauseRx(0));
+                timeline.at(now + pause_frame + p.prop_ps, Ev::UpPauseRx(0));
             }
         }
     }
