@@ -338,16 +338,8 @@ fn printed_sources_are_public() {
         assert!(ok);
         text += &out;
     }
-    for name in [
-        "dt-convergence",
-        "fb-isolation",
-        "fb-gamma",
-        "fb-low-guarantee",
-        "fb-burst-guarantee",
-        "fb-occupancy-bound",
-        "pfc-hysteresis",
-        "pfc-quanta-expiry",
-    ] {
+    // Every experiment the command knows.
+    for name in tm::experiments::NAMES {
         text += &asic(&["tm-experiment", name]).1;
     }
     for private in ["anchors.md", "digest", "seeds/"] {
