@@ -616,9 +616,8 @@ pub fn expand(
                 for ph in per_host.iter_mut() {
                     ph.2 += gaps(ph.1, &mut rng);
                 }
-                while let Some(k) = (0..per_host.len())
-                    .filter(|&k| per_host[k].2 < f.stop_ns as f64)
-                    .min_by(|&a, &b| per_host[a].2.total_cmp(&per_host[b].2))
+                while let Some(k) =
+                    earliest_before(per_host.iter().map(|ph| ph.2), f.stop_ns as f64)
                 {
                     if f.max_flows.is_some_and(|m| n >= m) {
                         break;
@@ -768,10 +767,7 @@ pub fn expand(
                     .map(|_| q.start_ns as f64 + rng.exponential(mean_gap_ns))
                     .collect();
                 let mut made = 0u64;
-                while let Some(k) = (0..next.len())
-                    .filter(|&k| next[k] < q.stop_ns as f64)
-                    .min_by(|&a, &b| next[a].total_cmp(&next[b]))
-                {
+                while let Some(k) = earliest_before(next.iter().copied(), q.stop_ns as f64) {
                     if q.max_queries.is_some_and(|m| made >= m) {
                         break;
                     }
@@ -788,9 +784,9 @@ pub fn expand(
                         let j = rng.below(from.len() as u64) as usize;
                         let responder = from.swap_remove(j);
                         let bytes = q.size / n as u64 + ((part as u64) < q.size % n as u64) as u64;
-                        let next = connections.len() as u32;
+                        let new_id = connections.len() as u32;
                         let connection = (q.connections == Connections::Persistent)
-                            .then(|| *connections.entry((i, responder, r)).or_insert(next));
+                            .then(|| *connections.entry((i, responder, r)).or_insert(new_id));
                         push_part(responder, r, bytes, at, q.class, &t, Some(id), connection)?;
                     }
                     next[k] += rng.exponential(mean_gap_ns);
@@ -801,6 +797,16 @@ pub fn expand(
     // Stable: equal start times keep source and creation order.
     flows.sort_by_key(|f| f.start);
     Ok(flows)
+}
+
+/// Of per-host next arrival times (ns), the index of the earliest before `stop`, the first
+/// of equals: how the per-host Poisson streams of `Flows` and `Queries` merge in time order.
+fn earliest_before(times: impl Iterator<Item = f64>, stop: f64) -> Option<usize> {
+    times
+        .enumerate()
+        .filter(|&(_, t)| t < stop)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(k, _)| k)
 }
 
 fn paced(rate: f64, line: u32, place: &str) -> Result<TransportSpec, String> {

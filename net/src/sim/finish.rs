@@ -103,12 +103,13 @@ pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, windows: Windows, end: Ti
             *flow_drops.entry(flow).or_default() += n;
         }
     }
-    let flows: Vec<FlowRecord> = (0..sh.flow_homes.len())
+    // Each flow's record, and the query it answers part of.
+    let (flows, query): (Vec<FlowRecord>, Vec<Option<u32>>) = (0..sh.flow_homes.len())
         .map(|i| {
             let src = sh.flow_homes.src[i] as usize;
             let sender = &parts[sh.host_part[src]].flows[i];
             let receiver = &parts[sh.host_part[sender.spec.dst]].flows[i];
-            FlowRecord {
+            let record = FlowRecord {
                 id: i as u64,
                 src: sender.spec.src as u32,
                 dst: sender.spec.dst as u32,
@@ -119,15 +120,10 @@ pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, windows: Windows, end: Ti
                 packets_sent: sender.packets_sent,
                 retransmissions: sender.retx,
                 packets_dropped: flow_drops.get(&(i as u64)).copied().unwrap_or(0),
-            }
+            };
+            (record, sender.spec.query)
         })
-        .collect();
-    let query: Vec<Option<u32>> = (0..sh.flow_homes.len())
-        .map(|i| {
-            let src = sh.flow_homes.src[i] as usize;
-            parts[sh.host_part[src]].flows[i].spec.query
-        })
-        .collect();
+        .unzip();
     let queries = QueryRecord::of_flows(&flows, &query);
     let chips: Vec<Chip> = (0..sh.chip_part.len())
         .map(|c| {
