@@ -13,7 +13,7 @@
 //!   tag and yellow for any other;
 //! - the TM: class 0 the high priority (`alpha_high`, buffer priority 1), class 1 the low
 //!   (`alpha_low`, priority 0); every queue in use on every port served round robin (DRR,
-//!   equal quanta), the paper's "5 queues, RR scheduling". Under [`Buffer::Dt`] each queue
+//!   a quantum of one full-size frame), the paper's "5 queues, RR scheduling". Under [`Buffer::Dt`] each queue
 //!   in use gets an equal share of `dt_private` of the buffer as its private minimum (the
 //!   paper's "static private part of 18.8 %"); single-queue DT has one class, `alpha_low`
 //!   (the paper's "DT, single-queue: α = 0.5"). Under [`Buffer::Fb`] the TM runs FB
@@ -21,7 +21,13 @@
 //! - with `ecn_threshold_packets`, ECN marking of every queue in use above that many
 //!   full-size packets (the paper's DCTCP: RED with Kmin = Kmax = 65 packets);
 //! - under [`Buffer::Fba`], DT as under [`Buffer::Dt`] and the FBA agent ([`Fba`]): every
-//!   `period_ns` it sets each queue's DT α to `α_c · γ / N_p` from what the TM shows (§5.2).
+//!   `period_ns` it sets each queue's DT α to `α_c · γ / N_p` from what the TM shows (§5.2);
+//! - under [`Buffer::Pisa`], DT as under [`Buffer::Dt`] and programs/fb/fb_pisa.p4, which
+//!   drops in ingress what FB would refuse, from register copies its SYNC packets refresh
+//!   (§5.1; [`pisa`]).
+
+mod pisa;
+pub use pisa::{shift_for, Depths, Pisa};
 
 use crate::routers::{self, Routing};
 use crate::{ChipContext, ChipDeployment, Deployment, Embedded};
@@ -29,6 +35,7 @@ use asic_model::chip::{ChipConfig, ControlAgent};
 use asic_model::profile::ChipProfile;
 use pipelines::entries::{EntrySpec, KeySpec, Value};
 use pipelines::time::Time;
+use pisa::QueueClass;
 use serde::{Deserialize, Serialize};
 use tm::admission::Alpha;
 use tm::config::{
@@ -39,6 +46,13 @@ use tm::config::{
 pub const PROGRAM: Embedded = Embedded {
     file: "programs/fb/fb.p4",
     source: include_str!("../../programs/fb/fb.p4"),
+};
+
+/// `programs/fb` with PISA FB (§5.1): the same router and classifier, and FB's admission
+/// approximated in the pipeline.
+pub const PISA_PROGRAM: Embedded = Embedded {
+    file: "programs/fb/fb_pisa.p4",
+    source: include_str!("../../programs/fb/fb_pisa.p4"),
 };
 
 /// The high-priority (query) queue of every port.
@@ -67,6 +81,9 @@ pub enum Buffer {
         /// The agent's period, ns.
         period_ns: u64,
     },
+    /// PISA FB: DT in the TM, and FB approximated in the pipeline, which drops in ingress
+    /// what FB would refuse (programs/fb/fb_pisa.p4). Multi-queue only.
+    Pisa(Pisa),
 }
 
 /// The FBA agent (§5.2) of one chip: each run sets every queue in use on every port to
@@ -204,7 +221,9 @@ impl FbSpec {
         };
         base.classes = classes;
         base.admission = match (self.buffer, single) {
-            (Buffer::Dt | Buffer::Fba { .. }, _) => AdmissionPolicy::DynamicThreshold,
+            (Buffer::Dt | Buffer::Fba { .. } | Buffer::Pisa(_), _) => {
+                AdmissionPolicy::DynamicThreshold
+            }
             (Buffer::Fb, false) => AdmissionPolicy::FlexibleBuffer,
             (Buffer::Fb, true) => AdmissionPolicy::FlexibleBufferSingleQueue,
         };
@@ -216,7 +235,7 @@ impl FbSpec {
         }
         let in_use = self.queues_in_use() as u32;
         let gmin = match self.buffer {
-            Buffer::Dt | Buffer::Fba { .. } => {
+            Buffer::Dt | Buffer::Fba { .. } | Buffer::Pisa(_) => {
                 let share = self.dt_private * prof.tm.cells as f64;
                 (share / (prof.ports_total() * in_use) as f64).floor() as u32
             }
@@ -244,14 +263,23 @@ impl FbSpec {
             class: low_class,
             ..QueueConfig::default()
         };
-        base.scheduler = SchedulerConfig::Drr { quanta: Vec::new() };
+        // Round robin: a quantum of one full-size frame, so a backlogged queue sends one
+        // packet a turn (a larger quantum sends a run of them and leaves the queue unserved
+        // for the others' runs, which PISA FB's egress copies, refreshed by departures,
+        // would not see).
+        base.scheduler = SchedulerConfig::Drr {
+            quanta: vec![(mtu + 14) as u32; in_use as usize],
+        };
         base.port_schedulers.clear();
     }
 }
 
 impl Deployment for FbSpec {
     fn program(&self) -> Option<Embedded> {
-        Some(PROGRAM)
+        Some(match self.buffer {
+            Buffer::Pisa(_) => PISA_PROGRAM,
+            _ => PROGRAM,
+        })
     }
 
     fn check(&self, profile: &ChipProfile) -> Result<(), String> {
@@ -310,6 +338,22 @@ impl Deployment for FbSpec {
                 ));
             }
         }
+        if let Buffer::Pisa(p) = self.buffer {
+            if self.queues == Queues::Single {
+                return Err(
+                    "fb.buffer: Pisa needs queues: Multi (the paper's PISA FB keeps a \
+                            length per queue)"
+                        .into(),
+                );
+            }
+            if p.sync_period_ns == 0 || Time::from_input_ns(p.sync_period_ns, "").is_err() {
+                return Err(format!(
+                    "fb.buffer: Pisa sync_period_ns {} must be more than 0 and a time a \
+                     scenario may name",
+                    p.sync_period_ns
+                ));
+            }
+        }
         if self.ecn_threshold_packets == Some(0) {
             return Err("fb.ecn_threshold_packets: must be at least 1 (or None)".into());
         }
@@ -334,9 +378,35 @@ impl Deployment for FbSpec {
                     .collect(),
             }));
         }
+        let mut control = Vec::new();
+        if let Buffer::Pisa(pisa) = self.buffer {
+            let ports: Vec<u16> = chip.topology.chip_ports[chip.chip]
+                .keys()
+                .copied()
+                .collect();
+            let nq = self.queues_in_use();
+            pisa.check(chip.profile, &ports, nq)?;
+            let classes: Vec<QueueClass> = config.tm.queues[..nq as usize]
+                .iter()
+                .map(|q| QueueClass {
+                    alpha_class: q.class,
+                    priority: config.tm.classes[q.class as usize].priority,
+                })
+                .collect();
+            let alphas: Vec<f64> = config.tm.classes.iter().map(|c| c.alpha).collect();
+            let reserved = chip.profile.ports_total() * nq as u32 * config.tm.queues[0].gmin_cells;
+            let pool = match config.tm.pool_cells.first() {
+                Some(&cells) => cells,
+                None => chip.profile.tm.cells.saturating_sub(reserved),
+            };
+            let (more, ops) =
+                pisa.deploy(chip.profile, &ports, &classes, &alphas, pool, &mut config)?;
+            entries.extend(more);
+            control = ops;
+        }
         Ok(ChipDeployment {
             entries,
-            control: Vec::new(),
+            control,
             config,
             agents,
         })

@@ -70,6 +70,7 @@ repository_files!(
     "programs/examples/policer.scenario.ron",
     "programs/fb/fb-48x10g.ron",
     "programs/fb/fb.p4",
+    "programs/fb/fb_pisa.p4",
     "programs/fb/leafspine.ron",
     "programs/fb/sweep-burst.ron",
     "programs/fb/sweep-testbed.ron",

@@ -119,6 +119,14 @@ fn bad_parameters_are_named() {
             "(queues: Multi, low_classes: [])",
             "fb.low_classes: the multi-queue",
         ),
+        (
+            "(buffer: Pisa((sync_period_ns: 0)))",
+            "fb.buffer: Pisa sync_period_ns 0 must be more than 0",
+        ),
+        (
+            "(buffer: Pisa((sync_period_ns: 1000)), queues: Single)",
+            "fb.buffer: Pisa needs queues: Multi",
+        ),
     ] {
         let s: NetScenario = ron::from_str(&format!(
             r#"(topology: Generate((shape: SingleSwitch(hosts: 2), chip: "fb-48x10g.ron")),
@@ -130,6 +138,19 @@ fn bad_parameters_are_named() {
         };
         assert!(err.contains(says), "{deploy}: {err}");
     }
+    // PISA FB's copies live in one pipe: 13 hosts take port 12, the first of pipe 1.
+    let s: NetScenario = ron::from_str(
+        r#"(topology: Generate((shape: SingleSwitch(hosts: 13), chip: "fb-48x10g.ron")),
+            deploy: Fb((buffer: Pisa((sync_period_ns: 1000)))), stop: (at_ns: Some(1000)))"#,
+    )
+    .unwrap();
+    let Err(err) = net::run_detailed(s, Path::new("programs/fb"), None) else {
+        panic!("PISA FB across two pipes was taken");
+    };
+    assert!(
+        err.contains("port 0 is in pipe 0 and port 12 in pipe 1"),
+        "{err}"
+    );
 }
 
 /// FBA (§5.2): an agent that rewrites each queue's DT α to FB's adaptive α every 100 µs has
@@ -166,13 +187,17 @@ fn the_burst_sweep_spec_makes_its_points() {
 /// The paper's §7 proof of concept, scaled (programs/fb/testbed.ron): with seven UDP queues
 /// flooding one slow port, DT leaves the TCP queue of another so little of the shared pool
 /// that most of the 100 short flows lose a packet and wait out the 200 ms RTO; FB caps the
-/// UDP queues and the flows pass. The paper's criterion: FB cuts the short flows' FCT by at
-/// least 50 ms.
+/// UDP queues and the flows pass, in the TM or as PISA FB in the pipeline (Tofino 1's egress
+/// copies, or Tofino 2's published depths). The paper's criterion: FB cuts the short flows'
+/// FCT by at least 50 ms.
 #[test]
 fn testbed_fb_cuts_the_short_flows_fct_by_50_ms() {
     let base = std::fs::read_to_string("programs/fb/testbed.ron").unwrap();
     let median_fct_ms = |buffer: &str| {
-        let s: NetScenario = ron::from_str(&base.replace("$buffer", buffer)).unwrap();
+        let text = base
+            .replace("$buffer", buffer)
+            .replace("$chip", "\"tofino1-like\"");
+        let s: NetScenario = ron::from_str(&text).unwrap();
         let r = net::run_detailed(s, Path::new("programs/fb"), None).unwrap();
         let s2b = r.record.hosts.iter().position(|h| h.host == "s2b").unwrap() as u32;
         let mut fct: Vec<u64> = r
@@ -186,9 +211,16 @@ fn testbed_fb_cuts_the_short_flows_fct_by_50_ms() {
         fct.sort();
         fct[50] as f64 / 1e9
     };
-    let (dt, fb) = (median_fct_ms("Dt"), median_fct_ms("Fb"));
-    println!("median FCT of the 100 TCP flows: DT {dt:.3} ms, FB {fb:.3} ms");
-    assert!(dt - fb >= 50.0, "DT {dt} ms, FB {fb} ms");
+    let dt = median_fct_ms("Dt");
+    for buffer in [
+        "Fb",
+        "Pisa((sync_period_ns: 20000))",
+        "Pisa((sync_period_ns: 20000, depths: Ingress))",
+    ] {
+        let fb = median_fct_ms(buffer);
+        println!("median FCT of the 100 TCP flows: DT {dt:.3} ms, {buffer} {fb:.3} ms");
+        assert!(dt - fb >= 50.0, "DT {dt} ms, {buffer} {fb} ms");
+    }
 }
 
 /// DCTCP's marking (`ecn_threshold_packets`, the paper's Kmin = Kmax): two DCTCP flows into
@@ -219,4 +251,144 @@ fn the_ecn_threshold_holds_dctcp_queues_near_it() {
     println!("DCTCP queue: {marked} cells with marking at 20 packets, {unmarked} without");
     assert!(marked < 3.0 * 380.0, "{marked}");
     assert!(unmarked > 10.0 * 380.0, "{unmarked}");
+}
+
+/// The §7 testbed (programs/fb/testbed.ron) with `buffer`, stopped at `stop_ms`.
+fn testbed_run(buffer: &str, stop_ms: u64) -> asic_net::NetRun {
+    let base = std::fs::read_to_string("programs/fb/testbed.ron").unwrap();
+    let text = base
+        .replace("$buffer", buffer)
+        .replace("$chip", "\"tofino1-like\"")
+        .replace(
+            "stop: (at_ns: Some(2000000000))",
+            &format!("stop: (at_ns: Some({}))", stop_ms * 1_000_000),
+        );
+    let s: NetScenario = ron::from_str(&text).unwrap();
+    net::run_detailed(s, Path::new("programs/fb"), None).unwrap()
+}
+
+/// PISA FB (§5.1, programs/fb/fb_pisa.p4) in the testbed's flood (seven UDP queues on port 1
+/// at 9.8 Gb/s into 1G), stopped mid-run, SYNC walks every 20 µs, with the egress copies
+/// (Tofino 1) or the depths the TM publishes (Tofino 2):
+/// - the registers agree with the copies exactly: `remaining` is B minus their sum, `n_port`
+///   and `n_prio` count the non-empty ones;
+/// - the copies are the TM's depths within what a queue moves between two of its departures
+///   (Tofino 1) or one walk (Tofino 2);
+/// - the threshold a low packet meets (`remaining >> n` from the `shift` entry) lies in
+///   (½, 1] of TM-native FB's `α · γ / N_p · (B − Q)` on the TM's own state, up to that
+///   staleness.
+#[test]
+fn pisa_fb_copies_and_thresholds_follow_the_tm() {
+    for depths in ["Egress", "Ingress"] {
+        let r = testbed_run(
+            &format!("Pisa((sync_period_ns: 20000, depths: {depths}))"),
+            50,
+        );
+        let chip = r.chip("tofino").unwrap();
+        let tm = chip.tm();
+        let reg = |name: &str, i: u32| chip.register_read_by_name(0, name, i).unwrap();
+        let (pool, used) = tm.pool(0);
+        assert_eq!(pool, 9000);
+        // Ports 0..3 (ranks 0..3), eight queues each: index port × 8 + q.
+        let mut copies = Vec::new();
+        for port in 0..4u16 {
+            for q in 0..8u16 {
+                let copy = reg("qlen_in", port as u32 * 8 + q as u32) as u32;
+                let depth = tm.depth(port, q).0;
+                // Tofino 1's copy is the length the queue's last departure left: under round
+                // robin among seven queues at 1G a queue departs every 85 µs, while 1.4 Gb/s
+                // brings 186 cells of 80 bytes. A walk takes ~14 µs on top.
+                assert!(
+                    copy.abs_diff(depth) <= 200,
+                    "{depths}: port {port} queue {q}: copy {copy}, TM {depth}"
+                );
+                copies.push((port, q, copy));
+            }
+        }
+        let sum: u32 = copies.iter().map(|c| c.2).sum();
+        let remaining = reg("remaining", 0) as u32;
+        assert_eq!(remaining, 9000 - sum, "{depths}: remaining");
+        for port in 0..4u16 {
+            let n = copies.iter().filter(|c| c.0 == port && c.2 > 0).count() as u64;
+            assert_eq!(reg("n_port", port as u32), n, "{depths}: n_port[{port}]");
+        }
+        let low = copies.iter().filter(|c| c.1 != 0 && c.2 > 0).count() as u64;
+        let high = copies.iter().filter(|c| c.1 == 0 && c.2 > 0).count() as u64;
+        assert_eq!(
+            (reg("n_prio", 0), reg("n_prio", 1)),
+            (low, high),
+            "{depths}: n_prio"
+        );
+        // Port 1's seven UDP queues are all congested: the threshold their packets meet.
+        let (n_port, n_prio) = (reg("n_port", 1) as u32, reg("n_prio", 0) as u32);
+        assert_eq!((n_port, n_prio), (7, 7), "{depths}");
+        let shift = asic_deploy::fb::shift_for(0.6, n_port, n_prio);
+        let pisa = remaining as f64 / 2f64.powi(shift);
+        let (num, den) = tm.service_share(1, 1).unwrap();
+        let fb =
+            0.6 * num as f64 / den as f64 / tm.congested_queues(0) as f64 * (pool - used) as f64;
+        println!(
+            "{depths}: remaining {remaining} (TM {}), n = {shift}: PISA {pisa:.1} cells, FB {fb:.1}",
+            pool - used
+        );
+        assert!(
+            pisa > 0.5 * fb * 0.95 && pisa <= fb * 1.05,
+            "{depths}: PISA {pisa}, FB {fb}"
+        );
+        // The UDP queues sit at PISA's threshold: a packet or two above it at most where
+        // the packets read their queue's depth in ingress, a round robin's arrivals above
+        // it where they read the copy the last departure left.
+        let over = if depths == "Ingress" { 40.0 } else { 200.0 };
+        for q in 1..8u16 {
+            let depth = tm.depth(1, q).0 as f64;
+            assert!(
+                depth <= pisa + over,
+                "{depths}: queue {q} at {depth}, threshold {pisa}"
+            );
+        }
+    }
+}
+
+/// PISA FB's SYNC walks in the testbed (32 queues: four ports × eight), one every 20 µs to
+/// 50 ms: each pass crosses the recirculation port once (32 a walk with egress copies: the
+/// generated packet goes out to read queue 0 first; 31 when ingress reads the depths), each
+/// walk ends consumed, and the SYNC traffic is what the recirculation port carried. With a
+/// walk every second (the first at 0, on an empty buffer) the copies stay empty through the
+/// flood: PISA admits everything and the decisions are DT's underneath, as stale copies make
+/// them.
+#[test]
+fn pisa_fb_sync_walks_and_stale_copies() {
+    use asic_model::chip::DropReason;
+    use tm::Refusal;
+    for (depths, passes) in [("Egress", 32u64), ("Ingress", 31)] {
+        let r = testbed_run(
+            &format!("Pisa((sync_period_ns: 20000, depths: {depths}))"),
+            50,
+        );
+        let chip = r.chip("tofino").unwrap();
+        let recirc = chip.port_counters(64);
+        // Walks start at 0, 20 µs, ..., 50 ms: 2,501, the last ones still walking.
+        let walks = 2_501u64;
+        assert!(
+            (walks - 1) * passes <= recirc.tx_packets && recirc.tx_packets <= walks * passes,
+            "{depths}: {} passes",
+            recirc.tx_packets
+        );
+        assert!(
+            (walks - 2..=walks).contains(&chip.consumed()),
+            "{depths}: {}",
+            chip.consumed()
+        );
+        let mbps = recirc.tx_bytes as f64 * 8.0 / 0.05 / 1e6;
+        println!(
+            "{depths}: {} SYNC passes, {mbps:.0} Mb/s of 60-byte frames",
+            recirc.tx_packets
+        );
+        assert_eq!(recirc.tx_bytes, recirc.tx_packets * 60);
+    }
+    let r = testbed_run("Pisa((sync_period_ns: 1000000000))", 50);
+    let chip = r.chip("tofino").unwrap();
+    assert_eq!(chip.drops(DropReason::IngressProgramDrop), 0);
+    assert!(chip.drops(DropReason::Tm(Refusal::DynamicThreshold)) > 10_000);
+    assert_eq!(chip.register_read_by_name(0, "remaining", 0).unwrap(), 9000);
 }
