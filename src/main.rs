@@ -487,6 +487,10 @@ fn sweep(spec: &Path, out: &Path, merge: bool) -> Result<(), String> {
     let csv = out.join("sweep.csv");
     table.write_csv_file(&csv)?;
     outln!("\nwrote {}", csv.display())?;
+    let spec = asic_report::sweep::SweepSpec::load(spec)?;
+    for file in asic_report::sweep::write_plots(&table, &spec, out)? {
+        outln!("wrote {}", file.display())?;
+    }
     // A sweep some of whose points failed has not produced what was asked (the table says
     // which and why): say so in the exit status too.
     match table.failures() {

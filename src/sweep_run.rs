@@ -13,7 +13,6 @@
 //! CSV and JSON tables, waveform and plots, so any point can be looked at on its own.
 
 use asic_deploy::run::{run_observed, RunOptions};
-use asic_net::records::RunRecord;
 use asic_report::metrics::Summary;
 use asic_report::progress::SweepProgress;
 use asic_report::sweep::{
@@ -51,12 +50,34 @@ pub fn substitute(base: &str, point: &Point, base_name: &str) -> Result<String, 
     Ok(text)
 }
 
-/// The headline numbers of one run, as a table row; with queries, theirs too (how many,
-/// how many without a drop, their p99 completion time) and the largest p99 of a chip's
-/// buffer occupancy (sampled runs).
-fn row_of(record: &RunRecord, s: &Summary) -> Row {
+/// Flows up to this size are short in the `fct_p95_us_le_100KB` column (the web search's
+/// short flows, below the query answers of the FB paper's bursts).
+const SHORT_FLOW_BYTES: u64 = 100_000;
+
+/// The headline numbers of one run, as a table row: flows, slowdowns, drops; the p95 FCT of
+/// the flows of at most 100 KB; the chips' mean transmit rate over all their ports; with
+/// queries, theirs too (how many, how many and what share without a drop, their p99
+/// completion time) and the largest p99 of a chip's buffer occupancy (sampled runs), in
+/// cells and as a share of that chip's buffer.
+fn row_of(run: &asic_net::NetRun, s: &Summary) -> Row {
+    let record = &run.record;
     let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.3}"));
     let drops: u64 = record.drops.iter().map(|d| d.packets).sum();
+    let mut short: Vec<u64> = record
+        .flows
+        .iter()
+        .filter(|fl| fl.size_bytes <= SHORT_FLOW_BYTES)
+        .filter_map(|fl| fl.fct_ps())
+        .collect();
+    short.sort_unstable();
+    let short_p95 = (!short.is_empty())
+        .then(|| short[(short.len() * 95).div_ceil(100).max(1) - 1] as f64 / 1e6);
+    let tx_gbps: f64 = s
+        .throughput
+        .iter()
+        .filter(|x| x.name.contains(".port") && x.name.contains(".tx_bytes"))
+        .filter_map(|x| x.mean)
+        .sum();
     let mut row = vec![
         ("flows".into(), s.flows.flows.to_string()),
         ("completed".into(), s.flows.completed.to_string()),
@@ -74,18 +95,32 @@ fn row_of(record: &RunRecord, s: &Summary) -> Row {
             "retransmissions".into(),
             s.flows.retransmissions.to_string(),
         ),
+        ("fct_p95_us_le_100KB".into(), f(short_p95)),
     ];
+    if !s.throughput.is_empty() {
+        row.push(("chip_tx_gbps".into(), f(Some(tx_gbps))));
+    }
     if let Some(q) = &s.queries {
         row.push(("queries".into(), q.queries.to_string()));
         row.push(("queries_without_drop".into(), q.without_drop.to_string()));
+        let pct = (q.queries > 0).then(|| 100.0 * q.without_drop as f64 / q.queries as f64);
+        row.push(("queries_without_drop_pct".into(), f(pct)));
         row.push(("query_p99_us".into(), f(q.qct_us_p99)));
+        // The fullest chip at its p99, in cells and in its buffer's share.
         let buffer_p99 = s
             .series
             .iter()
-            .filter(|x| x.name.ends_with(".buffer_cells"))
-            .filter_map(|x| x.p99)
-            .reduce(f64::max);
-        row.push(("buffer_p99_cells".into(), f(buffer_p99)));
+            .filter_map(|x| {
+                let node = x.name.strip_suffix(".buffer_cells")?;
+                let chip = run.chip(node)?;
+                Some((x.p99?, chip.profile().tm.cells as f64))
+            })
+            .reduce(|a, b| if b.0 > a.0 { b } else { a });
+        row.push(("buffer_p99_cells".into(), f(buffer_p99.map(|b| b.0))));
+        row.push((
+            "buffer_p99_pct".into(),
+            f(buffer_p99.map(|(c, total)| 100.0 * c / total)),
+        ));
     }
     row
 }
@@ -139,7 +174,7 @@ impl Sweep {
             };
             let run = run_observed(scenario, &self.base_dir, opts, observer)?;
             let report = write_run(&run.record, &dir, &ReportOptions::default())?;
-            Ok(row_of(&run.record, &report.summary))
+            Ok(row_of(&run, &report.summary))
         })();
         let file = dir.join(ROW_FILE);
         let json = serde_json::to_string_pretty(&row).map_err(|e| e.to_string())?;

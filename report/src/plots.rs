@@ -70,6 +70,18 @@ pub enum Chart<'a> {
         /// Log-scaled x axis (values must be > 0; others are left out).
         log_x: bool,
     },
+    /// Curves through measured points, each point marked (a figure of a parameter sweep:
+    /// one curve per combination of the other parameters).
+    Lines {
+        /// Title.
+        title: &'a str,
+        /// X axis description, with unit.
+        x_desc: &'a str,
+        /// Y axis description, with unit.
+        y_desc: &'a str,
+        /// (legend, points in x order) per curve.
+        curves: &'a [(String, Vec<(f64, f64)>)],
+    },
     /// Series over time.
     Series {
         /// Title.
@@ -171,6 +183,12 @@ where
             curves,
             log_x,
         } => draw_cdf(&root, title, x_desc, of, curves, *log_x, stroke)?,
+        Chart::Lines {
+            title,
+            x_desc,
+            y_desc,
+            curves,
+        } => draw_lines(&root, title, x_desc, y_desc, curves, stroke)?,
         Chart::Series {
             title,
             y_desc,
@@ -398,6 +416,72 @@ where
                 .map_err(err)?,
             x_desc.to_string()
         );
+    }
+    draw_legend(&legend, &names, Swatch::Line)
+}
+
+/// Linear axes around every point (the y axis from 0 when no value is negative, as a
+/// paper's figure of percentages or rates has it), a line through each curve's points and a
+/// dot on each.
+fn draw_lines<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    curves: &[(String, Vec<(f64, f64)>)],
+    stroke: Stroke,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite();
+    let all: Vec<(f64, f64)> = curves
+        .iter()
+        .flat_map(|c| c.1.iter().filter(finite))
+        .copied()
+        .collect();
+    if all.is_empty() {
+        return no_data(root, title);
+    }
+    let span = |lo: f64, hi: f64| {
+        if hi - lo < 1e-9 {
+            (lo - 0.5, hi + 0.5)
+        } else {
+            let pad = (hi - lo) * 0.05;
+            (lo - pad, hi + pad)
+        }
+    };
+    let (x_lo, x_hi) = span(
+        all.iter().map(|p| p.0).fold(f64::INFINITY, f64::min),
+        all.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max),
+    );
+    let y_min = all.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let y_max = all.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    let (y_lo, y_hi) = span(y_min.min(0.0), y_max);
+    let y_lo = if y_min >= 0.0 { 0.0 } else { y_lo };
+    let area = frame(root, title, "")?;
+    let names: Vec<&str> = curves.iter().map(|c| c.0.as_str()).collect();
+    let (plot, legend) = with_legend_column(&area, &names)?;
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| short_num(*v))
+        .y_label_formatter(&|v| short_num(*v))
+        .draw()
+        .map_err(err)?;
+    for (i, (_, pts)) in curves.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = pts.iter().filter(finite).copied().collect();
+        draw_curve(&mut chart, pts.clone(), color(i).stroke_width(2), stroke)?;
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 4, color(i).filled())))
+            .map_err(err)?;
     }
     draw_legend(&legend, &names, Swatch::Line)
 }

@@ -25,6 +25,15 @@
 //! [`merge`] makes one table: the point's index, its parameters (one column per grid key),
 //! `status` (`ok` or the error), then the closure's columns in first-seen order over the
 //! points in order.
+//!
+//! A spec may also name figures, drawn from the table once it is merged ([`write_plots`]):
+//!
+//! ```ron
+//! plots: [(name: "drops", title: "Drops against load", x: "load", y: "drops")],
+//! ```
+//!
+//! `y` (a column of the table) against `x` (a grid key with numbers), one curve per
+//! combination of the values of the other grid keys that take more than one.
 
 use crate::tables::TextTable;
 use serde::{Deserialize, Serialize};
@@ -133,19 +142,47 @@ impl Point {
 /// The grid part of a sweep spec: key to the values it takes.
 pub type Grid = BTreeMap<String, Vec<ParamValue>>;
 
-/// A sweep spec: the base scenario or topology every point starts from, and the grid.
+/// A sweep spec: the base scenario or topology every point starts from, the grid, and the
+/// figures to draw from the table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepSpec {
     /// Path of the base file, as written (relative to the spec file's directory).
     pub base: String,
     /// The grid.
     pub grid: Grid,
+    /// Figures of the merged table.
+    pub plots: Vec<SweepPlot>,
+}
+
+/// A figure of a sweep: column `y` against grid key `x`, one curve per combination of the
+/// other grid keys' values (those that take more than one), written as `plots/NAME.svg` and
+/// `.png` under the sweep's output.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepPlot {
+    /// File name (letters, digits, `-` and `_`).
+    pub name: String,
+    /// Title.
+    pub title: String,
+    /// The grid key on the x axis (its values numbers).
+    pub x: String,
+    /// The table's column on the y axis.
+    pub y: String,
+    /// The x axis' description (default: the key).
+    #[serde(default)]
+    pub x_desc: Option<String>,
+    /// The y axis' description (default: the column).
+    #[serde(default)]
+    pub y_desc: Option<String>,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawSpec {
     base: String,
     grid: BTreeMap<String, Vec<ron::Value>>,
+    #[serde(default)]
+    plots: Vec<SweepPlot>,
 }
 
 fn param_of(v: &ron::Value) -> Result<ParamValue, String> {
@@ -195,9 +232,42 @@ impl SweepSpec {
                 .map_err(|e| format!("{file}: grid key \"{k}\": {e}"))?;
             grid.insert(k, vals);
         }
+        for (i, p) in raw.plots.iter().enumerate() {
+            let at = format!("{file}: plots[{i}]");
+            let name_ok = !p.name.is_empty()
+                && p.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !name_ok {
+                return Err(format!(
+                    "{at}: name \"{}\" is a file name: letters, digits, `-` and `_`",
+                    p.name
+                ));
+            }
+            if raw.plots[..i].iter().any(|q| q.name == p.name) {
+                return Err(format!("{at}: a second plot named \"{}\"", p.name));
+            }
+            match grid.get(&p.x) {
+                None => {
+                    return Err(format!(
+                        "{at}: x \"{}\" is not a grid key (the grid's: {})",
+                        p.x,
+                        grid.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ))
+                }
+                Some(vs) if vs.iter().any(|v| v.as_f64().is_none()) => {
+                    return Err(format!(
+                        "{at}: x \"{}\" takes values that are not numbers",
+                        p.x
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
         Ok(SweepSpec {
             base: raw.base,
             grid,
+            plots: raw.plots,
         })
     }
 
@@ -381,6 +451,63 @@ impl SweepTable {
             .map_err(|e| format!("{}: {e}", path.display()))
     }
 
+    /// The curves of `plot`: for each combination of the values of the grid keys `keys` other
+    /// than `plot.x` that take more than one (the legend, `key=value` joined by `, `), the
+    /// points `(x, y)` of its rows that ran and have a number in `y`, in x order.
+    pub fn curves(
+        &self,
+        plot: &SweepPlot,
+        keys: &[String],
+    ) -> Result<Vec<(String, Vec<(f64, f64)>)>, String> {
+        let col = |name: &str| self.columns.iter().position(|c| c == name);
+        let at = format!("plot \"{}\"", plot.name);
+        let x = col(&plot.x).ok_or_else(|| format!("{at}: no column \"{}\"", plot.x))?;
+        let y = col(&plot.y).ok_or_else(|| {
+            format!(
+                "{at}: y \"{}\" is not a column of the table (its columns: {})",
+                plot.y,
+                self.columns.join(", ")
+            )
+        })?;
+        let status = col("status");
+        let varying: Vec<usize> = keys
+            .iter()
+            .filter(|k| **k != plot.x)
+            .filter_map(|k| col(k))
+            .filter(|&c| {
+                let first = self.rows.first().map(|r| &r[c]);
+                self.rows.iter().any(|r| Some(&r[c]) != first)
+            })
+            .collect();
+        let mut curves: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        for r in &self.rows {
+            if status.is_some_and(|s| r[s] != "ok") {
+                continue;
+            }
+            let (Ok(xv), Ok(yv)) = (r[x].parse::<f64>(), r[y].parse::<f64>()) else {
+                continue;
+            };
+            let label = varying
+                .iter()
+                .map(|&c| format!("{}={}", self.columns[c], r[c]))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let label = if label.is_empty() {
+                plot.y.clone()
+            } else {
+                label
+            };
+            match curves.iter_mut().find(|c| c.0 == label) {
+                Some(c) => c.1.push((xv, yv)),
+                None => curves.push((label, vec![(xv, yv)])),
+            }
+        }
+        for c in &mut curves {
+            c.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        Ok(curves)
+    }
+
     /// As an aligned text table.
     pub fn to_text(&self) -> String {
         let header: Vec<&str> = self.columns.iter().map(String::as_str).collect();
@@ -390,4 +517,35 @@ impl SweepTable {
         }
         t.render()
     }
+}
+
+/// Draw `spec`'s plots of `table` under `out/plots/` (an SVG and a PNG each); the files
+/// written.
+pub fn write_plots(
+    table: &SweepTable,
+    spec: &SweepSpec,
+    out: &Path,
+) -> Result<Vec<PathBuf>, String> {
+    if spec.plots.is_empty() {
+        return Ok(Vec::new());
+    }
+    let dir = out.join("plots");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let keys: Vec<String> = spec.grid.keys().cloned().collect();
+    let mut files = Vec::new();
+    for plot in &spec.plots {
+        let curves = table.curves(plot, &keys)?;
+        let chart = crate::plots::Chart::Lines {
+            title: &plot.title,
+            x_desc: plot.x_desc.as_deref().unwrap_or(&plot.x),
+            y_desc: plot.y_desc.as_deref().unwrap_or(&plot.y),
+            curves: &curves,
+        };
+        for ext in ["svg", "png"] {
+            let path = dir.join(format!("{}.{ext}", plot.name));
+            crate::plots::write_chart(&path, &chart)?;
+            files.push(path);
+        }
+    }
+    Ok(files)
 }

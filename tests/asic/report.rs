@@ -924,6 +924,95 @@ fn sweep_grid_from_ron_and_deterministic_merge() {
     assert_eq!(one[0].label(), "");
 }
 
+/// A sweep's figure: `y` against the numeric key `x`, a curve per combination of the other
+/// keys that vary (a key with one value stays out of the legend), failed points and cells
+/// without a number left out, points in x order whatever the grid's; the files are drawn.
+#[test]
+fn sweep_plots_draw_a_curve_per_combination_of_the_other_keys() {
+    let spec = SweepSpec::parse(
+        r#"(base: "b.ron", grid: { "buffer": ["Dt", "Fb"], "burst": [9, 2, 5], "seed": [1] },
+            plots: [(name: "fig7a", title: "Burst absorption", x: "burst", y: "pct",
+                     y_desc: Some("queries without a drop (%)"))])"#,
+        "s.ron",
+    )
+    .unwrap();
+    let pts = spec.points();
+    let results = sweep::run_sweep(&pts, 2, |p| {
+        let burst = p.get("burst").and_then(ParamValue::as_f64).unwrap();
+        let fb = p.get("buffer") == Some(&ParamValue::Str("Fb".into()));
+        match (fb, burst as u32) {
+            (false, 5) => Err("failed".into()),
+            (true, 2) => Ok(vec![("pct".into(), "-".into())]),
+            _ => Ok(vec![(
+                "pct".into(),
+                format!("{}", 100.0 - burst * if fb { 1.0 } else { 5.0 }),
+            )]),
+        }
+    });
+    let table = sweep::merge(&pts, &results);
+    let keys: Vec<String> = spec.grid.keys().cloned().collect();
+    let curves = table.curves(&spec.plots[0], &keys).unwrap();
+    assert_eq!(
+        curves,
+        [
+            ("buffer=Dt".to_string(), vec![(2.0, 90.0), (9.0, 55.0)]),
+            ("buffer=Fb".to_string(), vec![(5.0, 95.0), (9.0, 91.0)]),
+        ]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let files = sweep::write_plots(&table, &spec, dir.path()).unwrap();
+    assert_eq!(files.len(), 2);
+    for f in &files {
+        assert!(
+            std::fs::metadata(f).unwrap().len() > 1000,
+            "{}",
+            f.display()
+        );
+    }
+    let svg = std::fs::read_to_string(dir.path().join("plots/fig7a.svg")).unwrap();
+    assert!(
+        svg.contains("Burst absorption") && svg.contains("buffer=Fb"),
+        "{svg}"
+    );
+    // A column the table lacks, and bad specs, are named.
+    let mut bad = spec.plots[0].clone();
+    bad.y = "pcts".into();
+    let e = table.curves(&bad, &keys).unwrap_err();
+    assert!(
+        e.contains("y \"pcts\" is not a column of the table (its columns: point, buffer"),
+        "{e}"
+    );
+    for (plots, says) in [
+        (
+            r#"[(name: "a b", title: "t", x: "burst", y: "p")]"#,
+            "plots[0]: name \"a b\" is a file name",
+        ),
+        (
+            r#"[(name: "a", title: "t", x: "load", y: "p")]"#,
+            "plots[0]: x \"load\" is not a grid key (the grid's: buffer, burst)",
+        ),
+        (
+            r#"[(name: "a", title: "t", x: "buffer", y: "p")]"#,
+            "x \"buffer\" takes values that are not numbers",
+        ),
+        (
+            r#"[(name: "a", title: "t", x: "burst", y: "p"), (name: "a", title: "u", x: "burst", y: "q")]"#,
+            "plots[1]: a second plot named \"a\"",
+        ),
+        (
+            r#"[(name: "a", title: "t", x: "burst", y: "p", z: 1)]"#,
+            "z",
+        ),
+    ] {
+        let e = SweepSpec::parse(
+            &format!(r#"(base: "b", grid: {{ "buffer": ["Dt"], "burst": [1] }}, plots: {plots})"#),
+            "s.ron",
+        )
+        .unwrap_err();
+        assert!(e.starts_with("s.ron") && e.contains(says), "{plots}: {e}");
+    }
+}
+
 #[test]
 fn progress_stays_hidden_for_short_runs_and_off_terminal() {
     let mut p = progress::SimProgress::with_enabled("run", true);
