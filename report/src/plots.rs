@@ -47,6 +47,9 @@ pub fn ensure_fonts() {
     });
 }
 
+/// A curve of [`Chart::Lines`]: its legend and its points in x order.
+pub type Curve = (String, Vec<(f64, f64)>);
+
 /// One chart to draw.
 #[derive(Clone, Debug)]
 pub enum Chart<'a> {
@@ -79,8 +82,8 @@ pub enum Chart<'a> {
         x_desc: &'a str,
         /// Y axis description, with unit.
         y_desc: &'a str,
-        /// (legend, points in x order) per curve.
-        curves: &'a [(String, Vec<(f64, f64)>)],
+        /// The curves.
+        curves: &'a [Curve],
     },
     /// Series over time.
     Series {
@@ -428,7 +431,7 @@ fn draw_lines<DB: DrawingBackend>(
     title: &str,
     x_desc: &str,
     y_desc: &str,
-    curves: &[(String, Vec<(f64, f64)>)],
+    curves: &[Curve],
     stroke: Stroke,
 ) -> Result<(), String>
 where

@@ -458,7 +458,7 @@ impl SweepTable {
         &self,
         plot: &SweepPlot,
         keys: &[String],
-    ) -> Result<Vec<(String, Vec<(f64, f64)>)>, String> {
+    ) -> Result<Vec<crate::plots::Curve>, String> {
         let col = |name: &str| self.columns.iter().position(|c| c == name);
         let at = format!("plot \"{}\"", plot.name);
         let x = col(&plot.x).ok_or_else(|| format!("{at}: no column \"{}\"", plot.x))?;
@@ -479,7 +479,7 @@ impl SweepTable {
                 self.rows.iter().any(|r| Some(&r[c]) != first)
             })
             .collect();
-        let mut curves: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        let mut curves: Vec<crate::plots::Curve> = Vec::new();
         for r in &self.rows {
             if status.is_some_and(|s| r[s] != "ok") {
                 continue;
