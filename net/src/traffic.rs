@@ -316,6 +316,11 @@ pub struct Queries {
     /// Transport of the answers.
     #[serde(default)]
     pub transport: Option<TransportSpec>,
+    /// The answers' initial congestion window (packets) instead of their transport's: the
+    /// window an answer finds on a persistent connection that earlier answers opened (a
+    /// window-based transport only: NewReno or DCTCP).
+    #[serde(default)]
+    pub answer_window: Option<u32>,
 }
 
 /// A flow to run.
@@ -718,7 +723,13 @@ pub fn expand(
             }
             Source::Queries(q) => {
                 class_ok(q.class)?;
-                let t = Arc::new(tr(&q.transport)?);
+                let mut t = tr(&q.transport)?;
+                if let Some(w) = q.answer_window {
+                    t = t
+                        .with_initial_window(w)
+                        .map_err(|e| format!("{place}: answer_window: {e}"))?;
+                }
+                let t = Arc::new(t);
                 let requesters = hosts.set(&q.requesters, &place)?;
                 let pool = hosts.set(&q.responders_from, &place)?;
                 let n = q.responders as usize;
@@ -950,6 +961,7 @@ mod tests {
             connections: Connections::Fresh,
             class: 2,
             transport: None,
+            answer_window: None,
         })
     }
 
@@ -987,6 +999,37 @@ mod tests {
             assert!(parts.iter().all(|p| p.class == 2));
         }
         assert_eq!(f, expand(&src, &h, &TransportSpec::default(), 3).unwrap());
+    }
+
+    /// `answer_window` opens the answers' window, over the source's transport or the
+    /// default one; a transport without a window refuses it.
+    #[test]
+    fn answer_window_sets_the_answers_initial_window() {
+        let (names, gbps) = info();
+        let h = HostInfo {
+            names: &names,
+            gbps: &gbps,
+        };
+        let mut q = queries(4, 10.0, None);
+        let Source::Queries(qs) = &mut q else {
+            unreachable!()
+        };
+        qs.answer_window = Some(400);
+        let dctcp = TransportSpec::Dctcp(crate::transport::dctcp::DctcpSpec::default());
+        let f = expand(std::slice::from_ref(&q), &h, &dctcp, 1).unwrap();
+        let TransportSpec::Dctcp(d) = &*f[0].transport else {
+            panic!("{:?}", f[0].transport)
+        };
+        assert_eq!(d.reno.init_cwnd, 400);
+        let Source::Queries(qs) = &mut q else {
+            unreachable!()
+        };
+        qs.transport = Some(TransportSpec::Raw(Default::default()));
+        let e = expand(&[q], &h, &dctcp, 1).unwrap_err();
+        assert!(
+            e.contains("answer_window: needs a window-based transport"),
+            "{e}"
+        );
     }
 
     /// Queries that cannot be made are refused with the source's place.

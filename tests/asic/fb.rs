@@ -167,20 +167,28 @@ fn fba_absorbs_the_burst_once_its_agent_has_run() {
     assert!(dt > 0);
 }
 
-/// The reduced Fig. 7 sweep's every point substitutes into the §6 leaf-spine and parses as a
-/// scenario; the grid has its 9 points.
+/// The Fig. 7 and Fig. 8 sweeps' every point substitutes into the §6 leaf-spine and parses as
+/// a scenario; the reduced grids have their 18 and 12 points, the full grids their 480, with
+/// two figures each.
 #[test]
-fn the_burst_sweep_spec_makes_its_points() {
-    let spec_path = Path::new("programs/fb/sweep-burst.ron");
-    let spec = asic_report::sweep::SweepSpec::load(spec_path).unwrap();
-    let base_path = spec.base_path(spec_path);
-    let base = std::fs::read_to_string(&base_path).unwrap();
-    let points = spec.points();
-    assert_eq!(points.len(), 9);
-    for p in &points {
-        let text = asic::sweep_run::substitute(&base, p, "leafspine.ron").unwrap();
-        let s: Result<NetScenario, _> = ron::from_str(&text);
-        assert!(s.is_ok(), "{}: {:?}", p.label(), s.err());
+fn the_fig7_and_fig8_sweep_specs_make_their_points() {
+    for (spec, n) in [
+        ("programs/fb/sweep-burst.ron", 18),
+        ("programs/fb/sweep-load.ron", 12),
+        ("programs/fb/sweep-burst-full.ron", 480),
+        ("programs/fb/sweep-load-full.ron", 480),
+    ] {
+        let spec_path = Path::new(spec);
+        let spec = asic_report::sweep::SweepSpec::load(spec_path).unwrap();
+        let base_path = spec.base_path(spec_path);
+        let base = std::fs::read_to_string(&base_path).unwrap();
+        let points = spec.points();
+        assert_eq!((points.len(), spec.plots.len()), (n, 2));
+        for p in &points {
+            let text = asic::sweep_run::substitute(&base, p, "leafspine.ron").unwrap();
+            let s: Result<NetScenario, _> = ron::from_str(&text);
+            assert!(s.is_ok(), "{}: {:?}", p.label(), s.err());
+        }
     }
 }
 

@@ -370,6 +370,19 @@ impl TransportSpec {
         }
     }
 
+    /// The same transport with an initial congestion window of `packets` (NewReno and
+    /// DCTCP, whose windows grow from one; the others have none to set).
+    pub fn with_initial_window(&self, packets: u32) -> Result<TransportSpec, String> {
+        let mut t = self.clone();
+        match &mut t {
+            TransportSpec::NewReno(s) => s.init_cwnd = packets,
+            TransportSpec::Dctcp(s) => s.reno.init_cwnd = packets,
+            _ => return Err("needs a window-based transport (NewReno or DCTCP)".into()),
+        }
+        t.validate()?;
+        Ok(t)
+    }
+
     /// Check parameters; the error names the field.
     pub fn validate(&self) -> Result<(), String> {
         match self {
