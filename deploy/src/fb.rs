@@ -13,8 +13,8 @@
 //!   tag and yellow for any other;
 //! - the TM: class 0 the high priority (`alpha_high`, buffer priority 1), class 1 the low
 //!   (`alpha_low`, priority 0); every queue in use on every port served round robin (DRR,
-//!   a quantum of one full-size frame), the paper's "5 queues, RR scheduling". Under [`Buffer::Dt`] each queue
-//!   in use gets an equal share of `dt_private` of the buffer as its private minimum (the
+//!   a quantum of one full-size frame), the paper's "5 queues, RR scheduling". Under
+//!   [`Buffer::Dt`] each queue in use gets an equal share of `dt_private` of the buffer as its private minimum (the
 //!   paper's "static private part of 18.8 %"); single-queue DT has one class, `alpha_low`
 //!   (the paper's "DT, single-queue: α = 0.5"). Under [`Buffer::Fb`] the TM runs FB
 //!   (multi-queue) or single-queue FB with a class per colour, and keeps no private part.
@@ -341,8 +341,8 @@ impl Deployment for FbSpec {
         if let Buffer::Pisa(p) = self.buffer {
             if self.queues == Queues::Single {
                 return Err(
-                    "fb.buffer: Pisa needs queues: Multi (the paper's PISA FB keeps a \
-                            length per queue)"
+                    "fb.buffer: Pisa needs queues: Multi (PISA FB compares a queue's \
+                            length with one threshold; one queue a port needs one per packet)"
                         .into(),
                 );
             }

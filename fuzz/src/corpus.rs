@@ -73,6 +73,7 @@ repository_files!(
     "programs/fb/fb_pisa.p4",
     "programs/fb/leafspine.ron",
     "programs/fb/sweep-burst-full.ron",
+    "programs/fb/sweep-burst-single.ron",
     "programs/fb/sweep-burst.ron",
     "programs/fb/sweep-load-full.ron",
     "programs/fb/sweep-load.ron",

@@ -1,18 +1,8 @@
-// fb: the Flexible Buffer deployment's program (Apostolaki et al., "FB: A Flexible Buffer
-// Management Scheme for Data Center Switches", 2021, §6): the stock ECMP router
-// (programs/ecmp_router) and a classifier that puts each packet in its buffer class by the
-// tag its host set (the IPv4 DSCP, `class << 3` in the host frames):
-// - multi-queue: the query (high-priority) tag goes to the high queue, each of the four
-//   low (web-search) tags to its low queue; the TM's per-queue α does the rest (DT, FB or
-//   FBA by the chip's TM configuration);
-// - single-queue: every packet to queue 0, its class as its colour (`packet_color`), which
-//   the what-if single-queue Flexible Buffer turns into its α and priority
-//   (`tm.color.classes`).
-// The classifier's entries come from deploy/src/fb.rs; a packet whose tag has no entry takes
-// the default action's queue and colour (the low class's first queue, yellow).
-//
-// PISA FB (§5.1): Flexible Buffer approximated in the match-action pipeline over the TM's
-// Dynamic Threshold, live only where the deployment fills `fb_queue` (`buffer: Pisa`):
+// fb_pisa: PISA FB (Apostolaki et al., "FB: A Flexible Buffer Management Scheme for Data
+// Center Switches", 2021, §5.1): Flexible Buffer approximated in the match-action pipeline of
+// a chip whose TM runs Dynamic Threshold, deployed by `deploy: Fb((buffer: Pisa(...)))`
+// (deploy/src/fb/pisa.rs makes the entries). Routing and the classifier are programs/fb/fb.p4's
+// (multi-queue: the query tag to the high queue, each low tag to a queue of its own); then:
 // - a data packet's queue (`fb_queue`, by egress port and queue) names its elements of the
 //   ingress registers: its queue's length (`qlen_in`), its port's count of non-empty queues
 //   (`n_port`, FB's γ = 1/N_Port under round robin) and its priority's (`n_prio`, N_p); with

@@ -452,8 +452,9 @@ impl SweepTable {
     }
 
     /// The curves of `plot`: for each combination of the values of the grid keys `keys` other
-    /// than `plot.x` that take more than one (the legend, `key=value` joined by `, `), the
-    /// points `(x, y)` of its rows that ran and have a number in `y`, in x order.
+    /// than `plot.x` that take more than one (the legend, `key=value` joined by `, `, a value
+    /// cut before its first `(` when the cut values still tell the curves apart), the points
+    /// `(x, y)` of its rows that ran and have a number in `y`, in x order.
     pub fn curves(
         &self,
         plot: &SweepPlot,
@@ -479,6 +480,35 @@ impl SweepTable {
                 self.rows.iter().any(|r| Some(&r[c]) != first)
             })
             .collect();
+        // A value's name alone (`NewReno` of `NewReno((min_rto_us: 100000.0))`) where the
+        // names tell the curves apart, so that the legend fits.
+        let label_of = |r: &Vec<String>, short: bool| {
+            let label = varying
+                .iter()
+                .map(|&c| {
+                    let v = &r[c];
+                    let v = if short {
+                        v.split('(').next().unwrap_or(v)
+                    } else {
+                        v
+                    };
+                    format!("{}={v}", self.columns[c])
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            if label.is_empty() {
+                plot.y.clone()
+            } else {
+                label
+            }
+        };
+        let distinct = |short: bool| {
+            let mut labels: Vec<String> = self.rows.iter().map(|r| label_of(r, short)).collect();
+            labels.sort();
+            labels.dedup();
+            labels.len()
+        };
+        let short = distinct(true) == distinct(false);
         let mut curves: Vec<crate::plots::Curve> = Vec::new();
         for r in &self.rows {
             if status.is_some_and(|s| r[s] != "ok") {
@@ -487,16 +517,7 @@ impl SweepTable {
             let (Ok(xv), Ok(yv)) = (r[x].parse::<f64>(), r[y].parse::<f64>()) else {
                 continue;
             };
-            let label = varying
-                .iter()
-                .map(|&c| format!("{}={}", self.columns[c], r[c]))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let label = if label.is_empty() {
-                plot.y.clone()
-            } else {
-                label
-            };
+            let label = label_of(r, short);
             match curves.iter_mut().find(|c| c.0 == label) {
                 Some(c) => c.1.push((xv, yv)),
                 None => curves.push((label, vec![(xv, yv)])),

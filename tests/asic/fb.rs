@@ -168,13 +168,14 @@ fn fba_absorbs_the_burst_once_its_agent_has_run() {
 }
 
 /// The Fig. 7 and Fig. 8 sweeps' every point substitutes into the §6 leaf-spine and parses as
-/// a scenario; the reduced grids have their 18 and 12 points, the full grids their 480, with
-/// two figures each.
+/// a scenario; the reduced grids have their 18, 12 and 12 points, the full grids their 480,
+/// with two figures each.
 #[test]
 fn the_fig7_and_fig8_sweep_specs_make_their_points() {
     for (spec, n) in [
         ("programs/fb/sweep-burst.ron", 18),
         ("programs/fb/sweep-load.ron", 12),
+        ("programs/fb/sweep-burst-single.ron", 12),
         ("programs/fb/sweep-burst-full.ron", 480),
         ("programs/fb/sweep-load-full.ron", 480),
     ] {
@@ -399,4 +400,65 @@ fn pisa_fb_sync_walks_and_stale_copies() {
     assert_eq!(chip.drops(DropReason::IngressProgramDrop), 0);
     assert!(chip.drops(DropReason::Tm(Refusal::DynamicThreshold)) > 10_000);
     assert_eq!(chip.register_read_by_name(0, "remaining", 0).unwrap(), 9000);
+}
+
+/// A reduced §6 grid, run as `asic sweep` runs it: the value of `column` at each point whose
+/// parameters contain every `key=value` of `at` (in point order).
+fn sweep_values(
+    table: &asic_report::sweep::SweepTable,
+    at: &[(&str, &str)],
+    column: &str,
+) -> Vec<f64> {
+    let col = |c: &str| table.columns.iter().position(|x| x == c).unwrap();
+    table
+        .rows
+        .iter()
+        .filter(|r| at.iter().all(|(k, v)| r[col(k)].starts_with(v)))
+        .map(|r| r[col(column)].parse().unwrap())
+        .collect()
+}
+
+/// The reduced Fig. 7a/7c grid (programs/fb/sweep-burst.ron, about 10 minutes on two
+/// cores): with TCP, FB passes at least as many queries as DT at every size and more at 90 %
+/// of B; DT's p99 occupancy stays above 65 % of the buffer at every size, FB's grows with the
+/// size and stays below DT's.
+#[test]
+#[ignore = "a reduced §6 grid: about 10 minutes on two cores"]
+fn reduced_fig7_grid_fb_absorbs_more_and_holds_less() {
+    let out = tempfile::tempdir().unwrap();
+    let table = asic::sweep_run::run(Path::new("programs/fb/sweep-burst.ron"), out.path()).unwrap();
+    assert_eq!(table.failures(), 0);
+    let tcp = ("transport", "NewReno");
+    let absorbed = |b| sweep_values(&table, &[("buffer", b), tcp], "queries_without_drop_pct");
+    let occupancy = |b| sweep_values(&table, &[("buffer", b), tcp], "buffer_p99_pct");
+    let (dt, fb) = (absorbed("Dt"), absorbed("Fb"));
+    println!("queries without a drop (%): DT {dt:?}, FB {fb:?}");
+    assert!(dt.iter().zip(&fb).all(|(d, f)| f >= d) && fb[2] > dt[2]);
+    let (dt, fb) = (occupancy("Dt"), occupancy("Fb"));
+    println!("p99 occupancy (%): DT {dt:?}, FB {fb:?}");
+    assert!(dt.iter().all(|&d| d > 65.0));
+    assert!(fb.windows(2).all(|w| w[1] > w[0]));
+    assert!(dt.iter().zip(&fb).all(|(d, f)| f < d));
+}
+
+/// The reduced Fig. 8a/8c grid (programs/fb/sweep-load.ron, about 4 minutes on two cores):
+/// FB + TCP's p95 FCT of flows of at most 100 KB is below DT + TCP's at every load, and the
+/// switches carry within 15 % of DT's rate.
+#[test]
+#[ignore = "a reduced §6 grid: about 4 minutes on two cores"]
+fn reduced_fig8_grid_fb_cuts_the_short_flows_tail() {
+    let out = tempfile::tempdir().unwrap();
+    let table = asic::sweep_run::run(Path::new("programs/fb/sweep-load.ron"), out.path()).unwrap();
+    assert_eq!(table.failures(), 0);
+    let tcp = ("transport", "NewReno");
+    let of = |b, c| sweep_values(&table, &[("buffer", b), tcp], c);
+    let (dt, fb) = (
+        of("Dt", "fct_p95_us_le_100KB"),
+        of("Fb", "fct_p95_us_le_100KB"),
+    );
+    println!("p95 FCT of short flows (us): DT {dt:?}, FB {fb:?}");
+    assert!(dt.iter().zip(&fb).all(|(d, f)| f < d));
+    let (dt, fb) = (of("Dt", "chip_tx_gbps"), of("Fb", "chip_tx_gbps"));
+    println!("switches' transmit rate (Gb/s): DT {dt:?}, FB {fb:?}");
+    assert!(dt.iter().zip(&fb).all(|(d, f)| (f / d - 1.0).abs() < 0.15));
 }

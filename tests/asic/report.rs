@@ -925,12 +925,13 @@ fn sweep_grid_from_ron_and_deterministic_merge() {
 }
 
 /// A sweep's figure: `y` against the numeric key `x`, a curve per combination of the other
-/// keys that vary (a key with one value stays out of the legend), failed points and cells
-/// without a number left out, points in x order whatever the grid's; the files are drawn.
+/// keys that vary (a key with one value stays out of the legend; a value's name alone where
+/// the names differ), failed points and cells without a number left out, points in x order
+/// whatever the grid's; the files are drawn.
 #[test]
 fn sweep_plots_draw_a_curve_per_combination_of_the_other_keys() {
     let spec = SweepSpec::parse(
-        r#"(base: "b.ron", grid: { "buffer": ["Dt", "Fb"], "burst": [9, 2, 5], "seed": [1] },
+        r#"(base: "b.ron", grid: { "buffer": ["Dt(a: 1)", "Fb(a: 2)"], "burst": [9, 2, 5], "seed": [1] },
             plots: [(name: "fig7a", title: "Burst absorption", x: "burst", y: "pct",
                      y_desc: Some("queries without a drop (%)"))])"#,
         "s.ron",
@@ -939,7 +940,7 @@ fn sweep_plots_draw_a_curve_per_combination_of_the_other_keys() {
     let pts = spec.points();
     let results = sweep::run_sweep(&pts, 2, |p| {
         let burst = p.get("burst").and_then(ParamValue::as_f64).unwrap();
-        let fb = p.get("buffer") == Some(&ParamValue::Str("Fb".into()));
+        let fb = p.get("buffer") == Some(&ParamValue::Str("Fb(a: 2)".into()));
         match (fb, burst as u32) {
             (false, 5) => Err("failed".into()),
             (true, 2) => Ok(vec![("pct".into(), "-".into())]),
@@ -974,6 +975,22 @@ fn sweep_plots_draw_a_curve_per_combination_of_the_other_keys() {
         svg.contains("Burst absorption") && svg.contains("buffer=Fb"),
         "{svg}"
     );
+    // Names that do not tell the curves apart are given whole.
+    let twins = SweepSpec::parse(
+        r#"(base: "b", grid: { "buffer": ["Fba(p: 1)", "Fba(p: 2)"], "burst": [1] },
+            plots: [(name: "a", title: "t", x: "burst", y: "v")])"#,
+        "s.ron",
+    )
+    .unwrap();
+    let tp = twins.points();
+    let rows = sweep::run_sweep(&tp, 1, |_| Ok(vec![("v".to_string(), "1".to_string())]));
+    let labels: Vec<String> = sweep::merge(&tp, &rows)
+        .curves(&twins.plots[0], &["buffer".into(), "burst".into()])
+        .unwrap()
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
+    assert_eq!(labels, ["buffer=Fba(p: 1)", "buffer=Fba(p: 2)"]);
     // A column the table lacks, and bad specs, are named.
     let mut bad = spec.plots[0].clone();
     bad.y = "pcts".into();

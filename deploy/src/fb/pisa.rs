@@ -93,9 +93,6 @@ fn shift_action(n: i32) -> String {
 impl Pisa {
     /// Checks what the chip must have; `ports` are the chip's connected front ports.
     pub fn check(&self, prof: &ChipProfile, ports: &[u16], queues: u16) -> Result<(), String> {
-        if self.sync_period_ns == 0 {
-            return Err("fb.buffer: Pisa sync_period_ns must be more than 0".into());
-        }
         let pipes: Vec<u16> = ports.iter().filter_map(|&p| prof.pipe_of_port(p)).collect();
         if let Some(i) = pipes.iter().position(|&p| p != pipes[0]) {
             return Err(format!(
