@@ -350,7 +350,7 @@ control Ingress(inout headers_t hdr,
                 }
                 classify.apply();
                 fb_queue.apply();
-                own_depth.apply();
+                own_depth.apply();   // a read takes no stage resource; ghost queues use it
             }
         } else {
             drop();

@@ -403,7 +403,8 @@ fn pisa_fb_sync_walks_and_stale_copies() {
 }
 
 /// A reduced §6 grid, run as `asic sweep` runs it: the value of `column` at each point whose
-/// parameters contain every `key=value` of `at` (in point order).
+/// parameters match every `key=value` of `at` (in point order); a value matches itself, or
+/// an enum value of that name with parameters (`NewReno` matches `NewReno((...))`).
 fn sweep_values(
     table: &asic_report::sweep::SweepTable,
     at: &[(&str, &str)],
@@ -413,7 +414,12 @@ fn sweep_values(
     table
         .rows
         .iter()
-        .filter(|r| at.iter().all(|(k, v)| r[col(k)].starts_with(v)))
+        .filter(|r| {
+            at.iter().all(|(k, v)| {
+                let cell = &r[col(k)];
+                cell == v || cell.starts_with(&format!("{v}("))
+            })
+        })
         .map(|r| r[col(column)].parse().unwrap())
         .collect()
 }

@@ -55,7 +55,7 @@ pub enum Depths {
     Ingress,
 }
 
-/// PISA FB's parameters (RON: `buffer: Pisa(sync_period_ns: 20000, depths: Egress)`).
+/// PISA FB's parameters (RON: `buffer: Pisa((sync_period_ns: 20000, depths: Egress))`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pisa {
     /// A walk starts every `sync_period_ns` (the paper's "update interval").
