@@ -262,15 +262,15 @@ fn the_ecn_threshold_holds_dctcp_queues_near_it() {
     assert!(unmarked > 10.0 * 380.0, "{unmarked}");
 }
 
-/// The §7 testbed (programs/fb/testbed.ron) with `buffer`, stopped at `stop_ms`.
-fn testbed_run(buffer: &str, stop_ms: u64) -> asic_net::NetRun {
+/// The §7 testbed (programs/fb/testbed.ron) with `buffer`, stopped at `stop_us`.
+fn testbed_run(buffer: &str, stop_us: u64) -> asic_net::NetRun {
     let base = std::fs::read_to_string("programs/fb/testbed.ron").unwrap();
     let text = base
         .replace("$buffer", buffer)
         .replace("$chip", "\"tofino1-like\"")
         .replace(
             "stop: (at_ns: Some(2000000000))",
-            &format!("stop: (at_ns: Some({}))", stop_ms * 1_000_000),
+            &format!("stop: (at_ns: Some({}))", stop_us * 1_000),
         );
     let s: NetScenario = ron::from_str(&text).unwrap();
     net::run_detailed(s, Path::new("programs/fb"), None).unwrap()
@@ -291,7 +291,7 @@ fn pisa_fb_copies_and_thresholds_follow_the_tm() {
     for depths in ["Egress", "Ingress"] {
         let r = testbed_run(
             &format!("Pisa((sync_period_ns: 20000, depths: {depths}))"),
-            50,
+            50_000,
         );
         let chip = r.chip("tofino").unwrap();
         let tm = chip.tm();
@@ -364,7 +364,8 @@ fn pisa_fb_copies_and_thresholds_follow_the_tm() {
 /// walk ends consumed, and the SYNC traffic is what the recirculation port carried. With a
 /// walk every second (the first at 0, on an empty buffer) the copies stay empty through the
 /// flood: PISA admits everything and the decisions are DT's underneath, as stale copies make
-/// them.
+/// them; with a walk every millisecond PISA's drops start when the walk at 1 ms refreshes the
+/// copies, not when the queues fill.
 #[test]
 fn pisa_fb_sync_walks_and_stale_copies() {
     use asic_model::chip::DropReason;
@@ -372,7 +373,7 @@ fn pisa_fb_sync_walks_and_stale_copies() {
     for (depths, passes) in [("Egress", 32u64), ("Ingress", 31)] {
         let r = testbed_run(
             &format!("Pisa((sync_period_ns: 20000, depths: {depths}))"),
-            50,
+            50_000,
         );
         let chip = r.chip("tofino").unwrap();
         let recirc = chip.port_counters(64);
@@ -395,11 +396,32 @@ fn pisa_fb_sync_walks_and_stale_copies() {
         );
         assert_eq!(recirc.tx_bytes, recirc.tx_packets * 60);
     }
-    let r = testbed_run("Pisa((sync_period_ns: 1000000000))", 50);
+    let r = testbed_run("Pisa((sync_period_ns: 1000000000))", 50_000);
     let chip = r.chip("tofino").unwrap();
     assert_eq!(chip.drops(DropReason::IngressProgramDrop), 0);
     assert!(chip.drops(DropReason::Tm(Refusal::DynamicThreshold)) > 10_000);
     assert_eq!(chip.register_read_by_name(0, "remaining", 0).unwrap(), 9000);
+    // A walk every millisecond: the one at 0 saw an empty buffer, so until the next one has
+    // passed the UDP queues (at 1 ms and after, about 14 µs) the copies say so and PISA drops
+    // nothing, while TM-native FB, which sees the queues, already refuses; once the walk has
+    // refreshed them the program drops.
+    let drops = |buffer: &str, stop_us| {
+        let r = testbed_run(buffer, stop_us);
+        let chip = r.chip("tofino").unwrap();
+        (
+            chip.drops(DropReason::IngressProgramDrop),
+            chip.drops(DropReason::Tm(Refusal::FlexibleThreshold)),
+        )
+    };
+    let pisa = "Pisa((sync_period_ns: 1000000))";
+    let (before, after) = (drops(pisa, 999).0, drops(pisa, 1_100).0);
+    let fb = drops("Fb", 999).1;
+    println!("by 999 us: PISA FB {before} drops, TM-native FB {fb}; by 1,100 us: PISA {after}");
+    assert_eq!(before, 0);
+    assert!(
+        fb > 100 && after > 0,
+        "FB {fb}, PISA after the walk {after}"
+    );
 }
 
 /// A reduced §6 grid, run as `asic sweep` runs it: the value of `column` at each point whose
