@@ -204,6 +204,12 @@ impl ChipProfile {
         self.pipes as u32 * self.ports_per_pipe_count()
     }
 
+    /// Every port of the chip: the front panel's, then the recirculation ports, then one
+    /// packet-generator port per pipe (the ports the chip builds and its TM serves).
+    pub fn ports_all(&self) -> u32 {
+        self.ports_total() + self.pipes as u32 * (self.recirculation.ports_per_pipe as u32 + 1)
+    }
+
     /// Pipe that front-panel port `port` belongs to, or `None` if the chip has no such port.
     pub fn pipe_of_port(&self, port: u16) -> Option<u16> {
         let per_pipe = self.ports_per_pipe_count();

@@ -385,7 +385,6 @@ impl Deployment for FbSpec {
                 .copied()
                 .collect();
             let nq = self.queues_in_use();
-            pisa.check(chip.profile, &ports, nq)?;
             let classes: Vec<QueueClass> = config.tm.queues[..nq as usize]
                 .iter()
                 .map(|q| QueueClass {
@@ -394,11 +393,11 @@ impl Deployment for FbSpec {
                 })
                 .collect();
             let alphas: Vec<f64> = config.tm.classes.iter().map(|c| c.alpha).collect();
-            let reserved = chip.profile.ports_total() * nq as u32 * config.tm.queues[0].gmin_cells;
-            let pool = match config.tm.pool_cells.first() {
-                Some(&cells) => cells,
-                None => chip.profile.tm.cells.saturating_sub(reserved),
-            };
+            // B: the shared pool as the TM will make it.
+            let pool = config
+                .tm
+                .pool_sizes(&chip.profile.tm, chip.profile.ports_all() as usize)
+                .map_err(|e| e.to_string())?[0];
             let (more, ops) =
                 pisa.deploy(chip.profile, &ports, &classes, &alphas, pool, &mut config)?;
             entries.extend(more);

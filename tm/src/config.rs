@@ -549,6 +549,12 @@ impl TmConfig {
         self.resolve(spec, ports).map(|_| ())
     }
 
+    /// The shared pools' sizes in cells, as the TM on `spec` with `ports` ports makes them:
+    /// `pool_cells` as given, or the buffer less the private minimums and PFC headroom.
+    pub fn pool_sizes(&self, spec: &TmSpec, ports: usize) -> Result<Vec<u32>, ConfigError> {
+        self.resolve(spec, ports).map(|r| r.pools)
+    }
+
     pub(crate) fn resolve(&self, spec: &TmSpec, ports: usize) -> Result<Resolved, ConfigError> {
         if let Err(e) = spec.validate() {
             return err(format!("spec.{}", e.field), e.reason);

@@ -91,8 +91,14 @@ fn shift_action(n: i32) -> String {
 }
 
 impl Pisa {
-    /// Checks what the chip must have; `ports` are the chip's connected front ports.
-    pub fn check(&self, prof: &ChipProfile, ports: &[u16], queues: u16) -> Result<(), String> {
+    /// The pipe the chip's connected front ports (`ports`, `queues` each) are in and its
+    /// recirculation port, or why PISA FB cannot run there.
+    fn placement(
+        &self,
+        prof: &ChipProfile,
+        ports: &[u16],
+        queues: usize,
+    ) -> Result<(u16, u16), String> {
         let pipes: Vec<u16> = ports.iter().filter_map(|&p| prof.pipe_of_port(p)).collect();
         if let Some(i) = pipes.iter().position(|&p| p != pipes[0]) {
             return Err(format!(
@@ -102,17 +108,15 @@ impl Pisa {
                 ports[0], pipes[0], ports[i], pipes[i]
             ));
         }
-        if prof
-            .recirc_port(pipes.first().copied().unwrap_or(0), 0)
-            .is_none()
-        {
-            return Err(format!(
+        let pipe = pipes.first().copied().unwrap_or(0);
+        let recirc = prof.recirc_port(pipe, 0).ok_or_else(|| {
+            format!(
                 "fb.buffer: Pisa recirculates its SYNC packets, and chip profile `{}` has no \
                  recirculation port",
                 prof.name
-            ));
-        }
-        let tracked = ports.len() * queues as usize;
+            )
+        })?;
+        let tracked = ports.len() * queues;
         if tracked > QUEUE_SLOTS || ports.len() > PORT_SLOTS {
             return Err(format!(
                 "fb.buffer: Pisa tracks {tracked} queues ({} ports x {queues}); the program's \
@@ -120,12 +124,13 @@ impl Pisa {
                 ports.len()
             ));
         }
-        Ok(())
+        Ok((pipe, recirc))
     }
 
     /// Entries, control operations and the packet generator for a chip whose connected front
     /// ports are `ports`, with `classes[q]` the class of queue `q` and `alphas[c]` the α of
-    /// class `c`; the shared pool has `pool_cells`.
+    /// class `c`; the shared pool has `pool_cells`. Refused where the ports span pipes, the
+    /// chip has no recirculation port, or the program's registers are too small.
     pub fn deploy(
         &self,
         prof: &ChipProfile,
@@ -136,13 +141,7 @@ impl Pisa {
         config: &mut ChipConfig,
     ) -> Result<(Vec<EntrySpec>, Vec<ControlOp>), String> {
         let nq = classes.len();
-        let pipe = ports
-            .first()
-            .and_then(|&p| prof.pipe_of_port(p))
-            .unwrap_or(0);
-        let recirc = prof
-            .recirc_port(pipe, 0)
-            .ok_or("fb.buffer: Pisa needs a recirculation port")?;
+        let (pipe, recirc) = self.placement(prof, ports, nq)?;
         let ghost = (self.depths == Depths::Ingress) as u64;
         let int = |v: u64| Value::Int(v);
         let tracked = ports.len() * nq;
