@@ -13,7 +13,7 @@
 //! CSV and JSON tables, waveform and plots, so any point can be looked at on its own.
 
 use asic_deploy::run::{run_observed, RunOptions};
-use asic_report::metrics::Summary;
+use asic_report::metrics::{sample_quantile, Summary};
 use asic_report::progress::SweepProgress;
 use asic_report::sweep::{
     default_threads, merge, run_sweep, ParamValue, Point, Row, SweepSpec, SweepTable,
@@ -63,15 +63,14 @@ fn row_of(run: &asic_net::NetRun, s: &Summary) -> Row {
     let record = &run.record;
     let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.3}"));
     let drops: u64 = record.drops.iter().map(|d| d.packets).sum();
-    let mut short: Vec<u64> = record
+    let short_fct_us: Vec<f64> = record
         .flows
         .iter()
         .filter(|fl| fl.size_bytes <= SHORT_FLOW_BYTES)
         .filter_map(|fl| fl.fct_ps())
+        .map(|ps| ps as f64 / 1e6)
         .collect();
-    short.sort_unstable();
-    let short_p95 = (!short.is_empty())
-        .then(|| short[(short.len() * 95).div_ceil(100).max(1) - 1] as f64 / 1e6);
+    let short_p95 = sample_quantile(&short_fct_us, 0.95);
     let tx_gbps: f64 = s
         .throughput
         .iter()
