@@ -407,12 +407,7 @@ where
             format!("{x_desc} (log scale)")
         );
     } else {
-        let (lo, hi) = if hi - lo < 1e-9 {
-            (lo - 0.5, hi + 0.5)
-        } else {
-            let pad = (hi - lo) * 0.03;
-            (lo - pad, hi + pad)
-        };
+        let (lo, hi) = padded(lo, hi, 0.03);
         body!(
             builder(50)
                 .build_cartesian_2d(lo..hi, 0f64..1.02f64)
@@ -421,6 +416,17 @@ where
         );
     }
     draw_legend(&legend, &names, Swatch::Line)
+}
+
+/// A linear axis' range around `lo..hi`: `fraction` of the span beyond each end, or half a
+/// unit each way when the values are all one.
+fn padded(lo: f64, hi: f64, fraction: f64) -> (f64, f64) {
+    if hi - lo < 1e-9 {
+        (lo - 0.5, hi + 0.5)
+    } else {
+        let pad = (hi - lo) * fraction;
+        (lo - pad, hi + pad)
+    }
 }
 
 /// Linear axes around every point (the y axis from 0 when no value is negative, as a
@@ -446,21 +452,14 @@ where
     if all.is_empty() {
         return no_data(root, title);
     }
-    let span = |lo: f64, hi: f64| {
-        if hi - lo < 1e-9 {
-            (lo - 0.5, hi + 0.5)
-        } else {
-            let pad = (hi - lo) * 0.05;
-            (lo - pad, hi + pad)
-        }
-    };
-    let (x_lo, x_hi) = span(
+    let (x_lo, x_hi) = padded(
         all.iter().map(|p| p.0).fold(f64::INFINITY, f64::min),
         all.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max),
+        0.05,
     );
     let y_min = all.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
     let y_max = all.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
-    let (y_lo, y_hi) = span(y_min.min(0.0), y_max);
+    let (y_lo, y_hi) = padded(y_min.min(0.0), y_max, 0.05);
     let y_lo = if y_min >= 0.0 { 0.0 } else { y_lo };
     let area = frame(root, title, "")?;
     let names: Vec<&str> = curves.iter().map(|c| c.0.as_str()).collect();
