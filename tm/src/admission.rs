@@ -48,6 +48,11 @@ impl Alpha {
     /// Fixed-point scale.
     pub const ONE: u32 = 1 << 16;
 
+    /// α as a float.
+    pub fn to_f64(self) -> f64 {
+        self.0 as f64 / Self::ONE as f64
+    }
+
     /// α from a float, rounded to 1/65536; `None` unless `0 < a ≤ 65535` (and not below 1/65536).
     pub fn from_f64(a: f64) -> Option<Alpha> {
         if !a.is_finite() || a <= 0.0 || a > 65535.0 {

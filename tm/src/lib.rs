@@ -504,7 +504,7 @@ impl TrafficManager {
                 )
             }
             Refusal::DynamicThreshold => {
-                let alpha = q.alpha.0 as f64 / Alpha::ONE as f64;
+                let alpha = q.alpha.to_f64();
                 let color = config::Color::of(req.color);
                 let eighths = self.color_eighths[(req.color & 3) as usize];
                 if eighths == 8 {
@@ -1096,7 +1096,7 @@ impl TrafficManager {
     /// `None` for a queue the TM lacks.
     pub fn alpha(&self, port: u16, queue: u16) -> Option<f64> {
         let q = self.queues.get(self.queue_index(port, queue)?)?;
-        Some(q.alpha.0 as f64 / Alpha::ONE as f64)
+        Some(q.alpha.to_f64())
     }
 
     /// Sets Dynamic Threshold's α of one queue at run time (a control plane that rewrites a
@@ -1141,11 +1141,10 @@ impl TrafficManager {
 
     /// Depth of `queue` on `port`: (cells, packets).
     pub fn depth(&self, port: u16, queue: u16) -> (u32, u32) {
-        if port as usize >= self.nports || queue as usize >= self.qpp {
-            return (0, 0);
-        }
-        let q = &self.queues[port as usize * self.qpp + queue as usize];
-        (q.cells, q.fifo.len() as u32)
+        self.queue_index(port, queue).map_or((0, 0), |i| {
+            let q = &self.queues[i];
+            (q.cells, q.fifo.len() as u32)
+        })
     }
 
     /// Depth of `port` over all its queues: (cells, packets).
@@ -1251,10 +1250,8 @@ impl TrafficManager {
 
     /// Counters of one queue.
     pub fn queue_counters(&self, port: u16, queue: u16) -> QueueCounters {
-        if port as usize >= self.nports || queue as usize >= self.qpp {
-            return QueueCounters::default();
-        }
-        self.queues[port as usize * self.qpp + queue as usize].counters
+        self.queue_index(port, queue)
+            .map_or_else(QueueCounters::default, |i| self.queues[i].counters)
     }
 
     /// Counters of all queues of a port, summed.
