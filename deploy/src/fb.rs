@@ -14,8 +14,10 @@
 //! - the TM: class 0 the high priority (`alpha_high`, buffer priority 1), class 1 the low
 //!   (`alpha_low`, priority 0); every queue in use on every port served round robin (DRR,
 //!   a quantum of one full-size frame), the paper's "5 queues, RR scheduling". Under
-//!   [`Buffer::Dt`] each queue in use gets an equal share of `dt_private` of the buffer as its private minimum (the
-//!   paper's "static private part of 18.8 %"); single-queue DT has one class, `alpha_low`
+//!   [`Buffer::Dt`] each queue in use gets an equal share of `dt_private` of the buffer as its
+//!   private minimum (the paper's "static private part of 18.8 %"), shared over every port the
+//!   TM serves, since it reserves the minimum on its recirculation and packet-generator ports
+//!   too ([`ChipProfile::ports_all`]); single-queue DT has one class, `alpha_low`
 //!   (the paper's "DT, single-queue: α = 0.5"). Under [`Buffer::Fb`] the TM runs FB
 //!   (multi-queue) or single-queue FB with a class per colour, and keeps no private part.
 //! - with `ecn_threshold_packets`, ECN marking of every queue in use above that many
@@ -237,7 +239,7 @@ impl FbSpec {
         let gmin = match self.buffer {
             Buffer::Dt | Buffer::Fba { .. } | Buffer::Pisa(_) => {
                 let share = self.dt_private * prof.tm.cells as f64;
-                (share / (prof.ports_total() * in_use) as f64).floor() as u32
+                (share / (prof.ports_all() * in_use) as f64).floor() as u32
             }
             Buffer::Fb => 0,
         };

@@ -100,6 +100,27 @@ fn tags_reach_their_queues() {
     assert_eq!(queues_used("(buffer: Fb, queues: Single)", 5), [0]);
 }
 
+/// DT's private part is 18.8 % of the buffer however many queues a port uses: the TM
+/// reserves a queue's minimum on all 56 of its ports (the 48 front ports and the 4
+/// recirculation and 4 packet-generator ports), so the deployment splits it over them and
+/// the shared pool keeps the paper's 81.2 %.
+#[test]
+fn dt_reserves_the_papers_private_part() {
+    for (queues, gmin) in [("Multi", 75), ("Single", 377)] {
+        let s: NetScenario = ron::from_str(&format!(
+            r#"(topology: Generate((shape: SingleSwitch(hosts: 2), chip: "fb-48x10g.ron")),
+                deploy: Fb((buffer: Dt, queues: {queues})), stop: (at_ns: Some(1000)))"#
+        ))
+        .unwrap();
+        let r = net::run_detailed(s, Path::new("programs/fb"), None).unwrap();
+        let tm = r.chip("sw0").unwrap().tm();
+        assert_eq!(tm.config().queues[0].gmin_cells, gmin, "{queues}");
+        let (pool, _) = tm.pool(0);
+        let reserved = 1.0 - pool as f64 / 112_500.0;
+        assert!((0.186..=0.188).contains(&reserved), "{queues}: {reserved}");
+    }
+}
+
 /// A parameter the deployment cannot use is refused with its field.
 #[test]
 fn bad_parameters_are_named() {
