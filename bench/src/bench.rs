@@ -519,10 +519,16 @@ impl Bench {
         for (i, op) in ops.iter().enumerate() {
             chip.apply(op).map_err(|err| format!("entry {i}: {err}"))?;
         }
+        Ok(Bench::on_chip(chip, program.name.clone()))
+    }
+
+    /// A bench around `chip`, built elsewhere and running the program named `program` (a
+    /// network's chip, as a deployment configured it, to feed packets to alone).
+    pub fn on_chip(chip: Chip, program: String) -> Bench {
         let ports = chip.port_count() as usize;
-        Ok(Bench {
+        Bench {
             chip,
-            program: program.name.clone(),
+            program,
             queue: EventQueue::new(),
             feeds: Vec::new(),
             delayed: vec![0; ports],
@@ -535,7 +541,7 @@ impl Bench {
             packet_traces: Vec::new(),
             stop_at: None,
             last_input: Time::ZERO,
-        })
+        }
     }
 
     /// The chip.

@@ -24,6 +24,7 @@ pub mod bfc;
 pub mod build;
 pub mod fb;
 pub mod manual;
+pub mod paths;
 pub mod routers;
 pub mod run;
 pub mod scenario;

@@ -109,35 +109,79 @@ fn ecmp_shift(tier: u32, bits: u32) -> u32 {
     (4 * (tier % 4)).min(16 - bits)
 }
 
+/// What chip `c`'s generated routes do with a packet to each host: one next hop, or an ECMP
+/// group whose member a bucket of the flow hash picks (the same choice the entries encode,
+/// so [`ChipRoutes::port`] is what the program will do; `crate::paths` chains it over
+/// the network).
+#[derive(Clone, Debug)]
+pub struct ChipRoutes {
+    /// The chip's tier (1 for a ToR): which bits of the hash its buckets read.
+    tier: u32,
+    /// Per host: none (unreachable, or the chip has no route), one port, or a group.
+    acts: Vec<Option<Act>>,
+}
+
+/// A route's action, as a sortable key (routes aggregate hosts with equal ones).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Act {
+    Hop(u16),
+    Group(Vec<u16>),
+}
+
+impl ChipRoutes {
+    /// Chip `c`'s routes in `topo` under `routing`.
+    pub fn new(topo: &Topology, c: usize, routing: Routing) -> ChipRoutes {
+        // Per host: chip c's distance to it and its next hops there.
+        let towards: Vec<(u32, Vec<u16>)> = (0..topo.spec.hosts.len())
+            .map(|h| {
+                let dist = topo.chip_distances(h);
+                (dist[c], topo.next_hops(c, h, &dist))
+            })
+            .collect();
+        // The chip's tier (1 for a ToR) picks what its choice among equal next hops looks
+        // at, so the tiers of a Clos do not all make the same choice (ECMP polarization,
+        // where every aggregation switch would send to one core in k/2).
+        let tier = towards.iter().map(|t| t.0).min().unwrap_or(1).max(1);
+        let acts = towards
+            .into_iter()
+            .enumerate()
+            .map(|(h, (_, hops))| match (hops.len(), routing) {
+                (0, _) => None,
+                (1, _) => Some(Act::Hop(hops[0])),
+                (n, Routing::Static) => Some(Act::Hop(hops[static_choice(h, n, tier)])),
+                (_, Routing::Ecmp) => Some(Act::Group(hops)),
+            })
+            .collect();
+        ChipRoutes { tier, acts }
+    }
+
+    /// The port a packet to host `h` whose 5-tuple hashes to `hash` (CRC-16/ARC, as the
+    /// program's `Hash<bit<16>>(CRC16)`) leaves by; `None` if the chip has no route to `h`.
+    pub fn port(&self, h: usize, hash: u16) -> Option<u16> {
+        match self.acts.get(h)?.as_ref()? {
+            Act::Hop(p) => Some(*p),
+            Act::Group(ports) => {
+                let buckets = ecmp_buckets(ports.len());
+                let shift = ecmp_shift(self.tier, buckets.trailing_zeros());
+                let b = (hash >> shift) & (buckets - 1);
+                Some(ports[b as usize % ports.len()])
+            }
+        }
+    }
+
+    /// The ports a packet to host `h` may leave by (several for an ECMP group).
+    pub fn ports(&self, h: usize) -> &[u16] {
+        match self.acts.get(h).and_then(Option::as_ref) {
+            None => &[],
+            Some(Act::Hop(p)) => std::slice::from_ref(p),
+            Some(Act::Group(ports)) => ports,
+        }
+    }
+}
+
 /// The route entries of chip `c` (see the module documentation).
 pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
-    // Per host: the action (as a sortable key) and the entry pieces.
-    #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
-    enum Act {
-        Hop(u16),
-        Group(Vec<u16>),
-    }
-    // Per host: chip c's distance to it and its next hops there.
-    let towards: Vec<(u32, Vec<u16>)> = (0..topo.spec.hosts.len())
-        .map(|h| {
-            let dist = topo.chip_distances(h);
-            (dist[c], topo.next_hops(c, h, &dist))
-        })
-        .collect();
-    // The chip's tier (1 for a ToR) picks what its choice among equal next hops looks at, so
-    // the tiers of a Clos do not all make the same choice (ECMP polarization, where every
-    // aggregation switch would send to one core in k/2).
-    let tier = towards.iter().map(|t| t.0).min().unwrap_or(1).max(1);
-    let acts: Vec<Option<Act>> = towards
-        .into_iter()
-        .enumerate()
-        .map(|(h, (_, hops))| match (hops.len(), routing) {
-            (0, _) => None,
-            (1, _) => Some(Act::Hop(hops[0])),
-            (n, Routing::Static) => Some(Act::Hop(hops[static_choice(h, n, tier)])),
-            (_, Routing::Ecmp) => Some(Act::Group(hops)),
-        })
-        .collect();
+    let ChipRoutes { tier, acts } = ChipRoutes::new(topo, c, routing);
     // Aggregate by /16, then /24, else /32.
     let mut entries = Vec::new();
     let mut groups: BTreeMap<Vec<u16>, u16> = BTreeMap::new();

@@ -174,7 +174,7 @@ pub fn build(buf: &mut Vec<u8>, h: &Header, payload: usize) {
     b[30..34].copy_from_slice(&h.dst_ip.to_be_bytes());
     let ck = ipv4_checksum(&b[14..34]);
     b[24..26].copy_from_slice(&ck.to_be_bytes());
-    let sport = 49152 + ((h.flow_id + h.entropy as u64) % 16384) as u16;
+    let sport = source_port(h.flow_id, h.entropy);
     b[34..36].copy_from_slice(&sport.to_be_bytes());
     b[36..38].copy_from_slice(&UDP_PORT.to_be_bytes());
     b[38..40].copy_from_slice(&(ip_len - 20).to_be_bytes());
@@ -199,6 +199,14 @@ pub fn ipv4_checksum(hdr: &[u8]) -> u16 {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     !(sum as u16)
+}
+
+/// The UDP source port of flow `flow_id`'s packets (`entropy` 0 unless the sender sprays
+/// them over paths): `49152 + (flow_id + entropy) mod 16384`, the part of the 5-tuple that
+/// tells a host's flows apart for ECMP hashes (the path oracle, asic-deploy's `paths`,
+/// hashes it as the chips do).
+pub fn source_port(flow_id: u64, entropy: u16) -> u16 {
+    49152 + ((flow_id + entropy as u64) % 16384) as u16
 }
 
 /// Parse a model frame; `None` if it is not one (wrong EtherType, protocol or port, or too

@@ -30,6 +30,7 @@ mod net_pcap;
 mod net_queries;
 mod packet_color;
 mod parser_errors;
+mod paths;
 mod perf;
 mod pfc;
 mod plumbing;

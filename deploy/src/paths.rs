@@ -1,0 +1,230 @@
+//! The path oracle: the ports a flow's packets leave each chip by, from the topology, the
+//! routes the deployments generate ([`crate::routers`]) and the flow hash every router
+//! computes, without running anything; and the classes Pyrrha sorts flows into against a
+//! set of congested ports (its §III: congested flows cross one; vulnerable flows share a
+//! port with a congested flow and cross none; the rest are background).
+//!
+//! A switch that computes its packets' onward paths itself (Pyrrha's path calculation,
+//! §IV-B) needs exactly this, as tables generated from it; tests/asic/paths.rs checks the
+//! oracle against what the routers do to packets, at every tier.
+
+use crate::routers::{ChipRoutes, Routing};
+use asic_net::packet::{source_port, UDP_PORT};
+use asic_net::topology::{End, Topology};
+use pipelines::hash::{HashEngine, CRC16};
+use std::collections::BTreeSet;
+
+/// The fields the routers hash, as a packet carries them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FiveTuple {
+    /// IPv4 source address.
+    pub src: u32,
+    /// IPv4 destination address.
+    pub dst: u32,
+    /// IP protocol.
+    pub protocol: u8,
+    /// UDP source port.
+    pub src_port: u16,
+    /// UDP destination port.
+    pub dst_port: u16,
+}
+
+impl FiveTuple {
+    /// The 5-tuple of the data packets of flow `flow_id` from host `src` to host `dst`
+    /// (net/src/packet.rs: UDP to [`UDP_PORT`] from [`source_port`], no spraying).
+    pub fn of_flow(topo: &Topology, src: usize, dst: usize, flow_id: u64) -> FiveTuple {
+        FiveTuple {
+            src: topo.host_ips[src],
+            dst: topo.host_ips[dst],
+            protocol: 17,
+            src_port: source_port(flow_id, 0),
+            dst_port: UDP_PORT,
+        }
+    }
+
+    /// The routers' flow hash: CRC-16/ARC over source, destination, protocol, source port
+    /// and destination port, big-endian and back to back, as `Hash<bit<16>>(CRC16)` packs
+    /// `{src_addr, dst_addr, protocol, src_port, dst_port}` (programs/ecmp_router).
+    pub fn hash(&self) -> u16 {
+        let mut b = [0u8; 13];
+        b[0..4].copy_from_slice(&self.src.to_be_bytes());
+        b[4..8].copy_from_slice(&self.dst.to_be_bytes());
+        b[8] = self.protocol;
+        b[9..11].copy_from_slice(&self.src_port.to_be_bytes());
+        b[11..13].copy_from_slice(&self.dst_port.to_be_bytes());
+        let crc = HashEngine::new(&CRC16).expect("CRC-16/ARC is a CRC the engine has");
+        crc.of_bytes(&b) as u16
+    }
+}
+
+/// One hop of a path: the chip and the port the packet leaves it by (an output port, which
+/// Pyrrha names a congestion root by: `<switch-id : port-id>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Hop {
+    /// Chip index in the topology.
+    pub chip: usize,
+    /// Its output port.
+    pub port: u16,
+}
+
+/// Every chip's routes, to follow paths through.
+pub struct PathOracle<'t> {
+    topo: &'t Topology,
+    routes: Vec<ChipRoutes>,
+}
+
+impl<'t> PathOracle<'t> {
+    /// The oracle of `topo` whose chips all route with `routing` (the stock routers, BFC,
+    /// FB and Pyrrha route this way).
+    pub fn new(topo: &'t Topology, routing: Routing) -> PathOracle<'t> {
+        let routes = (0..topo.spec.chips.len())
+            .map(|c| ChipRoutes::new(topo, c, routing))
+            .collect();
+        PathOracle { topo, routes }
+    }
+
+    /// Chip `c`'s routes.
+    pub fn routes(&self, c: usize) -> &ChipRoutes {
+        &self.routes[c]
+    }
+
+    /// The hops of a packet with `tuple` from host `src` to host `dst`, from the first chip
+    /// to the one that delivers it; an error naming the chip where it would be dropped
+    /// (no route) or loop.
+    pub fn path(&self, src: usize, dst: usize, tuple: &FiveTuple) -> Result<Vec<Hop>, String> {
+        self.path_from(
+            self.topo.peer(self.topo.host_link[src], End::Host(src)),
+            dst,
+            tuple,
+        )
+    }
+
+    /// The hops of a packet with `tuple` to host `dst` from where it arrives, `at` (a chip
+    /// port, or a host: then there are none).
+    pub fn path_from(&self, at: End, dst: usize, tuple: &FiveTuple) -> Result<Vec<Hop>, String> {
+        let hash = tuple.hash();
+        let mut hops = Vec::new();
+        let mut at = at;
+        while let End::Chip(c, _) = at {
+            let name = &self.topo.spec.chips[c].name;
+            let host = &self.topo.spec.hosts[dst].name;
+            let port = self.routes[c]
+                .port(dst, hash)
+                .ok_or_else(|| format!("{name} has no route to {host}"))?;
+            if hops.len() > self.topo.spec.chips.len() {
+                return Err(format!("the path to {host} loops (at {name} port {port})"));
+            }
+            hops.push(Hop { chip: c, port });
+            let link = self.topo.chip_ports[c][&port];
+            at = self.topo.peer(link, End::Chip(c, port));
+        }
+        Ok(hops)
+    }
+}
+
+/// A flow's class against a set of congested ports (Pyrrha §III).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FlowClass {
+    /// Its path crosses a congested port.
+    Congested,
+    /// It crosses none but shares a port with a congested flow.
+    Vulnerable,
+    /// Neither.
+    Background,
+}
+
+/// The class of each of `paths` against the `congested` ports.
+pub fn classify(paths: &[Vec<Hop>], congested: &BTreeSet<Hop>) -> Vec<FlowClass> {
+    let crosses = |p: &Vec<Hop>| p.iter().any(|h| congested.contains(h));
+    let shared: BTreeSet<Hop> = paths
+        .iter()
+        .filter(|p| crosses(p))
+        .flatten()
+        .copied()
+        .collect();
+    paths
+        .iter()
+        .map(|p| {
+            if crosses(p) {
+                FlowClass::Congested
+            } else if p.iter().any(|h| shared.contains(h)) {
+                FlowClass::Vulnerable
+            } else {
+                FlowClass::Background
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use asic_net::shapes::{generate, Generate, Shape};
+
+    fn leaf_spine() -> Topology {
+        let shape = Shape::LeafSpine {
+            leaves: 3,
+            spines: 2,
+            hosts_per_leaf: 2,
+            uplinks_per_spine: 1,
+        };
+        let g = Generate::new(shape, "x");
+        Topology::resolve(generate(&g, &g.uniform_ports(64, 100)).unwrap()).unwrap()
+    }
+
+    /// CRC-16/ARC of the 13 bytes `0a000001 0a010002 11 c001 12b7` (computed apart, bit
+    /// by bit with the reflected polynomial 0xA001 and init 0: 0x542A).
+    #[test]
+    fn the_hash_is_crc16_arc_of_the_packed_tuple() {
+        let t = FiveTuple {
+            src: 0x0a00_0001,
+            dst: 0x0a01_0002,
+            protocol: 17,
+            src_port: 49153,
+            dst_port: 4791,
+        };
+        assert_eq!(t.hash(), 0x542a);
+    }
+
+    /// In a leaf-spine a path between leaves is ToR up, spine down, ToR down, and the flow
+    /// hash picks the spine; within a leaf it is the ToR alone.
+    #[test]
+    fn paths_go_up_and_down_through_the_hashed_spine() {
+        let topo = leaf_spine();
+        let oracle = PathOracle::new(&topo, Routing::Ecmp);
+        let mut spines = BTreeSet::new();
+        for flow in 0..64 {
+            let t = FiveTuple::of_flow(&topo, 0, 5, flow);
+            let p = oracle.path(0, 5, &t).unwrap();
+            assert_eq!(p.len(), 3);
+            assert_eq!((p[0].chip, p[2].chip), (0, 2));
+            spines.insert(p[1].chip);
+            let up = oracle.routes(0).port(5, t.hash()).unwrap();
+            assert_eq!(p[0].port, up);
+        }
+        assert_eq!(spines.len(), 2, "both spines carry some of 64 flows");
+        let t = FiveTuple::of_flow(&topo, 0, 1, 0);
+        assert_eq!(oracle.path(0, 1, &t).unwrap().len(), 1);
+    }
+
+    /// Flows into a congested port are congested; one that shares a link with them but
+    /// leaves by another port is vulnerable; one apart from both is background.
+    #[test]
+    fn flows_are_congested_vulnerable_or_background() {
+        let h = |chip, port| Hop { chip, port };
+        let paths = vec![
+            vec![h(0, 2), h(3, 1), h(1, 0)],
+            vec![h(0, 2), h(3, 1), h(1, 1)],
+            vec![h(2, 0)],
+        ];
+        let congested: BTreeSet<Hop> = [h(1, 0)].into();
+        assert_eq!(
+            classify(&paths, &congested),
+            [
+                FlowClass::Congested,
+                FlowClass::Vulnerable,
+                FlowClass::Background
+            ]
+        );
+    }
+}
