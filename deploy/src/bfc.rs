@@ -412,6 +412,10 @@ impl Deployment for BfcSpec {
         self.check_queues(profile.tm.queues_per_port)
     }
 
+    fn routing(&self) -> Option<Routing> {
+        self.routes
+    }
+
     fn deploy(&self, chip: &ChipContext, config: ChipConfig) -> Result<ChipDeployment, String> {
         let (prof, c, topo) = (chip.profile, chip.chip, chip.topology);
         let mut entries = match self.routes {

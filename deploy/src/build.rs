@@ -3,6 +3,7 @@
 //! profile and program), its entries resolved and the chip built; hosts checked against
 //! what their switches' mechanisms require.
 
+use crate::routers::Routing;
 use crate::scenario::{ChipSettings, Entries, NetScenario, Select, TopologySource};
 use crate::{ChipContext, Deployment, Embedded, Mechanism};
 use asic_io::load::{describe, resolve_entries, Base};
@@ -36,15 +37,26 @@ struct Merged<'a> {
 /// Build the network a scenario describes; relative paths resolve against `base` (the
 /// scenario's directory).
 pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
+    build_routed(s, base).map(|(n, _)| n)
+}
+
+/// [`build`], and the generated routes each chip forwards by ([`Deployment::routing`]), for
+/// the path oracle.
+pub fn build_routed(
+    s: NetScenario,
+    base: &Path,
+) -> Result<(Network, Vec<Option<Routing>>), String> {
     let base = Base(base);
     let topo = topology(&s.topology, base)?;
     let merged = merge(&s.chips, &topo)?;
     let mut loaded = Loaded::default();
     let mut chips = Vec::new();
     let mut control = Vec::new();
+    let mut routings = Vec::new();
     for (c, m) in merged.iter().enumerate() {
         let place = |e: String| format!("chip `{}`: {e}", topo.spec.chips[c].name);
         let mechanism = m.deploy.unwrap_or(&s.deploy);
+        routings.push(mechanism.deployment().routing());
         let (chip, program) =
             chip(&topo, c, m, mechanism, (s.seed, s.mtu), base, &mut loaded).map_err(place)?;
         control.extend(chip_control(
@@ -67,7 +79,7 @@ pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
             }
         }
     }
-    Ok(Network {
+    let network = Network {
         name: s.name,
         seed: s.seed,
         topology: topo,
@@ -79,7 +91,9 @@ pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
         stop: s.stop,
         sample_period_ns: s.sample_period_ns,
         captures: s.pcaps,
-    })
+        hol_check: s.hol_check,
+    };
+    Ok((network, routings))
 }
 
 /// Profiles loaded by name, and programs compiled by (profile, program): each once per run.

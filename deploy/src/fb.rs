@@ -284,6 +284,10 @@ impl Deployment for FbSpec {
         })
     }
 
+    fn routing(&self) -> Option<Routing> {
+        Some(Routing::Ecmp)
+    }
+
     fn check(&self, profile: &ChipProfile) -> Result<(), String> {
         for (field, a) in [
             ("alpha_high", self.alpha_high),

@@ -23,6 +23,7 @@
 pub mod bfc;
 pub mod build;
 pub mod fb;
+pub mod hol;
 pub mod manual;
 pub mod paths;
 pub mod routers;
@@ -96,6 +97,10 @@ pub trait Deployment {
     fn host_rules(&self) -> HostRules {
         HostRules::default()
     }
+
+    /// The generated routes its chips forward by ([`routers::routes`]), so that the path
+    /// oracle ([`paths`]) can follow their packets; `None`: routes it does not generate.
+    fn routing(&self) -> Option<routers::Routing>;
 }
 
 /// The registry: every mechanism a scenario can deploy, with its parameters.

@@ -19,6 +19,10 @@ impl Deployment for Manual {
         Ok(())
     }
 
+    fn routing(&self) -> Option<crate::routers::Routing> {
+        None
+    }
+
     fn deploy(&self, _chip: &ChipContext, config: ChipConfig) -> Result<ChipDeployment, String> {
         Ok(ChipDeployment {
             entries: Vec::new(),

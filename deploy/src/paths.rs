@@ -70,22 +70,35 @@ pub struct Hop {
 /// Every chip's routes, to follow paths through.
 pub struct PathOracle<'t> {
     topo: &'t Topology,
-    routes: Vec<ChipRoutes>,
+    /// Per chip: its routes, or `None` if it forwards by routes not generated here.
+    routes: Vec<Option<ChipRoutes>>,
 }
 
 impl<'t> PathOracle<'t> {
-    /// The oracle of `topo` whose chips all route with `routing` (the stock routers, BFC,
-    /// FB and Pyrrha route this way).
-    pub fn new(topo: &'t Topology, routing: Routing) -> PathOracle<'t> {
-        let routes = (0..topo.spec.chips.len())
-            .map(|c| ChipRoutes::new(topo, c, routing))
+    /// The oracle of `topo` whose chips all route with `routing`.
+    pub fn uniform(topo: &'t Topology, routing: Routing) -> PathOracle<'t> {
+        PathOracle::new(topo, &vec![Some(routing); topo.spec.chips.len()])
+    }
+
+    /// The oracle of `topo` whose chip `c` routes with `routings[c]` (`None`: by routes the
+    /// oracle does not know; a path through it is an error).
+    pub fn new(topo: &'t Topology, routings: &[Option<Routing>]) -> PathOracle<'t> {
+        let routes = routings
+            .iter()
+            .enumerate()
+            .map(|(c, r)| r.map(|r| ChipRoutes::new(topo, c, r)))
             .collect();
         PathOracle { topo, routes }
     }
 
-    /// Chip `c`'s routes.
-    pub fn routes(&self, c: usize) -> &ChipRoutes {
-        &self.routes[c]
+    /// The topology it follows.
+    pub fn topology(&self) -> &'t Topology {
+        self.topo
+    }
+
+    /// Chip `c`'s routes (`None`: not generated ones).
+    pub fn routes(&self, c: usize) -> Option<&ChipRoutes> {
+        self.routes.get(c)?.as_ref()
     }
 
     /// The hops of a packet with `tuple` from host `src` to host `dst`, from the first chip
@@ -108,7 +121,10 @@ impl<'t> PathOracle<'t> {
         while let End::Chip(c, _) = at {
             let name = &self.topo.spec.chips[c].name;
             let host = &self.topo.spec.hosts[dst].name;
-            let port = self.routes[c]
+            let routes = self.routes(c).ok_or_else(|| {
+                format!("{name} forwards by routes the path oracle does not know")
+            })?;
+            let port = routes
                 .port(dst, hash)
                 .ok_or_else(|| format!("{name} has no route to {host}"))?;
             if hops.len() > self.topo.spec.chips.len() {
@@ -191,7 +207,7 @@ mod tests {
     #[test]
     fn paths_go_up_and_down_through_the_hashed_spine() {
         let topo = leaf_spine();
-        let oracle = PathOracle::new(&topo, Routing::Ecmp);
+        let oracle = PathOracle::uniform(&topo, Routing::Ecmp);
         let mut spines = BTreeSet::new();
         for flow in 0..64 {
             let t = FiveTuple::of_flow(&topo, 0, 5, flow);
@@ -199,7 +215,7 @@ mod tests {
             assert_eq!(p.len(), 3);
             assert_eq!((p[0].chip, p[2].chip), (0, 2));
             spines.insert(p[1].chip);
-            let up = oracle.routes(0).port(5, t.hash()).unwrap();
+            let up = oracle.routes(0).unwrap().port(5, t.hash()).unwrap();
             assert_eq!(p[0].port, up);
         }
         assert_eq!(spines.len(), 2, "both spines carry some of 64 flows");

@@ -75,6 +75,10 @@ impl Deployment for Routing {
         Ok(())
     }
 
+    fn routing(&self) -> Option<Routing> {
+        Some(*self)
+    }
+
     fn deploy(&self, chip: &ChipContext, config: ChipConfig) -> Result<ChipDeployment, String> {
         Ok(ChipDeployment {
             entries: routes(chip.topology, chip.chip, *self),

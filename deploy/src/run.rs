@@ -3,7 +3,8 @@
 //! as `trace.txt` and `trace.jsonl`, and everything else the caller observes (a progress
 //! bar, for one) passed on.
 
-use crate::build::build;
+use crate::build::build_routed;
+use crate::paths::PathOracle;
 use crate::scenario::NetScenario;
 use asic_io::pcap::PcapOut;
 use asic_io::trace::{TraceOptions, TraceWriter};
@@ -39,7 +40,21 @@ pub fn run_observed(
     opts: RunOptions,
     observer: &mut dyn Observer,
 ) -> Result<NetRun, String> {
-    let mut network = build(scenario, base)?;
+    let (mut network, routings) = build_routed(scenario, base)?;
+    // The HOL check follows flows over the generated routes: every chip must have them.
+    let hol_topology = match network.hol_check {
+        Some(_) => {
+            if let Some(c) = routings.iter().position(Option::is_none) {
+                return Err(format!(
+                    "hol_check: chip `{}` forwards by routes of its own, which the path \
+                     oracle cannot follow",
+                    network.topology.spec.chips[c].name
+                ));
+            }
+            Some(network.topology.clone())
+        }
+        None => None,
+    };
     let names: Vec<String> = network
         .topology
         .spec
@@ -66,7 +81,12 @@ pub fn run_observed(
     let mut net = Net::build(network, Box::new(writer))?;
     net.set_lockstep(opts.lockstep);
     net.set_threads(opts.threads);
-    let run = net.run()?;
+    let mut run = net.run()?;
+    if let (Some(topo), Some(snaps)) = (&hol_topology, &run.record.queue_snapshots) {
+        let oracle = PathOracle::new(topo, &routings);
+        run.record.hol =
+            Some(crate::hol::check(&oracle, snaps).map_err(|e| format!("hol_check: {e}"))?);
+    }
     if !traced.is_empty()
         && traced
             .iter()

@@ -51,7 +51,7 @@ use asic_net::shapes::Generate;
 use asic_net::topology::{Role, TopologySpec};
 use asic_net::traffic::Source;
 use asic_net::transport::TransportSpec;
-use asic_net::{Capture, Stop};
+use asic_net::{Capture, HolCheck, Stop};
 use pipelines::entries::EntrySpec;
 use serde::{Deserialize, Serialize};
 
@@ -91,6 +91,12 @@ pub struct NetScenario {
     /// Ports to capture into `<node>-port<N>.pcap` (what the port transmits).
     #[serde(default)]
     pub pcaps: Vec<Capture>,
+    /// Check for HOL blocking at each sample (`hol_check: Some((congested_cells: N))`,
+    /// with `sample_period_ns`): every flow in a paused chip queue must cross a port
+    /// congested by its own line rate (an unpaused queue of at least N cells) downstream
+    /// of it, on the path the generated routes give it (`crate::hol`).
+    #[serde(default)]
+    pub hol_check: Option<HolCheck>,
 }
 
 fn one() -> u64 {

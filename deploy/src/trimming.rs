@@ -560,6 +560,10 @@ impl Deployment for TrimmingSpec {
         self.check_spec(profile)
     }
 
+    fn routing(&self) -> Option<Routing> {
+        self.routes
+    }
+
     fn deploy(&self, chip: &ChipContext, config: ChipConfig) -> Result<ChipDeployment, String> {
         if chip.mtu + 14 < self.trim_bytes as usize {
             return Err(format!(

@@ -38,5 +38,5 @@ pub mod topology;
 pub mod traffic;
 pub mod transport;
 
-pub use network::{Capture, Network, Observer, Stop};
+pub use network::{Capture, HolCheck, Network, Observer, Stop};
 pub use sim::{HostBalance, Net, NetRun, Windows};

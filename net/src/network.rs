@@ -39,6 +39,20 @@ pub struct Network {
     pub sample_period_ns: Option<u64>,
     /// Ports whose transmitted frames go to [`Observer::capture`].
     pub captures: Vec<Capture>,
+    /// Record what a HOL-blocking check needs at each sampled instant
+    /// ([`crate::records::QueueSnapshots`]); needs `sample_period_ns`.
+    pub hol_check: Option<HolCheck>,
+}
+
+/// What a run records for a HOL-blocking check: at each sampled instant, every chip queue
+/// that is paused and holds packets, with the flows of the hosts' packets in it, and every
+/// chip port with an unpaused queue at least `congested_cells` deep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HolCheck {
+    /// The depth (cells) at which an unpaused queue makes its port congested: a port
+    /// congested by its own line rate, which a paused flow may wait on without HOL blocking.
+    pub congested_cells: u32,
 }
 
 /// A control-plane operation on one chip at a time (exact to the cycle at the stage it

@@ -249,6 +249,16 @@ pub fn parse(f: &[u8]) -> Option<Header> {
     Some(h)
 }
 
+/// Bytes a bridged header may take in front of a frame inside a chip.
+const BRIDGED_MAX: usize = 64;
+
+/// The model frame in the bytes of a packet inside a chip: at the start, or after a header
+/// the ingress program bridged in front of it (the first offset, up to 64 bytes, at which
+/// a frame parses); `None` if there is none (a program's own record, a control frame).
+pub fn frame_in(bytes: &[u8]) -> Option<Header> {
+    (0..=BRIDGED_MAX.min(bytes.len())).find_map(|o| parse(&bytes[o..]))
+}
+
 /// Source IPv4 of an IPv4 frame, if it is one (for per-source accounting).
 pub fn ipv4_src(f: &[u8]) -> Option<u32> {
     (f.len() >= 34 && f[12..14] == ETHERTYPE_IPV4.to_be_bytes())
@@ -278,6 +288,26 @@ pub fn ip_string(ip: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A frame behind a 16-byte bridged header (BFC's record layout, starting 0xBF) is
+    /// found at offset 16; a record with no frame in it is none.
+    #[test]
+    fn a_frame_is_found_behind_a_bridged_header() {
+        let h = Header {
+            src_ip: 0x0a00_0001,
+            dst_ip: 0x0a01_0002,
+            flags: DATA,
+            flow_id: 77,
+            ..Header::default()
+        };
+        let mut f = Vec::new();
+        build(&mut f, &h, 10);
+        let mut bridged = vec![0xbf, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        bridged.extend_from_slice(&f);
+        assert_eq!(frame_in(&f).map(|h| h.flow_id), Some(77));
+        assert_eq!(frame_in(&bridged).map(|h| h.flow_id), Some(77));
+        assert_eq!(frame_in(&bridged[..16]), None);
+    }
 
     #[test]
     fn frames_round_trip_and_parse_with_etherparse() {

@@ -178,6 +178,95 @@ pub struct HostTotals {
     pub packets_dropped: u64,
 }
 
+/// A flow as a HOL-blocking check tells it apart: its source and destination hosts (indexes
+/// of [`RunRecord::hosts`]) and its flow id (the data's; an ACK of it is the same id from
+/// the destination back to the source).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct FlowKey {
+    /// Host that sent the packet.
+    pub src: u32,
+    /// Host it is addressed to.
+    pub dst: u32,
+    /// Flow id.
+    pub flow_id: u64,
+}
+
+/// A chip queue that was paused and held packets at a sampled instant, with the flows of
+/// the hosts' packets in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PausedQueue {
+    /// When (ps).
+    pub time_ps: u64,
+    /// Chip index in the topology.
+    pub chip: u32,
+    /// Port.
+    pub port: u16,
+    /// Queue.
+    pub queue: u16,
+    /// The flows it held, each once, in order.
+    pub flows: Vec<FlowKey>,
+}
+
+/// A chip port with an unpaused queue at least [`QueueSnapshots::congested_cells`] deep at a
+/// sampled instant: a port congested by its own line rate, not by a downstream pause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CongestedPort {
+    /// When (ps).
+    pub time_ps: u64,
+    /// Chip index in the topology.
+    pub chip: u32,
+    /// Port.
+    pub port: u16,
+}
+
+/// What a run's `hol_check` saw at each sampled instant: the paused queues and whose packets
+/// they held, and the congested ports. A HOL-blocking check (asic-deploy's `hol`) reads
+/// them with each flow's path.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueSnapshots {
+    /// The depth at which an unpaused queue makes its port congested (cells).
+    pub congested_cells: u32,
+    /// Sampled instants.
+    pub samples: u64,
+    /// Paused queues holding packets, by time, chip, port and queue.
+    pub paused: Vec<PausedQueue>,
+    /// Congested ports, by time, chip and port.
+    pub congested: Vec<CongestedPort>,
+}
+
+/// A flow in a paused queue whose path crosses no congested port after that queue's hop: a
+/// flow paused on behalf of ports it does not traverse (Pyrrha's HOL blocking).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HolViolation {
+    /// When (ps).
+    pub time_ps: u64,
+    /// The chip of the paused queue.
+    pub chip: u32,
+    /// Its port.
+    pub port: u16,
+    /// The queue.
+    pub queue: u16,
+    /// The flow.
+    pub flow: FlowKey,
+}
+
+/// The HOL-blocking check of a run: at every sampled instant, every flow in a paused queue
+/// must cross a congested port downstream of it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HolReport {
+    /// Sampled instants.
+    pub samples: u64,
+    /// (instant, paused queue) pairs that held packets.
+    pub paused_queues: u64,
+    /// (instant, paused queue, flow) triples looked at.
+    pub flows_checked: u64,
+    /// Of those, flows whose path does not pass the paused queue's port (routed otherwise
+    /// than the generated routes say): not judged.
+    pub off_path: u64,
+    /// The triples that fail: HOL blocking.
+    pub violations: Vec<HolViolation>,
+}
+
 /// Everything a network run recorded.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -210,6 +299,13 @@ pub struct RunRecord {
     /// (Absent from older records: empty.)
     #[serde(default)]
     pub chips: Vec<ChipRecord>,
+    /// With `hol_check`: the paused and congested queues at each sampled instant.
+    #[serde(default)]
+    pub queue_snapshots: Option<QueueSnapshots>,
+    /// With `hol_check`: the HOL-blocking check of them (asic-deploy fills it in, with the
+    /// flows' paths).
+    #[serde(default)]
+    pub hol: Option<HolReport>,
 }
 
 impl RunRecord {

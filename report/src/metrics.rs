@@ -68,7 +68,9 @@
 //! Every list here is sorted by its key, so the same record gives byte-identical output.
 
 use crate::record_ext::{PauseEventExt, SeriesExt};
-use asic_net::records::{ChipRecord, FlowRecord, PauseEvent, QueryRecord, RunRecord, Series};
+use asic_net::records::{
+    ChipRecord, FlowRecord, HolReport, PauseEvent, QueryRecord, RunRecord, Series,
+};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -640,6 +642,42 @@ pub struct Summary {
     /// the end (as recorded). (Absent from older summaries: empty.)
     #[serde(default)]
     pub chips: Vec<ChipRecord>,
+    /// The HOL-blocking check, if the run had `hol_check`. (Absent otherwise.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hol: Option<HolSummary>,
+}
+
+/// The HOL-blocking check of a run in numbers (every violation is in `hol.csv`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HolSummary {
+    /// Sampled instants.
+    pub samples: u64,
+    /// (instant, paused queue) pairs that held packets.
+    pub paused_queues: u64,
+    /// (instant, paused queue, flow) triples looked at.
+    pub flows_checked: u64,
+    /// Of them, flows off the path the routes give them (not judged).
+    pub off_path: u64,
+    /// Of them, flows that crossed no congested port downstream: HOL blocking.
+    pub violations: u64,
+    /// Distinct flows among the violations.
+    pub blocked_flows: u64,
+    /// The first violation's instant (ps).
+    pub first_violation_ps: Option<u64>,
+}
+
+/// [`HolSummary`] of `r`.
+pub fn hol_summary(r: &HolReport) -> HolSummary {
+    let flows: std::collections::BTreeSet<_> = r.violations.iter().map(|v| v.flow).collect();
+    HolSummary {
+        samples: r.samples,
+        paused_queues: r.paused_queues,
+        flows_checked: r.flows_checked,
+        off_path: r.off_path,
+        violations: r.violations.len() as u64,
+        blocked_flows: flows.len() as u64,
+        first_violation_ps: r.violations.first().map(|v| v.time_ps),
+    }
 }
 
 /// The queries of a run (`Queries` traffic) in numbers: how many completed, how many had no
@@ -716,6 +754,7 @@ pub fn summarize(record: &RunRecord, cfg: &MetricsConfig) -> Summary {
         drops_by_reason: drops_by_reason(record),
         conservation: conservation(record),
         chips: record.chips.clone(),
+        hol: record.hol.as_ref().map(hol_summary),
     }
 }
 

@@ -24,7 +24,9 @@
 
 use crate::metrics::{BucketStats, DropRow, PauseStats, SeriesStats, Summary};
 use crate::record_ext::PauseEventExt;
-use asic_net::records::{ChipRecord, FlowRecord, HostTotals, PauseEvent, RunRecord, Series};
+use asic_net::records::{
+    ChipRecord, FlowRecord, HolReport, HostTotals, PauseEvent, RunRecord, Series,
+};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -383,6 +385,12 @@ pub fn write_run_tables(
     write_summary_json(w, summary).map_err(|e| name_err(&p, e))?;
     out.push(p);
 
+    if let Some(hol) = &record.hol {
+        let (p, w) = create(dir, "hol.csv")?;
+        write_hol_csv(w, record, hol).map_err(|e| name_err(&p, e))?;
+        out.push(p);
+    }
+
     if !record.chips.is_empty() {
         let (p, w) = create(dir, "state.txt")?;
         write_state_text(w, &record.chips).map_err(|e| name_err(&p, e))?;
@@ -390,6 +398,32 @@ pub fn write_run_tables(
     }
 
     Ok(out)
+}
+
+/// `hol.csv`: every HOL-blocking violation (a flow in a paused queue that crossed no
+/// congested port downstream), by time: the queue's chip, port and queue, and the flow.
+pub fn write_hol_csv<W: Write>(w: W, record: &RunRecord, hol: &HolReport) -> Result<(), String> {
+    let mut wtr = writer(
+        w,
+        &["time_ps", "chip", "port", "queue", "src", "dst", "flow_id"],
+    )?;
+    for v in &hol.violations {
+        let chip = record
+            .chips
+            .get(v.chip as usize)
+            .map_or("?", |c| c.node.as_str());
+        wtr.write_record([
+            v.time_ps.to_string(),
+            chip.to_string(),
+            v.port.to_string(),
+            v.queue.to_string(),
+            record.host_name(v.flow.src).to_string(),
+            record.host_name(v.flow.dst).to_string(),
+            v.flow.flow_id.to_string(),
+        ])
+        .map_err(|e| e.to_string())?;
+    }
+    wtr.flush().map_err(|e| e.to_string())
 }
 
 /// `state.txt`: per chip, its control-plane reads and its state at the end.
@@ -529,6 +563,22 @@ pub fn render_summary(s: &Summary) -> String {
          chip programs: {}",
         c.sent, c.received, c.dropped, c.in_flight, c.other_drops, c.consumed
     );
+    if let Some(h) = &s.hol {
+        let _ = writeln!(
+            out,
+            "HOL blocking: {} of {} flows seen in paused queues crossed no congested port \
+             downstream ({} distinct flows{}); {} samples, {} paused queues with packets, {} \
+             flows off their routed path (hol.csv)",
+            h.violations,
+            h.flows_checked,
+            h.blocked_flows,
+            h.first_violation_ps
+                .map_or(String::new(), |t| format!(", the first at {} us", us(t))),
+            h.samples,
+            h.paused_queues,
+            h.off_path
+        );
+    }
 
     if f.flows > 0 {
         let mut t = TextTable::new(&[

@@ -15,6 +15,7 @@ mod docs;
 mod examples;
 mod fb;
 mod ghost;
+mod hol;
 mod l3router;
 mod lockstep;
 mod mirror_drop;

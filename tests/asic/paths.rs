@@ -33,7 +33,7 @@ fn oracle_matches_the_routers(topology: &str, flows: usize) {
     .unwrap();
     let net = build::build(s, Path::new(".")).unwrap();
     let (topo, chips) = (&net.topology, net.chips);
-    let oracle = PathOracle::new(topo, Routing::Ecmp);
+    let oracle = PathOracle::uniform(topo, Routing::Ecmp);
     let hosts = topo.host_ips.len();
     // Per chip: (arrival port, frame, flow, expected port) of each packet it should see.
     let mut at_chip: BTreeMap<usize, Vec<Visit>> = BTreeMap::new();
@@ -72,7 +72,7 @@ fn oracle_matches_the_routers(topology: &str, flows: usize) {
                 flow: (flow, h.src_ip, h.dst_ip),
                 out_port: port,
             });
-            let members = oracle.routes(chip).ports(dst).to_vec();
+            let members = oracle.routes(chip).unwrap().ports(dst).to_vec();
             seen.entry((chip, members)).or_default().insert(port);
             arrive = topo.peer(topo.chip_ports[chip][&port], End::Chip(chip, port));
         }

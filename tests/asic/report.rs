@@ -140,6 +140,8 @@ fn sample_record() -> RunRecord {
             },
         ],
         chips: vec![],
+        queue_snapshots: None,
+        hol: None,
     }
 }
 

@@ -1279,7 +1279,8 @@ impl TrafficManager {
         self.counters.drops[reason as usize]
     }
 
-    /// Handles of the packets in a queue, head first (for tests and debugging).
+    /// Handles of the packets in a queue, head first (for tests, debugging and
+    /// `Chip::queued_packets`).
     pub fn queue_handles(&self, port: u16, queue: u16) -> impl Iterator<Item = u32> + '_ {
         let i = port as usize * self.qpp + queue as usize;
         self.queues

@@ -276,6 +276,15 @@ impl Chip {
         &self.tm
     }
 
+    /// The bytes of the packets queued in `queue` of `port`, head first, as the TM holds
+    /// them (with any bridged header the ingress program put in front): what a checker
+    /// reads to tell whose packets a queue holds.
+    pub fn queued_packets(&self, port: u16, queue: u16) -> impl Iterator<Item = &[u8]> + '_ {
+        self.tm
+            .queue_handles(port, queue)
+            .map(|h| &self.packets.slots[h as usize].data[..])
+    }
+
     /// Packets inside the chip (in a pipe, queued, or waiting for the MAC).
     pub fn packets_inside(&self) -> usize {
         self.packets.live()

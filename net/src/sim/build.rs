@@ -33,6 +33,7 @@ impl<'o> Net<'o> {
             stop,
             sample_period_ns,
             captures,
+            hol_check,
         } = network;
         if chips.len() != topo.spec.chips.len() {
             return Err(format!(
@@ -83,6 +84,12 @@ impl<'o> Net<'o> {
             Some(ns) => Some(Time::from_input_ns(ns, "sample_period_ns")?),
             None => None,
         };
+        if hol_check.is_some() && sample_period.is_none() {
+            return Err(
+                "hol_check: needs sample_period_ns, the instants at which it looks at the queues"
+                    .into(),
+            );
+        }
         let stop_at = match stop.at_ns {
             Some(ns) => Some(Time::from_input_ns(ns, "stop.at_ns")?),
             None => None,
@@ -279,6 +286,7 @@ impl<'o> Net<'o> {
             ip_to_host,
             samples,
             sample_period,
+            hol_check,
             stop_at,
             stop_when_complete: stop.when_flows_complete,
             lockstep: false,

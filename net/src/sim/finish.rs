@@ -4,7 +4,8 @@
 use super::part::Part;
 use super::{Rest, SrcCount, Windows};
 use crate::records::{
-    ChipRecord, DropCount, FlowRecord, HostTotals, NodeCount, QueryRecord, RunRecord,
+    ChipRecord, DropCount, FlowRecord, HostTotals, NodeCount, QueryRecord, QueueSnapshots,
+    RunRecord,
 };
 use asic_model::chip::{Chip, DropReason};
 use asic_model::kernel::Lockstep;
@@ -97,6 +98,22 @@ impl NetRun {
 pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, windows: Windows, end: Time) -> NetRun {
     let sh = std::sync::Arc::clone(&parts[0].sh);
     let topo = &sh.topo;
+    // Every partition sampled the same instants, each its own chips.
+    let queue_snapshots = rest.hol_check.map(|h| {
+        let mut all = QueueSnapshots {
+            congested_cells: h.congested_cells,
+            ..QueueSnapshots::default()
+        };
+        for part in &mut parts {
+            all.samples = all.samples.max(part.snapshots.samples);
+            all.paused.append(&mut part.snapshots.paused);
+            all.congested.append(&mut part.snapshots.congested);
+        }
+        all.paused
+            .sort_by_key(|p| (p.time_ps, p.chip, p.port, p.queue));
+        all.congested.sort_unstable();
+        all
+    });
     let mut flow_drops: HashMap<u64, u64> = HashMap::new();
     for part in parts.iter() {
         for (&flow, &n) in &part.flow_drops {
@@ -287,6 +304,8 @@ pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, windows: Windows, end: Ti
             consumed,
             hosts,
             chips: chip_records,
+            queue_snapshots,
+            hol: None,
         },
         balance,
         events,

@@ -35,7 +35,8 @@ mod sample;
 mod windows;
 
 use crate::host::{Flow, Host};
-use crate::network::Observer;
+use crate::network::{HolCheck, Observer};
+use crate::records::QueueSnapshots;
 use crate::topology::Topology;
 use asic_model::chip::{Chip, ChipEvent};
 use asic_model::kernel::{Lockstep, Schedule};
@@ -133,6 +134,8 @@ pub struct Net<'o> {
     /// Per chip: its sampled series, when sampling.
     pub(crate) samples: Vec<Vec<SeriesState>>,
     pub(crate) sample_period: Option<Time>,
+    /// Record queue snapshots for a HOL-blocking check at each sample.
+    pub(crate) hol_check: Option<HolCheck>,
     pub(crate) stop_at: Option<Time>,
     pub(crate) stop_when_complete: bool,
     /// Lockstep mode: every cycle of every chip visited between events.
@@ -151,6 +154,7 @@ pub(crate) struct Rest<'o> {
     pub(crate) name: String,
     pub(crate) observer: Box<dyn Observer + 'o>,
     pub(crate) sample_period: Option<Time>,
+    pub(crate) hol_check: Option<HolCheck>,
 }
 
 impl<'o> Net<'o> {
@@ -242,6 +246,7 @@ impl<'o> Net<'o> {
             host_flows,
             flow_homes: Arc::clone(&flow_homes),
             sample_period: self.sample_period,
+            hol_check: self.hol_check,
         });
         let nc = self.chips.len();
         let nh = self.hosts.len();
@@ -306,6 +311,7 @@ impl<'o> Net<'o> {
                     pauses: Vec::new(),
                     samples: part_samples,
                     queue_samples,
+                    snapshots: QueueSnapshots::default(),
                     next_sample: if self.sample_period.is_some() {
                         Time::ZERO
                     } else {
@@ -347,6 +353,7 @@ impl<'o> Net<'o> {
             name: self.name,
             observer: self.observer,
             sample_period: self.sample_period,
+            hol_check: self.hol_check,
         };
         (parts, rest)
     }

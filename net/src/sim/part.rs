@@ -21,8 +21,9 @@ use super::frames::{FrameLog, Outbox, Pool};
 use super::sample::SeriesState;
 use super::{Ev, SrcCount};
 use crate::host::Host;
+use crate::network::HolCheck;
 use crate::packet;
-use crate::records::PauseEvent;
+use crate::records::{PauseEvent, QueueSnapshots};
 use crate::topology::{End, Topology};
 use crate::transport::Carried;
 use asic_model::chip::{Chip, ChipEvent, PauseDirection};
@@ -66,6 +67,7 @@ pub(crate) struct Shared {
     /// Where each flow's sides are held.
     pub(crate) flow_homes: Arc<FlowHomes>,
     pub(crate) sample_period: Option<Time>,
+    pub(crate) hol_check: Option<HolCheck>,
 }
 
 impl Shared {
@@ -242,6 +244,9 @@ pub(crate) struct Part {
     /// Per chip, indexed `port * queues_per_port + queue`: each queue's series once it has
     /// held cells (a dense table: every sample looks at every queue of the sampled ports).
     pub(crate) queue_samples: Vec<Vec<Option<Box<SeriesState>>>>,
+    /// With `hol_check`: this partition's chips' paused and congested queues at each
+    /// sample (merged in time order at the end).
+    pub(crate) snapshots: QueueSnapshots,
     /// The next sample to take, and the one taken before it.
     pub(crate) next_sample: Time,
     pub(crate) last_sample: Time,

@@ -4,10 +4,13 @@
 //! when its value changes.
 
 use super::part::Part;
-use crate::records::Series;
+use crate::network::HolCheck;
+use crate::packet;
+use crate::records::{CongestedPort, FlowKey, PausedQueue, QueueSnapshots, Series};
 use crate::topology::Topology;
 use asic_model::chip::Chip;
 use pipelines::time::Time;
+use std::collections::BTreeMap;
 
 /// A series being recorded and its last value.
 pub(crate) struct SeriesState {
@@ -115,6 +118,18 @@ impl Part {
                 k += 2;
                 sample_queues(chip, node, queues, p, self.last_sample, now);
             }
+            if let Some(h) = sh.hol_check {
+                let ports = sh.topo.chip_ports[c].keys().copied();
+                snapshot(
+                    chip,
+                    c as u32,
+                    ports,
+                    now,
+                    h,
+                    &sh.ip_to_host,
+                    &mut self.snapshots,
+                );
+            }
             // The recirculation ports' queues too (a deflect-on-drop queue, recirculated
             // records): they have no link, so no port series of their own.
             let prof = chip.profile();
@@ -126,7 +141,64 @@ impl Part {
                 }
             }
         }
+        self.snapshots.samples += 1;
         self.last_sample = now;
+    }
+}
+
+/// `chip`'s (index `c`) queues at `now` on its connected `ports`, as `hol_check` records
+/// them: each paused queue holding packets, with the flows of the hosts' packets in it (a
+/// program's own records and control frames are not flows), and each port with an
+/// unpaused queue at least `h.congested_cells` deep.
+fn snapshot(
+    chip: &Chip,
+    c: u32,
+    ports: impl Iterator<Item = u16>,
+    now: Time,
+    h: HolCheck,
+    ip_to_host: &BTreeMap<u32, usize>,
+    out: &mut QueueSnapshots,
+) {
+    let tm = chip.tm();
+    for port in ports {
+        let mut congested = false;
+        for queue in 0..tm.spec().queues_per_port {
+            let cells = tm.depth(port, queue).0;
+            if cells == 0 {
+                continue;
+            }
+            if !tm.is_paused(port, queue, now.ps()) {
+                congested |= cells >= h.congested_cells;
+                continue;
+            }
+            let mut flows: Vec<FlowKey> = chip
+                .queued_packets(port, queue)
+                .filter_map(|bytes| {
+                    let f = packet::frame_in(bytes)?;
+                    Some(FlowKey {
+                        src: *ip_to_host.get(&f.src_ip)? as u32,
+                        dst: *ip_to_host.get(&f.dst_ip)? as u32,
+                        flow_id: f.flow_id,
+                    })
+                })
+                .collect();
+            flows.sort_unstable();
+            flows.dedup();
+            out.paused.push(PausedQueue {
+                time_ps: now.ps(),
+                chip: c,
+                port,
+                queue,
+                flows,
+            });
+        }
+        if congested {
+            out.congested.push(CongestedPort {
+                time_ps: now.ps(),
+                chip: c,
+                port,
+            });
+        }
     }
 }
 
