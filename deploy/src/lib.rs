@@ -1,6 +1,6 @@
 //! Mechanisms as deployments, and network scenarios built into runnable networks.
 //!
-//! A mechanism (the stock routers, BFC, packet trimming, Flexible Buffer; Pyrrha and CaPFC
+//! A mechanism (the stock routers, BFC, packet trimming, Flexible Buffer, Pyrrha; CaPFC
 //! next) is a **program** in `programs/<name>/` and a **deployment**: a module here that,
 //! given the topology and the mechanism's parameters, yields each chip's program, table
 //! entries and chip configuration, and says what hosts must do. Nothing mechanism-specific
@@ -11,7 +11,10 @@
 //! - [`routers`]: the stock routers (`programs/l3router`, `programs/ecmp_router`) and the
 //!   routes they need; [`bfc`]: Backpressure Flow Control (`programs/bfc`); [`trimming`]:
 //!   packet trimming (`programs/trimming`); [`fb`]: Flexible Buffer's evaluation setting
-//!   (`programs/fb`); [`manual`]: no mechanism, the scenario's own program and entries.
+//!   (`programs/fb`); [`pyrrha`]: Pyrrha (`programs/pyrrha`); [`manual`]: no mechanism, the
+//!   scenario's own program and entries.
+//! - [`paths`]: the path oracle (each flow's hops over the generated routes); [`hol`]: the
+//!   HOL-blocking check of a run with `hol_check`.
 //! - [`scenario`]: the network scenario file: topology, deployment, per-chip and per-role
 //!   settings, traffic. [`build`]: a scenario into an `asic_net::Network` (profiles loaded,
 //!   programs compiled once per profile and program, entries resolved, chips built).
@@ -26,6 +29,7 @@ pub mod fb;
 pub mod hol;
 pub mod manual;
 pub mod paths;
+pub mod pyrrha;
 pub mod routers;
 pub mod run;
 pub mod scenario;
@@ -115,6 +119,8 @@ pub enum Mechanism {
     Trimming(trimming::TrimmingSpec),
     /// Flexible Buffer's evaluation setting (`programs/fb`).
     Fb(fb::FbSpec),
+    /// Pyrrha (`programs/pyrrha`).
+    Pyrrha(pyrrha::PyrrhaSpec),
     /// No mechanism: the chip's settings give its `program`, entries and configuration.
     Manual,
 }
@@ -133,6 +139,7 @@ impl Mechanism {
             Mechanism::Bfc(b) => b,
             Mechanism::Trimming(t) => t,
             Mechanism::Fb(f) => f,
+            Mechanism::Pyrrha(p) => p,
             Mechanism::Manual => &manual::Manual,
         }
     }

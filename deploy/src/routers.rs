@@ -173,6 +173,18 @@ impl ChipRoutes {
         }
     }
 
+    /// Every choice the chip makes for a packet to host `h`: (hash value, hash mask, port),
+    /// a packet whose hash ANDed with the mask equals the value leaving by the port (one
+    /// choice with mask 0 for a single next hop; one per bucket for an ECMP group, as
+    /// `ecmp_select`'s entries); empty if there is no route.
+    pub fn choices(&self, h: usize) -> Vec<(u16, u16, u16)> {
+        match self.acts.get(h).and_then(Option::as_ref) {
+            None => Vec::new(),
+            Some(Act::Hop(p)) => vec![(0, 0, *p)],
+            Some(Act::Group(ports)) => group_choices(self.tier, ports),
+        }
+    }
+
     /// The ports a packet to host `h` may leave by (several for an ECMP group).
     pub fn ports(&self, h: usize) -> &[u16] {
         match self.acts.get(h).and_then(Option::as_ref) {
@@ -181,6 +193,23 @@ impl ChipRoutes {
             Some(Act::Group(ports)) => ports,
         }
     }
+}
+
+/// The buckets of an ECMP group of `ports` on a chip of `tier`: (hash value, hash mask,
+/// member), the members dealt round-robin over [`ecmp_buckets`] buckets read at
+/// [`ecmp_shift`].
+fn group_choices(tier: u32, ports: &[u16]) -> Vec<(u16, u16, u16)> {
+    let buckets = ecmp_buckets(ports.len());
+    let shift = ecmp_shift(tier, buckets.trailing_zeros());
+    (0..buckets)
+        .map(|b| {
+            (
+                b << shift,
+                (buckets - 1) << shift,
+                ports[b as usize % ports.len()],
+            )
+        })
+        .collect()
 }
 
 /// The route entries of chip `c` (see the module documentation).
@@ -224,18 +253,12 @@ pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
                     priority: 0,
                 });
                 if new {
-                    let buckets = ecmp_buckets(ports.len());
-                    let shift = ecmp_shift(tier, buckets.trailing_zeros());
-                    for b in 0..buckets {
-                        let p = ports[b as usize % ports.len()];
+                    for (value, mask, p) in group_choices(tier, ports) {
                         entries.push(EntrySpec {
                             table: "ecmp_select".into(),
                             key: vec![
                                 KeySpec::Exact(Value::Int(g as u64)),
-                                KeySpec::Ternary(
-                                    Value::Int((b as u64) << shift),
-                                    Value::Int((buckets as u64 - 1) << shift),
-                                ),
+                                KeySpec::Ternary(Value::Int(value as u64), Value::Int(mask as u64)),
                             ],
                             action: "set_nexthop".into(),
                             args: hop(p),

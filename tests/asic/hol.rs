@@ -14,13 +14,14 @@ use std::path::Path;
 const TOPOLOGY: &str = "Generate((shape: LeafSpine(leaves: 3, spines: 2, hosts_per_leaf: 2), \
                         chip: \"rmt2013\", delay_ns: 1000))";
 
-/// The testbed's roles among the hosts (leaf 0 = rack A, 1 = B, 2 = C): (S1, S2, VS, R1,
-/// VR) as host indexes, chosen so that, with the flow ids 0, 1, 2 the runtime gives the
-/// three sources in order, S1 and S2 reach R1 through different cores and VS's flow crosses
-/// S2's core.
-fn roles() -> [usize; 5] {
-    let s: NetScenario = ron::from_str(&format!("(topology: {TOPOLOGY})")).unwrap();
-    let topo = build::build(s, Path::new(".")).unwrap().topology;
+/// The testbed's roles among the hosts of `topology` (3 leaves, 2 spines, 2 hosts a leaf:
+/// leaf 0 = rack A, 1 = B, 2 = C): (S1, S2, VS, R1, VR) as host indexes, chosen so that,
+/// with the flow ids 0, 1, 2 the runtime gives the three sources in order, S1 and S2 reach
+/// R1 through different cores and VS's flow crosses S2's core.
+/// Profiles named in `topology` are relative to `base`.
+pub(crate) fn testbed_roles(topology: &str, base: &Path) -> [usize; 5] {
+    let s: NetScenario = ron::from_str(&format!("(topology: {topology})")).unwrap();
+    let topo = build::build(s, base).unwrap().topology;
     let oracle = PathOracle::uniform(&topo, Routing::Ecmp);
     let core = |src: usize, dst: usize, flow: u64| {
         let p = oracle
@@ -45,7 +46,7 @@ fn roles() -> [usize; 5] {
 /// The testbed with 10G links under `chips` (the chips' settings): S1 and S2 at line rate
 /// to R1, VS at 2 Gb/s to VR from 50 µs; the queues looked at every 10 µs.
 fn testbed(chips: &str) -> (asic_net::NetRun, HolReport, [usize; 5]) {
-    let roles = roles();
+    let roles = testbed_roles(TOPOLOGY, Path::new("."));
     let [s1, s2, vs, r1, vr] = roles.map(|h| format!("h{}_{}", h / 2, h % 2));
     let s: NetScenario = ron::from_str(&format!(
         r#"(

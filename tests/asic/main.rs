@@ -36,6 +36,7 @@ mod perf;
 mod pfc;
 mod plumbing;
 mod plumbing_more;
+mod pyrrha;
 mod readout;
 mod report;
 mod resource_view;

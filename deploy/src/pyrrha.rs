@@ -1,0 +1,381 @@
+//! Pyrrha (`programs/pyrrha/pyrrha.p4`; Zhang et al., "Analysis of Pyrrha", IEEE/ACM ToN
+//! 2025): congestion-root-based per-hop flow control with the stock ECMP routes. For each
+//! chip it gives:
+//! - entries: the routes ([`routers::routes`]); `ingress_cfg` per connected port (its PAUSE
+//!   copies' mirror session, none towards a host; the pipe's record session; its bit among
+//!   the pipe's ports; the frame queue), and for the recirculation and packet-generator
+//!   ports; `egress_cfg` (the port's own root id and K_pause in cells) and egress
+//!   `port_resume` (K_resume); `path1`/`path2` (for each egress port, destination and bucket
+//!   of the downstream chips' ECMP hash bits, the root id of the port the next and the
+//!   second chip send the packet out of: the path oracle's choices, [`ChipRoutes::choices`]);
+//!   `own_root` (this chip's root ids: frames naming one are ignored); `root_hash` (a
+//!   root's low 8 bits onto the IQs, for when none is free); `lowest_port` (the RESUME
+//!   walk's lowest set bit of an upstream-port mask);
+//! - registers: every connected port's stack of free IQs (`top`, `stack`: 1 to `niq`);
+//! - configuration: mirror session `p + 1` per chip-facing port `p` (to its frame queue,
+//!   truncated to 64 bytes: the PAUSE copies), session `ports + 1 + pipe` to the pipe's
+//!   recirculation port (records); strict priority for the frame queue (the last) over
+//!   round robin among the OQ and the IQs, a quantum of one full-size frame each.
+//!
+//! Root ids: every connected chip port of the network, in topology order (chip, then port),
+//! numbered from 0 (`<switch-id:port-id>` as one dense number, 12 bits of which index the
+//! program's arrays). K_pause and K_resume are in one-hop BDPs of the port: its link's rate
+//! times twice the link's delay (the paper's per-hop RTT without the pipeline), rounded up
+//! to cells.
+
+use crate::paths::PathOracle;
+use crate::routers::{self, ChipRoutes, Routing};
+use crate::{ChipContext, ChipDeployment, Deployment, Embedded};
+use asic_model::chip::{ChipConfig, MirrorSession};
+use asic_model::profile::ChipProfile;
+use asic_net::topology::{End, Topology};
+use pipelines::control::ControlOp;
+use pipelines::entries::{EntrySpec, KeySpec, RegisterWrite, Value};
+use serde::{Deserialize, Serialize};
+use tm::config::SchedulerConfig;
+
+/// `programs/pyrrha`: Pyrrha with ECMP routing.
+pub const PROGRAM: Embedded = Embedded {
+    file: "programs/pyrrha/pyrrha.p4",
+    source: include_str!("../../programs/pyrrha/pyrrha.p4"),
+};
+
+/// Bytes a PAUSE copy or a record is cut to.
+const TRUNCATE: u16 = 64;
+
+/// Root ids the program's arrays index (12 bits).
+const MAX_ROOTS: usize = 4096;
+
+/// Ports the program's arrays index (6 bits of the port number).
+const MAX_PORT: u16 = 64;
+
+/// Upstream ports a pipe's `up_map` masks hold (32 bits).
+const MAX_PIPE_PORTS: usize = 32;
+
+/// Pyrrha's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PyrrhaSpec {
+    /// The queue length (one-hop BDPs of its port) above which a queue's upstream is paused
+    /// (the paper's K_pause, 2).
+    pub k_pause: f64,
+    /// The length below which it is resumed (K_resume, 1).
+    pub k_resume: f64,
+    /// Isolation queues per port at most (the paper's 100); also bounded by the chip's
+    /// queues per port less the OQ and the frame queue.
+    pub max_iqs: u16,
+}
+
+impl Default for PyrrhaSpec {
+    fn default() -> Self {
+        PyrrhaSpec {
+            k_pause: 2.0,
+            k_resume: 1.0,
+            max_iqs: 100,
+        }
+    }
+}
+
+fn n(v: u64) -> Value {
+    Value::Int(v)
+}
+
+/// The root id of every connected chip port, in topology order.
+struct RootIds(Vec<std::collections::BTreeMap<u16, u16>>);
+
+impl RootIds {
+    fn new(topo: &Topology) -> Result<RootIds, String> {
+        let mut next = 0usize;
+        let ids: Vec<_> = topo
+            .chip_ports
+            .iter()
+            .map(|ports| {
+                ports
+                    .keys()
+                    .map(|&p| {
+                        next += 1;
+                        (p, (next - 1) as u16)
+                    })
+                    .collect()
+            })
+            .collect();
+        if next > MAX_ROOTS {
+            return Err(format!(
+                "pyrrha: the network has {next} connected chip ports; the program's root \
+                 arrays hold {MAX_ROOTS}"
+            ));
+        }
+        Ok(RootIds(ids))
+    }
+
+    fn of(&self, chip: usize, port: u16) -> u16 {
+        self.0[chip][&port]
+    }
+}
+
+impl PyrrhaSpec {
+    /// IQs per port on a chip with `queues_per_port` (queue 0 is the OQ, the last the
+    /// frame queue).
+    fn iqs(&self, queues_per_port: u16) -> u16 {
+        self.max_iqs.min(queues_per_port.saturating_sub(2))
+    }
+
+    /// `k` one-hop BDPs of a port of `gbps` whose link has `delay_ns`, in cells.
+    fn cells(k: f64, gbps: u32, delay_ns: u64, cell_bytes: u32) -> u64 {
+        let bdp = gbps as f64 * 2.0 * delay_ns as f64 / 8.0;
+        (k * bdp / cell_bytes as f64).ceil() as u64
+    }
+
+    /// The path tables of chip `c`: for each egress port `e` and destination, the root ids
+    /// of the ports the next two chips send the packet out of, by the hash bits their ECMP
+    /// reads.
+    fn path_entries(
+        &self,
+        topo: &Topology,
+        oracle: &PathOracle,
+        roots: &RootIds,
+        c: usize,
+    ) -> Vec<EntrySpec> {
+        let mut v = Vec::new();
+        let own = oracle
+            .routes(c)
+            .expect("Pyrrha's chips route by generated routes");
+        for h in 0..topo.host_ips.len() {
+            for &e in own.ports(h) {
+                let End::Chip(c1, _) = topo.peer(topo.chip_ports[c][&e], End::Chip(c, e)) else {
+                    continue;
+                };
+                let r1 = oracle.routes(c1).expect("generated routes");
+                for (v1, m1, p1) in r1.choices(h) {
+                    v.push(self.path_entry("path1", "hop1", topo, roots, e, h, (v1, m1), (c1, p1)));
+                    let End::Chip(c2, _) = topo.peer(topo.chip_ports[c1][&p1], End::Chip(c1, p1))
+                    else {
+                        continue;
+                    };
+                    let r2: &ChipRoutes = oracle.routes(c2).expect("generated routes");
+                    for (v2, m2, p2) in r2.choices(h) {
+                        // Both chips' bits, where they do not overlap; bits both read must
+                        // agree.
+                        if (v1 ^ v2) & m1 & m2 != 0 {
+                            continue;
+                        }
+                        let key = ((v1 & m1) | (v2 & m2), m1 | m2);
+                        v.push(self.path_entry("path2", "hop2", topo, roots, e, h, key, (c2, p2)));
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    /// One entry of `table`: egress port `e`, destination host `h`, hash `(value, mask)`
+    /// → the root `(chip, port)` with its index in the `assign` arrays.
+    #[allow(clippy::too_many_arguments)]
+    fn path_entry(
+        &self,
+        table: &str,
+        action: &str,
+        topo: &Topology,
+        roots: &RootIds,
+        e: u16,
+        h: usize,
+        (value, mask): (u16, u16),
+        (chip, port): (usize, u16),
+    ) -> EntrySpec {
+        let root = roots.of(chip, port);
+        let idx = ((e as u64 & 63) << 12) | (root as u64 & 0xfff);
+        EntrySpec::new(
+            table,
+            vec![
+                KeySpec::Exact(n(e as u64)),
+                KeySpec::Ternary(n(topo.host_ips[h] as u64), n(0xffff_ffff)),
+                KeySpec::Ternary(n(value as u64), n(mask as u64)),
+            ],
+            action,
+            vec![n(root as u64), n(idx)],
+            0,
+        )
+    }
+}
+
+impl Deployment for PyrrhaSpec {
+    fn program(&self) -> Option<Embedded> {
+        Some(PROGRAM)
+    }
+
+    fn check(&self, profile: &ChipProfile) -> Result<(), String> {
+        let ordered = self.k_pause.partial_cmp(&self.k_resume) == Some(std::cmp::Ordering::Greater);
+        let positive = self.k_resume.partial_cmp(&0.0) == Some(std::cmp::Ordering::Greater);
+        if !ordered || !positive || !self.k_pause.is_finite() {
+            return Err(format!(
+                "pyrrha: k_pause {} must be above k_resume {}, and both positive",
+                self.k_pause, self.k_resume
+            ));
+        }
+        if self.iqs(profile.tm.queues_per_port) == 0 {
+            return Err(format!(
+                "pyrrha.max_iqs: {} leaves no isolation queue on `{}` ({} queues per port: \
+                 the OQ, the IQs and the frame queue)",
+                self.max_iqs, profile.name, profile.tm.queues_per_port
+            ));
+        }
+        Ok(())
+    }
+
+    fn routing(&self) -> Option<Routing> {
+        Some(Routing::Ecmp)
+    }
+
+    fn deploy(&self, chip: &ChipContext, mut config: ChipConfig) -> Result<ChipDeployment, String> {
+        let (prof, c, topo) = (chip.profile, chip.chip, chip.topology);
+        let ports: Vec<u16> = topo.chip_ports[c].keys().copied().collect();
+        let pipes: std::collections::BTreeSet<u16> =
+            ports.iter().filter_map(|&p| prof.pipe_of_port(p)).collect();
+        if pipes.len() > 1 {
+            return Err(format!(
+                "pyrrha: the chip's connected ports span {} pipes; this program keeps its \
+                 state in one pipe (ports {:?})",
+                pipes.len(),
+                ports
+            ));
+        }
+        if let Some(&p) = ports.iter().find(|&&p| p >= MAX_PORT) {
+            return Err(format!(
+                "pyrrha: port {p}: the program's arrays index ports below {MAX_PORT}"
+            ));
+        }
+        if ports.len() > MAX_PIPE_PORTS {
+            return Err(format!(
+                "pyrrha: {} connected ports; an upstream-port mask holds {MAX_PIPE_PORTS}",
+                ports.len()
+            ));
+        }
+        let pipe = pipes.into_iter().next().unwrap_or(0);
+        let roots = RootIds::new(topo)?;
+        let qpp = prof.tm.queues_per_port;
+        let niq = self.iqs(qpp);
+        let ctrl_q = qpp - 1;
+        let rec_sess = prof.ports_total() as u16 + 1 + pipe;
+        let cell = prof.tm.cell_bytes;
+        let routings = vec![Some(Routing::Ecmp); topo.spec.chips.len()];
+        let oracle = PathOracle::new(topo, &routings);
+
+        let mut entries = routers::routes(topo, c, Routing::Ecmp);
+        let mut control = Vec::new();
+        for (i, &p) in ports.iter().enumerate() {
+            let link = &topo.links[topo.chip_ports[c][&p]];
+            let faces_chip = matches!(
+                topo.peer(topo.chip_ports[c][&p], End::Chip(c, p)),
+                End::Chip(..)
+            );
+            let pause_sess = if faces_chip { p as u64 + 1 } else { 0 };
+            entries.push(EntrySpec::new(
+                "ingress_cfg",
+                vec![KeySpec::Exact(n(p as u64))],
+                "set_ingress",
+                vec![
+                    n(pause_sess),
+                    n(rec_sess as u64),
+                    n(1 << i),
+                    n(ctrl_q as u64),
+                ],
+                0,
+            ));
+            let delay = topo.spec.links[topo.chip_ports[c][&p]].delay_ns;
+            let k_pause = Self::cells(self.k_pause, link.gbps, delay, cell);
+            let k_resume = Self::cells(self.k_resume, link.gbps, delay, cell);
+            entries.push(EntrySpec::new(
+                "egress_cfg",
+                vec![KeySpec::Exact(n(p as u64))],
+                "set_egress",
+                vec![n(roots.of(c, p) as u64), n(k_pause)],
+                0,
+            ));
+            entries.push(EntrySpec::new(
+                "port_resume",
+                vec![KeySpec::Exact(n(p as u64))],
+                "set_resume",
+                vec![n(k_resume)],
+                0,
+            ));
+            entries.push(EntrySpec::new(
+                "own_root",
+                vec![KeySpec::Exact(n(roots.of(c, p) as u64))],
+                "mine",
+                vec![],
+                0,
+            ));
+            entries.push(EntrySpec::new(
+                "lowest_port",
+                vec![KeySpec::Ternary(n(1 << i), n((1u64 << (i + 1)) - 1))],
+                "walk_to",
+                vec![n(p as u64), n(!(1u64 << i) & 0xffff_ffff)],
+                0,
+            ));
+            control.push(ControlOp::WriteRegister(RegisterWrite {
+                register: "top".into(),
+                index: p as u32,
+                value: n(niq as u64),
+            }));
+            for k in 0..niq {
+                control.push(ControlOp::WriteRegister(RegisterWrite {
+                    register: "stack".into(),
+                    index: ((p as u32) << 7) | k as u32,
+                    value: n(k as u64 + 1),
+                }));
+            }
+            if faces_chip {
+                config.mirror_sessions.push(MirrorSession {
+                    id: p + 1,
+                    port: p,
+                    queue: ctrl_q,
+                    truncate_bytes: Some(TRUNCATE),
+                });
+            }
+        }
+        for internal in [prof.recirc_port(pipe, 0), prof.pktgen_port(pipe)]
+            .into_iter()
+            .flatten()
+        {
+            entries.push(EntrySpec::new(
+                "ingress_cfg",
+                vec![KeySpec::Exact(n(internal as u64))],
+                "set_ingress",
+                vec![n(0), n(rec_sess as u64), n(0), n(ctrl_q as u64)],
+                0,
+            ));
+        }
+        let Some(rp) = prof.recirc_port(pipe, 0) else {
+            return Err(format!("pyrrha: `{}` has no recirculation port", prof.name));
+        };
+        config.mirror_sessions.push(MirrorSession {
+            id: rec_sess,
+            port: rp,
+            queue: 0,
+            truncate_bytes: Some(TRUNCATE),
+        });
+        for r in 0..256u64 {
+            entries.push(EntrySpec::new(
+                "root_hash",
+                vec![KeySpec::Exact(n(r))],
+                "set_hash_q",
+                vec![n(1 + r % niq as u64)],
+                0,
+            ));
+        }
+        entries.extend(self.path_entries(topo, &oracle, &roots, c));
+        let mut levels = vec![0u8; qpp as usize];
+        levels[ctrl_q as usize] = 7;
+        let frame = (chip.mtu + 14) as u32;
+        config.tm.scheduler = SchedulerConfig::SpOverDrr {
+            levels,
+            quanta: vec![frame; qpp as usize],
+        };
+        Ok(ChipDeployment {
+            entries,
+            control,
+            config,
+            agents: Vec::new(),
+        })
+    }
+}

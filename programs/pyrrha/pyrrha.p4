@@ -1,0 +1,919 @@
+// pyrrha: congestion-root-based per-hop flow control (Zhang et al., "Analysis of Pyrrha",
+// IEEE/ACM ToN 2025) as a program on the chip, with the stock router's ECMP routing.
+// programs/pyrrha/README.md explains the design against the paper; deploy/src/pyrrha.rs
+// generates the entries and the chip configuration it needs.
+//
+// Queues of every port: 0 is the output queue (OQ), never paused; 1..niq are isolation
+// queues (IQs), one per (this port, downstream congestion root), paused and resumed by the
+// downstream's PAUSE and RESUME; the last queue carries the frames (strict priority).
+// A root is a port of the network, named by a dense id the deployment gives every chip port
+// (the paper's <switch-id:port-id>).
+//
+// A data packet, at ingress:
+// 1. route (ipv4_lpm / ecmp_select, as programs/ecmp_router), giving the egress port and the
+//    flow hash;
+// 2. path calculation: `path1` and `path2` give the ports the packet will leave the next two
+//    chips by (their root ids), from the egress port, the destination and the bits of the
+//    flow hash the downstream chips' ECMP reads (tables the deployment generates with the
+//    path oracle, deploy/src/paths.rs);
+// 3. root matching and queue choice: `assign1`/`assign2` hold, per (port, root n hops
+//    downstream), the IQ this chip gave that root on that port; the nearest matched root's
+//    IQ takes the packet, else the OQ;
+// 4. detection: the chosen queue's published depth above K_pause makes this chip ask its
+//    upstream to pause: PAUSE(own root of the egress port, hop 1) for the OQ (a
+//    self-nominated root), PAUSE(the IQ's root, its hop + 1) for an IQ (a relay), sent once
+//    per (upstream port, queue) until the queue falls below K_resume (`up_map`), as a copy
+//    mirrored to the ingress port's frame queue, which egress turns into the frame.
+// At egress: `armed` watches each queue's depth as packets leave it; the first departure
+// below K_resume after one at or above it sends a record (DEQ) back to ingress, which sends
+// RESUME to every upstream port `up_map` says it paused (one per recirculated pass); a
+// departure that leaves an IQ empty sends one too, and ingress releases the IQ if its root
+// has resumed it (`iq_paused`).
+// Received frames: PAUSE(R, n) on port p finds or gives (p, R) an IQ (popped from p's stack
+// of free IQs, `top` and `stack`; the install is a second, recirculated pass) and pauses it
+// by advanced flow control; RESUME resumes it (and releases it if it is already empty). A
+// frame naming one of this chip's own ports is ignored (`own_root`: the paper's guard
+// against routing loops).
+//
+// Internal packets (records) start with 0xB7, which no model MAC starts with (a multicast,
+// globally administered address that data never carries).
+
+const bit<16> ETHERTYPE_IPV4    = 0x0800;
+const bit<16> ETHERTYPE_PYRRHA  = 0x88B7;
+const bit<8>  IP_PROTO_UDP      = 17;
+const bit<16> MODEL_UDP_PORT    = 4791;
+
+const bit<8> OP_PAUSE  = 1;
+const bit<8> OP_RESUME = 2;
+
+const bit<8> REC_MAGIC = 0xB7;
+const bit<8> K_DATA    = 0;  // bridged with a data packet
+const bit<8> K_PASS    = 1;  // bridged with a frame made at ingress: egress strips it
+const bit<8> K_PAUSE   = 2;  // mirror header of a pause copy: egress makes the PAUSE frame
+const bit<8> K_DEQ     = 3;  // from egress: queue `q` of `port` fell below K_resume / emptied
+const bit<8> K_RESUME  = 4;  // RESUME walk: upstream ports `todo` still to resume
+const bit<8> K_INSTALL = 5;  // give root `root` at hop `hop` the IQ `q` of `port`
+
+typedef bit<48> mac_addr_t;
+typedef bit<32> ipv4_addr_t;
+
+header rec_h {
+    bit<8>  magic;
+    bit<8>  kind;
+    bit<16> port;   // DATA: ingress port; DEQ, RESUME, INSTALL: the (egress) port
+    bit<8>  q;      // DEQ, RESUME, INSTALL: the queue
+    bit<8>  hop;    // PAUSE, RESUME, INSTALL: the hop count the frame carries
+    bit<16> root;   // PAUSE, RESUME, INSTALL: the root id
+    bit<8>  sess;   // DATA: the mirror session back to the ingress pipe
+    bit<8>  empty;  // DEQ: the departure left the queue empty
+    bit<16> pad;
+    bit<32> todo;   // RESUME: upstream ports (bit = pipe-local index) still to resume
+}
+
+header ethernet_h {
+    mac_addr_t dst_addr;
+    mac_addr_t src_addr;
+    bit<16>    ether_type;
+}
+
+// Pyrrha's frames: PAUSE and RESUME name a root and how many hops away it is.
+header pyrrha_h {
+    bit<8>  opcode;
+    bit<8>  hop;
+    bit<16> root;
+    bit<16> old_root;
+    bit<16> reserved;
+}
+
+header ipv4_h {
+    bit<4>      version;
+    bit<4>      ihl;
+    bit<6>      dscp;
+    bit<2>      ecn;
+    bit<16>     total_len;
+    bit<16>     identification;
+    bit<3>      flags;
+    bit<13>     frag_offset;
+    bit<8>      ttl;
+    bit<8>      protocol;
+    bit<16>     hdr_checksum;
+    ipv4_addr_t src_addr;
+    ipv4_addr_t dst_addr;
+}
+
+header udp_h {
+    bit<16> src_port;
+    bit<16> dst_port;
+    bit<16> length;
+    bit<16> checksum;
+}
+
+struct headers_t {
+    rec_h      mrec;  // the mirror header (never emitted with the packet itself)
+    rec_h      rec;
+    ethernet_h ethernet;
+    pyrrha_h   pyr;
+    ipv4_h     ipv4;
+    udp_h      udp;
+}
+
+struct metadata_t {
+    bit<16> ecmp_group;
+    bit<16> ecmp_hash;
+    bit<8>  kind;
+    bit<16> in_port;
+    bit<16> out_port;
+    // ingress_cfg: the mirror session of a pause copy to this port (0: send no frames), the
+    // session of records back into this pipe, this port's bit among the pipe's ports
+    bit<8>  pause_sess;
+    bit<8>  rec_sess;
+    bit<32> in_bit;
+    // egress_cfg: the port's own root id, thresholds (cells), frame queue
+    bit<16> own_root;
+    bit<19> k_pause;
+    bit<7>  ctrl_q;
+    // path and roots
+    bit<1>  fr_ok;   // a frame this chip acts on (not its own root; a hop it tracks)
+    bit<8>  known;   // the frame's root's IQ on its port (0: none)
+    bit<16> r1;
+    bit<16> r2;
+    bit<18> a1_idx;
+    bit<18> a2_idx;
+    bit<8>  a1_op;   // 1 read, 2 set if free (to new_q), 3 clear
+    bit<8>  a2_op;
+    bit<8>  new_q;
+    bit<8>  a1;
+    bit<8>  a2;
+    bit<7>  q;
+    bit<16> q_root;
+    bit<8>  q_hop;
+    bit<19> qlen;
+    // up_map: 1 set `in_bit`, 2 read and clear
+    bit<2>  um_op;
+    bit<13> um_idx;
+    bit<32> um_old;
+    bit<32> um_hit;
+    // a frame from downstream
+    bit<1>  own;
+    bit<16> f_port;
+    bit<8>  f_hop;
+    bit<16> f_root;
+    // IQ records and the free-IQ stack: 1 pop, 2 push
+    bit<13> iq_idx;
+    bit<2>  ir_op;   // iq_root: 1 read, 2 write
+    bit<16> ir_val;
+    bit<16> ir_old;
+    bit<2>  ip_op;   // iq_paused: 1 set, 2 clear, 3 read
+    bit<8>  ip_old;
+    bit<2>  st_op;
+    bit<6>  st_port;
+    bit<8>  top_old;
+    bit<13> st_idx;
+    bit<8>  st_val;
+    bit<8>  hash_q;
+    bit<1>  afc;
+    bit<15> credit;
+    bit<16> afc_port;
+    bit<7>  afc_q;
+    bit<1>  release;
+    // the RESUME walk
+    bit<32> todo;
+    bit<32> todo_rest;
+    bit<16> walk_port;
+    bit<32> walk_clear;
+    bit<8>  walk_sess;
+}
+
+parser IngressParser(packet_in pkt,
+                     out headers_t hdr,
+                     out metadata_t meta,
+                     out ingress_intrinsic_metadata_t ig_intr_md) {
+    state start {
+        transition select(pkt.lookahead<bit<8>>()) {
+            REC_MAGIC: parse_rec;
+            default: parse_ethernet;
+        }
+    }
+    state parse_rec {
+        pkt.extract(hdr.rec);
+        transition accept;
+    }
+    state parse_ethernet {
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: parse_ipv4;
+            ETHERTYPE_PYRRHA: parse_pyrrha;
+            default: accept;
+        }
+    }
+    state parse_pyrrha {
+        pkt.extract(hdr.pyr);
+        transition accept;
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.protocol) {
+            IP_PROTO_UDP: parse_udp;
+            default: accept;
+        }
+    }
+    state parse_udp {
+        pkt.extract(hdr.udp);
+        transition accept;
+    }
+}
+
+control Ingress(inout headers_t hdr,
+                inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+
+    Hash<bit<16>>(HashAlgorithm_t.CRC16) ecmp_hash;
+    QueueDepth() qd;
+
+    // Per (port[5:0], root[11:0]): the IQ this chip gave the root n hops downstream of that
+    // port (0: none).
+    Register<bit<8>, bit<18>>(262144, 0) assign1;
+    Register<bit<8>, bit<18>>(262144, 0) assign2;
+    // Per (port[5:0], IQ[6:0]): its root (hop[3:0] ++ root[11:0]) and whether the root has
+    // it paused.
+    Register<bit<16>, bit<13>>(8192, 0) iq_root;
+    Register<bit<8>, bit<13>>(8192, 0) iq_paused;
+    // Per port: how many IQs are free, and the free ones (a stack, one segment per port; the
+    // deployment fills it with 1..niq).
+    Register<bit<8>, bit<6>>(64, 0) top;
+    Register<bit<8>, bit<13>>(8192, 0) stack;
+    // Per (egress port[5:0], queue[6:0]): the upstream ports (bit = pipe-local index) this
+    // chip sent PAUSE for that queue and has not resumed.
+    Register<bit<32>, bit<13>>(8192, 0) up_map;
+
+    RegisterAction<bit<8>, bit<18>, bit<8>>(assign1) assign1_step = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+            if ((bit<8>)meta.a1_op == 3) {
+                value = 0;
+            } else {
+                if ((bit<8>)meta.a1_op == 2 && value == 0) {
+                    value = meta.new_q;
+                }
+            }
+        }
+    };
+    RegisterAction<bit<8>, bit<18>, bit<8>>(assign2) assign2_step = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+            if ((bit<8>)meta.a2_op == 3) {
+                value = 0;
+            } else {
+                if ((bit<8>)meta.a2_op == 2 && value == 0) {
+                    value = meta.new_q;
+                }
+            }
+        }
+    };
+    RegisterAction<bit<16>, bit<13>, bit<16>>(iq_root) iq_root_step = {
+        void apply(inout bit<16> value, out bit<16> rv) {
+            rv = value;
+            if ((bit<16>)meta.ir_op == 2) {
+                value = meta.ir_val;
+            }
+        }
+    };
+    RegisterAction<bit<8>, bit<13>, bit<8>>(iq_paused) iq_paused_step = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+            if ((bit<8>)meta.ip_op == 1) {
+                value = 1;
+            } else {
+                if ((bit<8>)meta.ip_op == 2) {
+                    value = 0;
+                }
+            }
+        }
+    };
+    // Push: one more free IQ, returning the slot to write it in (the count before); pop:
+    // one fewer, returning the slot to read (the count after), or 0xff if none was free.
+    RegisterAction<bit<8>, bit<6>, bit<8>>(top) top_step = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            if ((bit<8>)meta.st_op == 2) {
+                rv = value;
+                value = value + 1;
+            } else {
+                if (value != 0) {
+                    value = value - 1;
+                    rv = value;
+                } else {
+                    rv = 0xff;
+                }
+            }
+        }
+    };
+    RegisterAction<bit<8>, bit<13>, bit<8>>(stack) stack_step = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+            if ((bit<8>)meta.st_op == 2) {
+                value = meta.st_val;
+            }
+        }
+    };
+    RegisterAction<bit<32>, bit<13>, bit<32>>(up_map) up_map_step = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            rv = value;
+            if ((bit<32>)meta.um_op == 1) {
+                value = value | meta.in_bit;
+            } else {
+                if ((bit<32>)meta.um_op == 2) {
+                    value = 0;
+                }
+            }
+        }
+    };
+
+    action drop() {
+        ig_dprsr_md.drop_ctl = 1;
+    }
+
+    // ---- routing (as programs/ecmp_router) ----
+    action set_nexthop(bit<9> port, mac_addr_t dmac, mac_addr_t smac) {
+        ig_tm_md.ucast_egress_port = port;
+        meta.out_port = (bit<16>)port;
+        hdr.ethernet.dst_addr = dmac;
+        hdr.ethernet.src_addr = smac;
+        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+    }
+    action set_ecmp(bit<16> group) {
+        meta.ecmp_group = group;
+    }
+    table ipv4_lpm {
+        key = { hdr.ipv4.dst_addr : lpm; }
+        actions = { set_nexthop; set_ecmp; drop; }
+        default_action = drop();
+        size = 1024;
+    }
+    table ecmp_select {
+        key = {
+            meta.ecmp_group : exact;
+            meta.ecmp_hash  : ternary;
+        }
+        actions = { set_nexthop; drop; }
+        default_action = drop();
+        size = 512;
+    }
+
+    // ---- per-port configuration ----
+    action set_ingress(bit<8> pause_sess, bit<8> rec_sess, bit<32> in_bit, bit<7> ctrl_q) {
+        meta.pause_sess = pause_sess;
+        meta.rec_sess = rec_sess;
+        meta.in_bit = in_bit;
+        meta.ctrl_q = ctrl_q;
+    }
+    table ingress_cfg {
+        key = { ig_intr_md.ingress_port : exact; }
+        actions = { set_ingress; NoAction; }
+        default_action = NoAction();
+        size = 256;
+    }
+    action set_egress(bit<16> own_root, bit<19> k_pause) {
+        meta.own_root = own_root;
+        meta.k_pause = k_pause;
+    }
+    table egress_cfg {
+        key = { meta.out_port : exact; }
+        actions = { set_egress; NoAction; }
+        default_action = NoAction();
+        size = 256;
+    }
+
+    // ---- path calculation ----
+    // `idx` is the root's index in `assign1`/`assign2`: the egress port's low 6 bits, then
+    // the root's low 12.
+    action hop1(bit<16> root, bit<18> idx) {
+        meta.r1 = root;
+        meta.a1_op = 1;
+        meta.a1_idx = idx;
+    }
+    action hop2(bit<16> root, bit<18> idx) {
+        meta.r2 = root;
+        meta.a2_op = 1;
+        meta.a2_idx = idx;
+    }
+    // The port the next chip sends the packet out of (its root id), by this chip's egress
+    // port, the destination and the bits of the flow hash the next chip's ECMP reads.
+    table path1 {
+        key = {
+            meta.out_port       : exact;
+            hdr.ipv4.dst_addr   : ternary;
+            meta.ecmp_hash      : ternary;
+        }
+        actions = { hop1; NoAction; }
+        default_action = NoAction();
+        size = 1024;
+    }
+    // The same for the chip after it.
+    table path2 {
+        key = {
+            meta.out_port       : exact;
+            hdr.ipv4.dst_addr   : ternary;
+            meta.ecmp_hash      : ternary;
+        }
+        actions = { hop2; NoAction; }
+        default_action = NoAction();
+        size = 1024;
+    }
+
+    // ---- frames ----
+    action mine() {
+        meta.own = 1;
+    }
+    // Root ids of this chip's own ports: a frame naming one is ignored.
+    table own_root {
+        key = { hdr.pyr.root : exact; }
+        actions = { mine; NoAction; }
+        default_action = NoAction();
+        size = 256;
+    }
+    action set_hash_q(bit<8> q) {
+        meta.hash_q = q;
+    }
+    // Out of free IQs: the root's id, hashed onto the IQs (the paper's fallback).
+    table root_hash {
+        key = { meta.f_root[7:0] : exact; }
+        actions = { set_hash_q; }
+        default_action = set_hash_q(1);
+        size = 256;
+    }
+    // The RESUME walk: the lowest upstream port still to resume, its frame session, and the
+    // mask that clears it.
+    action walk_to(bit<16> port, bit<32> clear) {
+        meta.walk_port = port;
+        meta.walk_clear = clear;
+    }
+    table lowest_port {
+        key = { meta.todo : ternary; }
+        actions = { walk_to; NoAction; }
+        default_action = NoAction();
+        size = 64;
+    }
+
+    // The steps are written in the order of the stages they take, the data packets', the
+    // frames' and the records' side by side, so that independent steps share stages (the
+    // allocator never places a step before one written earlier on its path).
+    apply {
+        // ---- what the packet is ----
+        meta.in_port = (bit<16>)ig_intr_md.ingress_port;
+        meta.out_port = 0x1ff;
+        ingress_cfg.apply();
+        meta.ecmp_hash = ecmp_hash.get({ hdr.ipv4.src_addr, hdr.ipv4.dst_addr,
+                                         hdr.ipv4.protocol, hdr.udp.src_port,
+                                         hdr.udp.dst_port });
+        if (hdr.rec.isValid()) {
+            meta.kind = hdr.rec.kind;
+            meta.f_port = hdr.rec.port;
+            meta.f_root = hdr.rec.root;
+            meta.f_hop = hdr.rec.hop;
+            meta.out_port = hdr.rec.port;
+            meta.todo = hdr.rec.todo;
+            meta.iq_idx = hdr.rec.port[5:0] ++ hdr.rec.q[6:0];
+            meta.a1_idx = hdr.rec.port[5:0] ++ hdr.rec.root[11:0];
+            meta.a2_idx = hdr.rec.port[5:0] ++ hdr.rec.root[11:0];
+            if (hdr.rec.kind == K_DEQ) {
+                // Whom to resume; whether to release the IQ.
+                meta.um_op = 2;
+                meta.um_idx = hdr.rec.port[5:0] ++ hdr.rec.q[6:0];
+                meta.ir_op = 1;
+                meta.ip_op = 3;
+            } else {
+                if (hdr.rec.kind == K_INSTALL) {
+                    meta.new_q = hdr.rec.q;
+                    if (hdr.rec.hop == 1) {
+                        meta.a1_op = 2;
+                    } else {
+                        meta.a2_op = 2;
+                    }
+                } else {
+                    if (hdr.rec.kind == K_RESUME) {
+                        // A released IQ's root loses its assignment (`empty` says so).
+                        lowest_port.apply();
+                        if (hdr.rec.empty == 1 && hdr.rec.hop == 2) {
+                            meta.a1_op = 3;
+                        }
+                        if (hdr.rec.empty == 1 && hdr.rec.hop == 3) {
+                            meta.a2_op = 3;
+                        }
+                    } else {
+                        drop();
+                    }
+                }
+            }
+        } else {
+            if (hdr.pyr.isValid()) {
+                // A frame from the chip downstream of this port.
+                meta.kind = hdr.pyr.opcode;
+                meta.f_port = meta.in_port;
+                meta.f_root = hdr.pyr.root;
+                meta.f_hop = hdr.pyr.hop;
+                meta.out_port = meta.in_port;
+                meta.a1_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
+                meta.a2_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
+                own_root.apply();
+                if (meta.own == 0 && hdr.pyr.hop == 1) {
+                    meta.a1_op = 1;
+                    meta.fr_ok = 1;
+                }
+                if (meta.own == 0 && hdr.pyr.hop == 2) {
+                    meta.a2_op = 1;
+                    meta.fr_ok = 1;
+                }
+                drop();
+            } else {
+                if (hdr.ipv4.isValid() && hdr.ipv4.ttl > 1) {
+                    // A data packet: route it.
+                    meta.kind = K_DATA;
+                    ipv4_lpm.apply();
+                    if (meta.ecmp_group != 0) {
+                        ecmp_select.apply();
+                    }
+                } else {
+                    drop();
+                }
+            }
+        }
+
+        // ---- the data packet's path ----
+        egress_cfg.apply();
+        if (meta.kind == K_DATA && meta.out_port != 0x1ff) {
+            path1.apply();
+            path2.apply();
+        }
+
+        // ---- a RESUME walk's pass: RESUME to the lowest upstream port left; a copy walks
+        // on to the rest ----
+        if (meta.kind == K_RESUME) {
+            meta.todo_rest = meta.todo & meta.walk_clear;
+        }
+        if (meta.kind == K_RESUME && meta.todo != 0) {
+            hdr.rec.todo = meta.todo_rest;
+            hdr.rec.kind = K_PASS;
+            hdr.ethernet.setValid();
+            hdr.ethernet.dst_addr = 0x0180C2000001;
+            hdr.ethernet.src_addr = 0x02fe00000000;
+            hdr.ethernet.ether_type = ETHERTYPE_PYRRHA;
+            hdr.pyr.setValid();
+            hdr.pyr.opcode = OP_RESUME;
+            hdr.pyr.hop = hdr.rec.hop;
+            hdr.pyr.root = hdr.rec.root;
+            hdr.pyr.old_root = 0;
+            hdr.pyr.reserved = 0;
+            ig_tm_md.ucast_egress_port = meta.walk_port[8:0];
+            ig_tm_md.qid = meta.ctrl_q;
+        } else {
+            if (meta.kind == K_RESUME) {
+                drop();
+            }
+        }
+        if (meta.kind == K_RESUME && meta.todo != 0 && meta.todo_rest != 0) {
+            hdr.mrec.setValid();
+            hdr.mrec.magic = REC_MAGIC;
+            hdr.mrec.kind = K_RESUME;
+            hdr.mrec.port = hdr.rec.port;
+            hdr.mrec.q = hdr.rec.q;
+            hdr.mrec.hop = hdr.rec.hop;
+            hdr.mrec.root = hdr.rec.root;
+            hdr.mrec.todo = meta.todo_rest;
+            ig_dprsr_md.mirror_session = (bit<10>)meta.rec_sess;
+        }
+
+        // ---- the roots this chip knows downstream, by hop ----
+        if (meta.a1_op != 0) {
+            meta.a1 = assign1_step.execute(meta.a1_idx);
+        }
+        if (meta.a2_op != 0) {
+            meta.a2 = assign2_step.execute(meta.a2_idx);
+        }
+
+        // ---- a data packet's queue: the nearest matched root's IQ, else the OQ; a
+        // frame's IQ ----
+        if (meta.kind == K_DATA && meta.a1 != 0) {
+            meta.q = meta.a1[6:0];
+            meta.q_root = meta.r1;
+            meta.q_hop = 2;
+            meta.qlen = qd.read(meta.out_port[8:0], meta.a1[6:0]);
+        } else {
+            if (meta.kind == K_DATA && meta.a2 != 0) {
+                meta.q = meta.a2[6:0];
+                meta.q_root = meta.r2;
+                meta.q_hop = 3;
+                meta.qlen = qd.read(meta.out_port[8:0], meta.a2[6:0]);
+            } else {
+                if (meta.kind == K_DATA) {
+                    meta.q = 0;
+                    meta.q_root = meta.own_root;
+                    meta.q_hop = 1;
+                    meta.qlen = qd.read(meta.out_port[8:0], 0);
+                }
+            }
+        }
+        if (meta.kind != K_DATA) {
+            meta.known = meta.a1 | meta.a2;
+        }
+
+        // ---- what to do: pause upstream; pause, resume, install or give back an IQ ----
+        if (meta.kind == K_DATA) {
+            ig_tm_md.qid = meta.q;
+            hdr.rec.setValid();
+            hdr.rec.magic = REC_MAGIC;
+            hdr.rec.kind = K_DATA;
+            hdr.rec.port = meta.in_port;
+            hdr.rec.sess = meta.rec_sess;
+            meta.um_idx = meta.out_port[5:0] ++ meta.q;
+        }
+        if (meta.kind == K_DATA && meta.qlen > meta.k_pause && meta.pause_sess != 0) {
+            meta.um_op = 1;
+        }
+        if (meta.kind == OP_PAUSE && meta.fr_ok == 1 && meta.known != 0) {
+            // Known root: pause its IQ.
+            meta.afc = 1;
+            meta.new_q = meta.known;
+            meta.ip_op = 1;
+            meta.iq_idx = meta.f_port[5:0] ++ meta.known[6:0];
+        } else {
+            if (meta.kind == OP_PAUSE && meta.fr_ok == 1) {
+                // New root: pop a free IQ; a second pass installs it.
+                meta.st_op = 1;
+                meta.st_port = meta.f_port[5:0];
+            } else {
+                if (meta.kind == OP_RESUME && meta.known != 0) {
+                    meta.afc = 1;
+                    meta.credit = 1;
+                    meta.new_q = meta.known;
+                    meta.ip_op = 2;
+                    meta.iq_idx = meta.f_port[5:0] ++ meta.known[6:0];
+                    meta.release = 1;
+                    meta.qlen = qd.read(meta.f_port[8:0], meta.known[6:0]);
+                } else {
+                    if (meta.kind == K_INSTALL && meta.known != 0) {
+                        // The root had an IQ already: pause it, give the popped one back.
+                        meta.st_op = 2;
+                        meta.st_port = hdr.rec.port[5:0];
+                        meta.st_val = hdr.rec.q;
+                        meta.afc = 1;
+                        meta.new_q = meta.known;
+                        meta.ip_op = 1;
+                        meta.iq_idx = hdr.rec.port[5:0] ++ meta.known[6:0];
+                    } else {
+                        if (meta.kind == K_INSTALL) {
+                            meta.ir_op = 2;
+                            meta.ir_val = hdr.rec.hop[3:0] ++ hdr.rec.root[11:0];
+                            meta.afc = 1;
+                            meta.ip_op = 1;
+                        }
+                    }
+                }
+            }
+        }
+
+        // ---- the state behind it: who was paused upstream; the IQ's root and state ----
+        if (meta.um_op != 0) {
+            meta.um_old = up_map_step.execute(meta.um_idx);
+        }
+        if (meta.ir_op != 0) {
+            meta.ir_old = iq_root_step.execute(meta.iq_idx);
+        }
+        if (meta.ip_op != 0) {
+            meta.ip_old = iq_paused_step.execute(meta.iq_idx);
+        }
+        if (meta.afc == 1) {
+            meta.afc_port = meta.f_port;
+            meta.afc_q = meta.new_q[6:0];
+        }
+
+        if (meta.um_op == 1) {
+            meta.um_hit = meta.um_old & meta.in_bit;
+        }
+        if (meta.kind == K_DEQ && hdr.rec.empty == 1 && hdr.rec.q != 0 && meta.ip_old == 0
+                && meta.ir_old != 0) {
+            // Empty and resumed: release it.
+            meta.release = 1;
+            meta.st_op = 2;
+            meta.st_port = hdr.rec.port[5:0];
+            meta.st_val = hdr.rec.q;
+        }
+        if (meta.afc == 1) {
+            // Advanced flow control on this chip's IQ of the frame's port.
+            ig_dprsr_md.adv_flow_ctl = 1w1 ++ meta.afc_port[5:0] ++ 3w0 ++ meta.afc_q
+                ++ meta.credit;
+        }
+
+        // ---- the free-IQ stack; the PAUSE copy ----
+        if (meta.st_op != 0) {
+            meta.top_old = top_step.execute(meta.st_port);
+            meta.st_idx = meta.st_port ++ meta.top_old[6:0];
+        }
+        if (meta.kind == K_DATA && meta.um_op == 1 && meta.um_hit == 0) {
+            // The first time past K_pause since the last resume: PAUSE the upstream, as a
+            // copy to the ingress port's frame queue.
+            hdr.mrec.setValid();
+            hdr.mrec.magic = REC_MAGIC;
+            hdr.mrec.kind = K_PAUSE;
+            hdr.mrec.root = meta.q_root;
+            hdr.mrec.hop = meta.q_hop;
+            ig_dprsr_md.mirror_session = (bit<10>)meta.pause_sess;
+        }
+        if (meta.st_op != 0 && meta.top_old != 0xff) {
+            meta.hash_q = stack_step.execute(meta.st_idx);
+        }
+        if (meta.st_op == 1 && meta.top_old == 0xff) {
+            // Out of free IQs: the root's id hashed onto them.
+            root_hash.apply();
+        }
+
+        // ---- records: what the pass leaves for the next ----
+        if (meta.kind == OP_PAUSE && meta.st_op == 1) {
+            // Install the popped (or hashed) IQ in a second pass.
+            hdr.rec.setValid();
+            hdr.rec.magic = REC_MAGIC;
+            hdr.rec.kind = K_INSTALL;
+            hdr.rec.port = meta.f_port;
+            hdr.rec.q = meta.hash_q;
+            hdr.rec.hop = meta.f_hop;
+            hdr.rec.root = meta.f_root;
+            hdr.ethernet.setInvalid();
+            hdr.pyr.setInvalid();
+            ig_dprsr_md.drop_ctl = 0;
+            ig_tm_md.recirculate = 1;
+        }
+        if (meta.kind == OP_RESUME && meta.release == 1 && meta.qlen == 0) {
+            // Resumed and already empty: a DEQ record releases it.
+            hdr.rec.setValid();
+            hdr.rec.magic = REC_MAGIC;
+            hdr.rec.kind = K_DEQ;
+            hdr.rec.port = meta.f_port;
+            hdr.rec.q = meta.new_q;
+            hdr.rec.empty = 1;
+            hdr.ethernet.setInvalid();
+            hdr.pyr.setInvalid();
+            ig_dprsr_md.drop_ctl = 0;
+            ig_tm_md.recirculate = 1;
+        }
+        if (meta.kind == K_INSTALL) {
+            drop();
+        }
+        // A DEQ record goes on as the RESUME walk (with the released IQ's assignment to
+        // clear), or ends.
+        if (meta.kind == K_DEQ && hdr.rec.q != 0) {
+            hdr.rec.kind = K_RESUME;
+            hdr.rec.todo = meta.um_old;
+            hdr.rec.empty = (bit<8>)meta.release;
+            hdr.rec.root = (bit<16>)meta.ir_old[11:0];
+            hdr.rec.hop = (bit<8>)meta.ir_old[15:12] + 1;
+        } else {
+            if (meta.kind == K_DEQ) {
+                hdr.rec.kind = K_RESUME;
+                hdr.rec.todo = meta.um_old;
+                hdr.rec.empty = 0;
+                hdr.rec.root = meta.own_root;
+                hdr.rec.hop = 1;
+            }
+        }
+        if (meta.kind == K_DEQ && meta.um_old != 0 || meta.kind == K_DEQ && meta.release == 1) {
+            ig_tm_md.recirculate = 1;
+        } else {
+            if (meta.kind == K_DEQ) {
+                drop();
+            }
+        }
+    }
+}
+
+control IngressDeparser(packet_out pkt,
+                        inout headers_t hdr,
+                        in metadata_t meta,
+                        in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Mirror() mirror;
+    Checksum() ipv4_checksum;
+    apply {
+        hdr.ipv4.hdr_checksum = ipv4_checksum.update({
+            hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn, hdr.ipv4.total_len,
+            hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.frag_offset,
+            hdr.ipv4.ttl, hdr.ipv4.protocol, hdr.ipv4.src_addr, hdr.ipv4.dst_addr
+        });
+        mirror.emit(hdr.mrec);
+        pkt.emit(hdr.rec);
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.pyr);
+        pkt.emit(hdr.ipv4);
+        pkt.emit(hdr.udp);
+    }
+}
+
+parser EgressParser(packet_in pkt,
+                    out headers_t hdr,
+                    out metadata_t meta,
+                    out egress_intrinsic_metadata_t eg_intr_md) {
+    state start {
+        pkt.extract(hdr.rec);
+        transition accept;
+    }
+}
+
+struct egress_meta_t {
+    bit<19> k_resume;
+    bit<8>  was;
+}
+
+control Egress(inout headers_t hdr,
+               inout metadata_t meta,
+               in egress_intrinsic_metadata_t eg_intr_md,
+               in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+               inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    // Per (port[5:0], queue[6:0]): a departure since the last DEQ record left the queue at or
+    // above K_resume.
+    Register<bit<8>, bit<13>>(8192, 0) armed;
+    bit<19> k_resume;
+    bit<8>  was;
+    bit<19> depth;
+    bit<13> a_idx;
+    bit<8>  up;
+
+    RegisterAction<bit<8>, bit<13>, bit<8>>(armed) armed_step = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+            value = up;
+        }
+    };
+    action set_resume(bit<19> k) {
+        k_resume = k;
+    }
+    table port_resume {
+        key = { eg_intr_md.egress_port : exact; }
+        actions = { set_resume; NoAction; }
+        default_action = NoAction();
+        size = 256;
+    }
+
+    apply {
+        if (hdr.rec.kind == K_DATA) {
+            port_resume.apply();
+            depth = eg_intr_md.deq_qdepth;
+            a_idx = eg_intr_md.egress_port[5:0] ++ eg_intr_md.egress_qid;
+            if (depth >= k_resume) {
+                up = 1;
+            }
+            was = armed_step.execute(a_idx);
+            // Below K_resume after a departure at or above it, or an IQ left empty: a DEQ
+            // record back to the ingress pipe that holds the state.
+            if (depth < k_resume && was == 1
+                    || depth == 0 && eg_intr_md.egress_qid != 0) {
+                hdr.mrec.setValid();
+                hdr.mrec.magic = REC_MAGIC;
+                hdr.mrec.kind = K_DEQ;
+                hdr.mrec.port = (bit<16>)eg_intr_md.egress_port;
+                hdr.mrec.q = (bit<8>)eg_intr_md.egress_qid;
+                if (depth == 0) {
+                    hdr.mrec.empty = 1;
+                }
+                eg_dprsr_md.mirror_session = (bit<10>)hdr.rec.sess;
+            }
+            hdr.rec.setInvalid();
+        } else {
+            if (hdr.rec.kind == K_PAUSE) {
+                // The PAUSE frame, in place of the copy's bytes.
+                hdr.ethernet.setValid();
+                hdr.ethernet.dst_addr = 0x0180C2000001;
+                hdr.ethernet.src_addr = 0x02fe00000000;
+                hdr.ethernet.ether_type = ETHERTYPE_PYRRHA;
+                hdr.pyr.setValid();
+                hdr.pyr.opcode = OP_PAUSE;
+                hdr.pyr.hop = hdr.rec.hop;
+                hdr.pyr.root = hdr.rec.root;
+                hdr.pyr.old_root = 0;
+                hdr.pyr.reserved = 0;
+                hdr.rec.setInvalid();
+            } else {
+                if (hdr.rec.kind == K_PASS) {
+                    // A frame made at ingress.
+                    hdr.rec.setInvalid();
+                }
+            }
+        }
+    }
+}
+
+control EgressDeparser(packet_out pkt,
+                       inout headers_t hdr,
+                       in metadata_t meta,
+                       in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    Mirror() mirror;
+    apply {
+        mirror.emit(hdr.mrec);
+        pkt.emit(hdr.rec);
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.pyr);
+    }
+}
+
+Pipeline(IngressParser(), Ingress(), IngressDeparser(),
+         EgressParser(), Egress(), EgressDeparser()) pipe;
+Switch(pipe) main;
