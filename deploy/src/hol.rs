@@ -1,6 +1,8 @@
 //! The HOL-blocking check, on any run with `hol_check`: at every sampled instant, every flow
 //! with packets in a paused chip queue must cross, after that queue's port, a port that is
-//! congested by its own line rate (an unpaused queue at least `congested_cells` deep).
+//! congested by its own line rate (an unpaused queue at least `congested_cells` deep), at
+//! that sample or one within `grace_ns` before it (a queue paused for a port that has just
+//! drained waits for the resume on its way).
 //!
 //! This is Pyrrha's criterion (its §VI, Definition 7: no HOL blocking at a congested port p
 //! iff every potentially paused flow traverses p) made something a run can show: a queue is
@@ -32,9 +34,20 @@ pub fn check(oracle: &PathOracle, snaps: &QueueSnapshots) -> Result<HolReport, S
         samples: snaps.samples,
         ..HolReport::default()
     };
+    // Per sampled instant: the ports congested at it or within the grace before it.
+    let mut recent: BTreeMap<u64, BTreeSet<Hop>> = BTreeMap::new();
+    for q in &snaps.paused {
+        recent.entry(q.time_ps).or_insert_with(|| {
+            let from = q.time_ps.saturating_sub(snaps.grace_ps);
+            congested
+                .range(from..=q.time_ps)
+                .flat_map(|(_, ports)| ports.iter().copied())
+                .collect()
+        });
+    }
     for q in &snaps.paused {
         report.paused_queues += 1;
-        let roots = congested.get(&q.time_ps).unwrap_or(&none);
+        let roots = recent.get(&q.time_ps).unwrap_or(&none);
         let here = Hop {
             chip: q.chip as usize,
             port: q.port,
@@ -106,6 +119,7 @@ mod tests {
         let (uplink, h2_port) = (path[0], path[2]);
         let snaps = QueueSnapshots {
             congested_cells: 10,
+            grace_ps: 0,
             samples: 1,
             paused: vec![PausedQueue {
                 time_ps: 5,
@@ -124,9 +138,14 @@ mod tests {
         assert_eq!((r.paused_queues, r.flows_checked, r.off_path), (1, 3, 1));
         assert_eq!(r.violations.len(), 1);
         assert_eq!(r.violations[0].flow, flow(0, 3));
-        // The same congestion at another instant does not count.
-        let mut later = snaps.clone();
-        later.congested[0].time_ps = 6;
-        assert_eq!(check(&oracle, &later).unwrap().violations.len(), 2);
+        // The same congestion at a later instant does not count; at an earlier one, within
+        // the grace, it does.
+        let mut other = snaps.clone();
+        other.congested[0].time_ps = 6;
+        assert_eq!(check(&oracle, &other).unwrap().violations.len(), 2);
+        other.congested[0].time_ps = 3;
+        assert_eq!(check(&oracle, &other).unwrap().violations.len(), 2);
+        other.grace_ps = 2;
+        assert_eq!(check(&oracle, &other).unwrap().violations.len(), 1);
     }
 }

@@ -53,6 +53,11 @@ pub struct HolCheck {
     /// The depth (cells) at which an unpaused queue makes its port congested: a port
     /// congested by its own line rate, which a paused flow may wait on without HOL blocking.
     pub congested_cells: u32,
+    /// How long a port counts as congested after its last sample that found it so (ns): a
+    /// resume takes a round trip, so a queue paused for a port that has just drained is
+    /// waiting for the resume on its way, not blocked. 0: only at that sample.
+    #[serde(default)]
+    pub grace_ns: u64,
 }
 
 /// A control-plane operation on one chip at a time (exact to the cycle at the stage it

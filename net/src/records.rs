@@ -226,6 +226,9 @@ pub struct CongestedPort {
 pub struct QueueSnapshots {
     /// The depth at which an unpaused queue makes its port congested (cells).
     pub congested_cells: u32,
+    /// How long a port counts as congested after a sample found it so (ps).
+    #[serde(default)]
+    pub grace_ps: u64,
     /// Sampled instants.
     pub samples: u64,
     /// Paused queues holding packets, by time, chip, port and queue.

@@ -102,6 +102,7 @@ pub(super) fn finish(mut parts: Vec<Part>, rest: Rest, windows: Windows, end: Ti
     let queue_snapshots = rest.hol_check.map(|h| {
         let mut all = QueueSnapshots {
             congested_cells: h.congested_cells,
+            grace_ps: h.grace_ns.saturating_mul(1000),
             ..QueueSnapshots::default()
         };
         for part in &mut parts {
