@@ -3,8 +3,10 @@
 //! crosses S2's core and its port to R1's ToR.
 
 use crate::hol::testbed_roles;
+use asic_bench::bench::Bench;
 use asic_deploy::{run as net, scenario::NetScenario};
 use asic_net::records::RunRecord;
+use pipelines::time::Time;
 use std::path::Path;
 
 const TOPOLOGY: &str = "Generate((shape: LeafSpine(leaves: 3, spines: 2, hosts_per_leaf: 2), \
@@ -200,4 +202,62 @@ fn the_incast_stays_within_k_pause_and_the_loop_of_its_upstream() {
     let peak = sw1.tm().queue_counters(0, 0).max_depth_cells;
     println!("sw1 port 0 OQ peak {peak} cells");
     assert!(peak <= 171 + 3 * 86, "{peak}");
+}
+
+/// A Pyrrha frame (EtherType 0x88B7): `opcode` (1 PAUSE, 2 RESUME), `hop`, `root`.
+fn frame(opcode: u8, hop: u8, root: u16) -> Vec<u8> {
+    let mut f = vec![0u8; 60];
+    f[0..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0, 0, 1]);
+    f[6..12].copy_from_slice(&[0x02, 0xfe, 0, 1, 0, 2]);
+    f[12..14].copy_from_slice(&[0x88, 0xb7]);
+    f[14] = opcode;
+    f[15] = hop;
+    f[16..18].copy_from_slice(&root.to_be_bytes());
+    f
+}
+
+/// sw0 of the line (`line`), as its deployment built it, alone on the bench.
+fn sw0_bench() -> Bench {
+    let s: NetScenario = ron::from_str(
+        r#"(topology: Generate((shape: Dumbbell(left: 2, right: 2),
+                                chip: "tofino2-100g-128q.ron", delay_ns: 600)),
+            deploy: Pyrrha(()))"#,
+    )
+    .unwrap();
+    let net = asic_deploy::build::build(s, Path::new("programs/pyrrha")).unwrap();
+    Bench::on_chip(net.chips.into_iter().next().unwrap(), "pyrrha".into())
+}
+
+/// B.5 item 9, the self-ID guard, on sw0 of the line alone: PAUSE naming one of sw0's own
+/// ports (root 2, its port to sw1) changes nothing; PAUSE naming sw1's port 0 (root 3) gives
+/// it an IQ (popped, installed in a second pass) and pauses it by advanced flow control;
+/// RESUME resumes it and, as it is empty, releases it. Frames come in on port 2, 5 µs apart;
+/// what each case leaves: AFC requests, IQ 100 paused, free IQs on port 2, root 3's IQ,
+/// packets out.
+#[test]
+fn a_pause_naming_the_chips_own_port_is_ignored() {
+    let run = |frames: Vec<Vec<u8>>| {
+        let mut bench = sw0_bench();
+        let timed = frames
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| (Time(i as u64 * 5_000_000), f))
+            .collect();
+        bench.add_frames(2, timed).unwrap();
+        let report = bench.run().unwrap();
+        let c = bench.chip();
+        (
+            c.plumbing_counters().afc_requests,
+            c.tm().is_queue_paused(2, 100),
+            c.register_read_by_name(0, "top", 2).unwrap(),
+            c.register_read_by_name(0, "assign1", 2 << 12 | 3).unwrap(),
+            report.packets_out(),
+        )
+    };
+    assert_eq!(run(vec![frame(1, 1, 2)]), (0, false, 100, 0, 0));
+    assert_eq!(run(vec![frame(1, 1, 3)]), (1, true, 99, 100, 0));
+    assert_eq!(
+        run(vec![frame(1, 1, 3), frame(2, 1, 3)]),
+        (2, false, 100, 0, 0)
+    );
 }
