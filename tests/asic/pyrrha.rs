@@ -261,3 +261,110 @@ fn a_pause_naming_the_chips_own_port_is_ignored() {
         (2, false, 100, 0, 0)
     );
 }
+
+/// B.5 item 3, path fidelity: the edge switch of host 0 in a 3-tier fat tree (k = 4) alone
+/// on the bench, 400 packets from host 0 to random hosts of the other pods with random flow
+/// ids. At every lookup of `path1` and `path2` the root the program found is the one the
+/// path oracle gives for the key it looked up (egress port, destination, flow hash): the port
+/// the aggregation switch sends the packet out of (to a core its ECMP picks by the hash) and
+/// the port the core sends it out of; between them the packets reach every core.
+#[test]
+fn the_programs_path_is_the_oracles() {
+    use asic_deploy::paths::PathOracle;
+    use asic_deploy::routers::Routing;
+    use asic_model::trace::{TraceEvent, TraceFilter};
+    use asic_net::packet::{build as frame_of, Header, DATA};
+    use asic_net::topology::End;
+    let s: NetScenario = ron::from_str(
+        "(topology: Generate((shape: FatTree(k: 4, tiers: 3), \
+         chip: \"tofino2-100g-128q.ron\", delay_ns: 600)), deploy: Pyrrha(()))",
+    )
+    .unwrap();
+    let net = asic_deploy::build::build(s, Path::new("programs/pyrrha")).unwrap();
+    let topo = net.topology.clone();
+    let End::Chip(edge, in_port) = topo.peer(topo.host_link[0], End::Host(0)) else {
+        panic!("host 0 hangs off a chip")
+    };
+    let pod = |h: usize| {
+        let End::Chip(c, _) = topo.peer(topo.host_link[h], End::Host(h)) else {
+            unreachable!()
+        };
+        // Host 0's edge switch is 1 chip away, the others of its pod 3, other pods' 5.
+        topo.chip_distances(0)[c] <= 3
+    };
+    let far: Vec<usize> = (0..topo.host_ips.len()).filter(|&h| !pod(h)).collect();
+    let oracle = PathOracle::uniform(&topo, Routing::Ecmp);
+    // Root ids: the connected chip ports in topology order.
+    let mut root = std::collections::BTreeMap::new();
+    for (c, ports) in topo.chip_ports.iter().enumerate() {
+        for &p in ports.keys() {
+            let id = root.len() as u128;
+            root.insert((c, p), id);
+        }
+    }
+    let chip = net.chips.into_iter().nth(edge).unwrap();
+    let mut bench = Bench::on_chip(chip, "pyrrha".into());
+    bench.set_packet_trace(TraceFilter::default()).unwrap();
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut frames = Vec::new();
+    for i in 0..400u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let dst = far[(x % far.len() as u64) as usize];
+        let h = Header {
+            src_ip: topo.host_ips[0],
+            dst_ip: topo.host_ips[dst],
+            flags: DATA,
+            flow_id: x >> 8,
+            ..Header::default()
+        };
+        let mut f = Vec::new();
+        frame_of(&mut f, &h, 100);
+        frames.push((Time(i * 1_000_000), f));
+    }
+    bench.add_frames(in_port, frames).unwrap();
+    bench.run().unwrap();
+    let host_of = |ip: u128| topo.host_ips.iter().position(|&a| a as u128 == ip).unwrap();
+    let (mut looked, mut cores) = (0, std::collections::BTreeSet::new());
+    for t in bench.packet_traces() {
+        for rec in &t.records {
+            let TraceEvent::Table {
+                table, key, args, ..
+            } = &rec.event
+            else {
+                continue;
+            };
+            let hops = match table.as_str() {
+                "Ingress.path1" => 1,
+                "Ingress.path2" => 2,
+                _ => continue,
+            };
+            let (e, dst, hash) = (
+                key[0].value as u16,
+                host_of(key[1].value),
+                key[2].value as u16,
+            );
+            // Follow the oracle from the edge switch's egress port `e`.
+            let mut at = topo.peer(topo.chip_ports[edge][&e], End::Chip(edge, e));
+            let mut want = None;
+            for hop in 1..=hops {
+                let End::Chip(c, _) = at else { break };
+                let p = oracle.routes(c).unwrap().port(dst, hash).unwrap();
+                want = Some(root[&(c, p)]);
+                if hop == 2 {
+                    cores.insert(c);
+                }
+                at = topo.peer(topo.chip_ports[c][&p], End::Chip(c, p));
+            }
+            let got = args.iter().find(|a| a.name == "root").map(|a| a.value);
+            assert_eq!(
+                got, want,
+                "{table} for port {e}, host {dst}, hash {hash:#x}"
+            );
+            looked += 1;
+        }
+    }
+    assert_eq!(looked, 800, "two lookups a packet");
+    assert_eq!(cores.len(), 4, "every core of k = 4");
+}
