@@ -96,6 +96,29 @@ fn the_testbed_isolates_the_incast() {
     );
 }
 
+/// B.5 item 11, the HOL check on the testbed under three flow controls: Pyrrha's paused
+/// queues hold only flows through the root they are paused for; BFC with every flow in one
+/// queue (`assignment: Single`, hash collisions at their worst) and PFC pause VS's flow with
+/// S2's, and the check reports it.
+#[test]
+fn the_hol_check_holds_for_pyrrha_and_not_for_bfc_with_collisions_or_pfc() {
+    let violations = |deploy: &str, chips: &str| {
+        let (r, roles) = testbed(deploy, chips);
+        let hol = r.hol.unwrap();
+        let vs = roles[2] as u32;
+        println!(
+            "{deploy}: {} of {} flows seen in paused queues, of them VS's {}",
+            hol.violations.len(),
+            hol.flows_checked,
+            hol.violations.iter().filter(|v| v.flow.src == vs).count()
+        );
+        hol.violations.len()
+    };
+    assert_eq!(violations("Pyrrha(())", "[]"), 0);
+    assert!(violations("Bfc((assignment: Single))", "[]") > 0);
+    assert!(violations("Routers(Ecmp)", PFC) > 0);
+}
+
 /// Two chips in a line (`Dumbbell(left: 2, right: 2)`: l0, l1 on sw0's ports 0, 1; r0, r1
 /// on sw1's; sw0 port 2 to sw1 port 2). l0 and r1 send to r0 at line rate until 50 µs, so
 /// sw1's port 0 is the root; l1 sends `vulnerable` Gb/s (if any) to r1 across the same link
