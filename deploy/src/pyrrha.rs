@@ -208,13 +208,13 @@ impl Deployment for PyrrhaSpec {
         let positive = self.k_resume.partial_cmp(&0.0) == Some(std::cmp::Ordering::Greater);
         if !ordered || !positive || !self.k_pause.is_finite() {
             return Err(format!(
-                "pyrrha: k_pause {} must be above k_resume {}, and both positive",
+                "pyrrha: `k_pause` {} must be above `k_resume` {}, and both positive",
                 self.k_pause, self.k_resume
             ));
         }
         if self.iqs(profile.tm.queues_per_port) == 0 {
             return Err(format!(
-                "pyrrha.max_iqs: {} leaves no isolation queue on `{}` ({} queues per port: \
+                "pyrrha: `max_iqs` {} leaves no isolation queue on {} ({} queues per port: \
                  the OQ, the IQs and the frame queue)",
                 self.max_iqs, profile.name, profile.tm.queues_per_port
             ));

@@ -103,17 +103,35 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, Located> {
 
 /// An error found after `text` (from `file`) was parsed, placed where the file writes the
 /// first name its message quotes (in backticks, or in parentheses after an index:
-/// `hosts[1] (b)`), or at the file alone when it writes none of them.
+/// `hosts[1] (b)`) as a string, else where it writes the first of them as a field
+/// (`k_pause:` for `` `k_pause` ``), or at the file alone when it writes none of them.
 pub fn locate(file: &str, text: &str, message: &str) -> Located {
-    let quoted = message.split('`').skip(1).step_by(2).chain(
-        message
-            .split("] (")
-            .skip(1)
-            .filter_map(|r| r.split(')').next()),
-    );
-    for name in quoted {
-        if !name.is_empty() && text.contains(&format!("\"{name}\"")) {
+    let quoted: Vec<&str> = message
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .chain(
+            message
+                .split("] (")
+                .skip(1)
+                .filter_map(|r| r.split(')').next()),
+        )
+        .filter(|name| !name.is_empty())
+        .collect();
+    for name in &quoted {
+        if text.contains(&format!("\"{name}\"")) {
             return Located::at_value(file, text, name, message);
+        }
+    }
+    for name in &quoted {
+        let (line, col) = position_of_field(text, &[name]);
+        if line != 0 {
+            return Located {
+                file: file.to_string(),
+                line,
+                col,
+                message: message.to_string(),
+            };
         }
     }
     Located {
@@ -346,6 +364,15 @@ mod tests {
         assert_eq!((e.line, e.col), (2, 31));
         let e = locate("s.ron", t, "nothing quoted");
         assert_eq!(e.to_string(), "s.ron: nothing quoted");
+        // A name the file writes as a field, not as a string: placed at the field, after a
+        // quoted name it does not write at all.
+        let t = "(\n  deploy: Pyrrha((\n    k_pause: 1.0)),\n)";
+        let e = locate(
+            "s.ron",
+            t,
+            "chip `sw0`: pyrrha: `k_pause` 1 must be above 1",
+        );
+        assert_eq!((e.line, e.col), (3, 5));
     }
 
     #[derive(serde::Deserialize, Debug)]

@@ -391,3 +391,42 @@ fn the_programs_path_is_the_oracles() {
     assert_eq!(looked, 800, "two lookups a packet");
     assert_eq!(cores.len(), 4, "every core of k = 4");
 }
+
+/// Parameters the deployment cannot use, and a chip it cannot run on, are refused with
+/// their field.
+#[test]
+fn bad_parameters_are_named() {
+    for (deploy, shape, says) in [
+        (
+            "(k_pause: 1.0, k_resume: 1.0)",
+            "Dumbbell(left: 1, right: 1)",
+            "pyrrha: `k_pause` 1 must be above `k_resume` 1",
+        ),
+        (
+            "(k_resume: 0.0)",
+            "Dumbbell(left: 1, right: 1)",
+            "and both positive",
+        ),
+        (
+            "(max_iqs: 0)",
+            "Dumbbell(left: 1, right: 1)",
+            "pyrrha: `max_iqs` 0 leaves no isolation queue",
+        ),
+        // 17 hosts on one switch: ports 0 to 16 span pipes 0 and 1.
+        (
+            "()",
+            "SingleSwitch(hosts: 17)",
+            "the chip's connected ports span 2 pipes",
+        ),
+    ] {
+        let s: NetScenario = ron::from_str(&format!(
+            r#"(topology: Generate((shape: {shape}, chip: "tofino2-100g-128q.ron")),
+                deploy: Pyrrha({deploy}), stop: (at_ns: Some(1000)))"#
+        ))
+        .unwrap();
+        let Err(err) = net::run_detailed(s, Path::new("programs/pyrrha"), None) else {
+            panic!("{deploy} on {shape} was taken");
+        };
+        assert!(err.contains(says), "{deploy}: {err}");
+    }
+}

@@ -94,6 +94,13 @@ fn bfc_with_its_pauses_and_packet_generators_is_the_same_on_any_thread_count() {
     same_for_every_thread_count("programs/bfc/two-flows.ron", false);
 }
 
+/// Pyrrha's testbed: its frames, records and recirculations, and the HOL check's snapshots,
+/// which every partition takes of its own chips and the end merges.
+#[test]
+fn pyrrha_with_its_hol_check_is_the_same_on_any_thread_count() {
+    same_for_every_thread_count("programs/pyrrha/testbed.ron", false);
+}
+
 #[test]
 fn ndp_over_a_trimming_leaf_spine_is_the_same_on_any_thread_count() {
     same_for_every_thread_count("programs/trimming/leafspine.ron", false);
