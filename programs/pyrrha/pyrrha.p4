@@ -37,6 +37,9 @@
 //
 // Internal packets (records) start with 0xB7, which no model MAC starts with (a multicast,
 // globally administered address that data never carries).
+//
+// Not yet (programs/pyrrha/README.md): MERGE and soft-merging; a flow crossing two known
+// roots takes the nearer one's IQ; the state lives in one pipe.
 
 const bit<16> ETHERTYPE_IPV4    = 0x0800;
 const bit<16> ETHERTYPE_PYRRHA  = 0x88B7;
@@ -53,6 +56,10 @@ const bit<8> K_PAUSE   = 2;  // mirror header of a pause copy: egress makes the 
 const bit<8> K_DEQ     = 3;  // from egress: queue `q` of `port` fell below K_resume / emptied
 const bit<8> K_RESUME  = 4;  // RESUME walk: upstream ports `todo` still to resume
 const bit<8> K_INSTALL = 5;  // give root `root` at hop `hop` the IQ `q` of `port`
+// What a received frame is, apart from the records' kinds: its opcode with this bit.
+const bit<8> K_FRAME   = 0x10;
+const bit<8> K_FPAUSE  = 0x11;  // K_FRAME | OP_PAUSE
+const bit<8> K_FRESUME = 0x12;  // K_FRAME | OP_RESUME
 
 typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;
@@ -181,7 +188,6 @@ struct metadata_t {
     bit<32> todo_rest;
     bit<16> walk_port;
     bit<32> walk_clear;
-    bit<8>  walk_sess;
 }
 
 parser IngressParser(packet_in pkt,
@@ -510,7 +516,7 @@ control Ingress(inout headers_t hdr,
         } else {
             if (hdr.pyr.isValid()) {
                 // A frame from the chip downstream of this port.
-                meta.kind = hdr.pyr.opcode;
+                meta.kind = hdr.pyr.opcode | K_FRAME;
                 meta.f_port = meta.in_port;
                 meta.f_root = hdr.pyr.root;
                 meta.f_hop = hdr.pyr.hop;
@@ -632,19 +638,19 @@ control Ingress(inout headers_t hdr,
         if (meta.kind == K_DATA && meta.qlen > meta.k_pause && meta.pause_sess != 0) {
             meta.um_op = 1;
         }
-        if (meta.kind == OP_PAUSE && meta.fr_ok == 1 && meta.known != 0) {
+        if (meta.kind == K_FPAUSE && meta.fr_ok == 1 && meta.known != 0) {
             // Known root: pause its IQ.
             meta.afc = 1;
             meta.new_q = meta.known;
             meta.ip_op = 1;
             meta.iq_idx = meta.f_port[5:0] ++ meta.known[6:0];
         } else {
-            if (meta.kind == OP_PAUSE && meta.fr_ok == 1) {
+            if (meta.kind == K_FPAUSE && meta.fr_ok == 1) {
                 // New root: pop a free IQ; a second pass installs it.
                 meta.st_op = 1;
                 meta.st_port = meta.f_port[5:0];
             } else {
-                if (meta.kind == OP_RESUME && meta.known != 0) {
+                if (meta.kind == K_FRESUME && meta.known != 0) {
                     meta.afc = 1;
                     meta.credit = 1;
                     meta.new_q = meta.known;
@@ -730,7 +736,7 @@ control Ingress(inout headers_t hdr,
         }
 
         // ---- records: what the pass leaves for the next ----
-        if (meta.kind == OP_PAUSE && meta.st_op == 1) {
+        if (meta.kind == K_FPAUSE && meta.st_op == 1) {
             // Install the popped (or hashed) IQ in a second pass.
             hdr.rec.setValid();
             hdr.rec.magic = REC_MAGIC;
@@ -744,7 +750,7 @@ control Ingress(inout headers_t hdr,
             ig_dprsr_md.drop_ctl = 0;
             ig_tm_md.recirculate = 1;
         }
-        if (meta.kind == OP_RESUME && meta.release == 1 && meta.qlen == 0) {
+        if (meta.kind == K_FRESUME && meta.release == 1 && meta.qlen == 0) {
             // Resumed and already empty: a DEQ record releases it.
             hdr.rec.setValid();
             hdr.rec.magic = REC_MAGIC;
@@ -816,11 +822,6 @@ parser EgressParser(packet_in pkt,
         pkt.extract(hdr.rec);
         transition accept;
     }
-}
-
-struct egress_meta_t {
-    bit<19> k_resume;
-    bit<8>  was;
 }
 
 control Egress(inout headers_t hdr,
