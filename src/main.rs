@@ -478,17 +478,17 @@ fn net(
 }
 
 fn sweep(spec: &Path, out: &Path, merge: bool) -> Result<(), String> {
-    let table = if merge {
+    let swept = if merge {
         asic::sweep_run::merge_dir(spec, out)?
     } else {
         asic::sweep_run::run(spec, out)?
     };
+    let table = &swept.table;
     out!("{}", table.to_text())?;
     let csv = out.join("sweep.csv");
     table.write_csv_file(&csv)?;
     outln!("\nwrote {}", csv.display())?;
-    let spec = asic_report::sweep::SweepSpec::load(spec)?;
-    for file in asic_report::sweep::write_plots(&table, &spec, out)? {
+    for file in &swept.figures {
         outln!("wrote {}", file.display())?;
     }
     // A sweep some of whose points failed has not produced what was asked (the table says

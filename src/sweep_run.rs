@@ -126,6 +126,7 @@ fn row_of(run: &asic_net::NetRun, s: &Summary) -> Row {
 
 /// A sweep's spec, its base scenario and its points, every substitution checked.
 struct Sweep {
+    spec: SweepSpec,
     base: String,
     base_name: String,
     base_dir: std::path::PathBuf,
@@ -146,6 +147,7 @@ impl Sweep {
             substitute(&base, p, &base_name)?;
         }
         Ok(Sweep {
+            spec,
             base,
             base_name,
             base_dir,
@@ -185,9 +187,27 @@ impl Sweep {
 /// Each point's row, written beside its outputs, for [`merge_dir`].
 pub const ROW_FILE: &str = "row.json";
 
+/// A sweep's table, and the figures its spec's `plots` drew from it (`out/plots/`).
+pub struct Swept {
+    /// One row per point.
+    pub table: SweepTable,
+    /// The figures' files, each plot's SVG then PNG.
+    pub figures: Vec<std::path::PathBuf>,
+}
+
+impl Sweep {
+    /// The table of `results` (one per point) and its figures, drawn under `out`.
+    fn finish(&self, results: &[Result<Row, String>], out: &Path) -> Result<Swept, String> {
+        let table = merge(&self.points, results);
+        let figures = asic_report::sweep::write_plots(&table, &self.spec, out)?;
+        Ok(Swept { table, figures })
+    }
+}
+
 /// Run every point of the sweep at `spec_path` on this machine's cores; each point's
-/// outputs (as `asic net` writes them) and its row go under `out/<point>/`.
-pub fn run(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
+/// outputs (as `asic net` writes them) and its row go under `out/<point>/`, the figures
+/// under `out/plots/`.
+pub fn run(spec_path: &Path, out: &Path) -> Result<Swept, String> {
     let sweep = Sweep::load(spec_path)?;
     let n = sweep.points.len();
     let progress = SweepProgress::new(n);
@@ -198,7 +218,7 @@ pub fn run(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
         row
     });
     progress.finish();
-    Ok(merge(&sweep.points, &results))
+    sweep.finish(&results, out)
 }
 
 /// Run point `index` (from 0) of the sweep alone, as a job of a job list does; its outputs
@@ -219,8 +239,8 @@ pub fn run_one(spec_path: &Path, out: &Path, index: usize) -> Result<(), String>
 
 /// The table of a sweep whose points ran as separate jobs: each point's `row.json` under
 /// `out`, merged as a local sweep merges them (a point without one is a failure that says
-/// so).
-pub fn merge_dir(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
+/// so), and its figures.
+pub fn merge_dir(spec_path: &Path, out: &Path) -> Result<Swept, String> {
     let sweep = Sweep::load(spec_path)?;
     let results: Vec<Result<Row, String>> = sweep
         .points
@@ -233,7 +253,7 @@ pub fn merge_dir(spec_path: &Path, out: &Path) -> Result<SweepTable, String> {
                 .map_err(|e| format!("{}: {e}", file.display()))?
         })
         .collect();
-    Ok(merge(&sweep.points, &results))
+    sweep.finish(&results, out)
 }
 
 /// The sweep's points as jobs for an engine that runs commands: `jobs.txt`, one `asic sweep

@@ -475,7 +475,9 @@ fn sweep_values(
 #[ignore = "a reduced §6 grid: about 10 minutes on two cores"]
 fn reduced_fig7_grid_fb_absorbs_more_and_holds_less() {
     let out = tempfile::tempdir().unwrap();
-    let table = asic::sweep_run::run(Path::new("programs/fb/sweep-burst.ron"), out.path()).unwrap();
+    let table = asic::sweep_run::run(Path::new("programs/fb/sweep-burst.ron"), out.path())
+        .unwrap()
+        .table;
     assert_eq!(table.failures(), 0);
     let tcp = ("transport", "NewReno");
     let absorbed = |b| sweep_values(&table, &[("buffer", b), tcp], "queries_without_drop_pct");
@@ -497,7 +499,9 @@ fn reduced_fig7_grid_fb_absorbs_more_and_holds_less() {
 #[ignore = "a reduced §6 grid: about 4 minutes on two cores"]
 fn reduced_fig8_grid_fb_cuts_the_short_flows_tail() {
     let out = tempfile::tempdir().unwrap();
-    let table = asic::sweep_run::run(Path::new("programs/fb/sweep-load.ron"), out.path()).unwrap();
+    let table = asic::sweep_run::run(Path::new("programs/fb/sweep-load.ron"), out.path())
+        .unwrap()
+        .table;
     assert_eq!(table.failures(), 0);
     let tcp = ("transport", "NewReno");
     let of = |b, c| sweep_values(&table, &[("buffer", b), tcp], c);
