@@ -167,7 +167,7 @@ struct metadata_t {
     bit<16> f_root;
     // IQ records and the free-IQ stack: 1 pop, 2 push
     bit<13> iq_idx;
-    bit<2>  ir_op;   // iq_root: 1 read, 2 write
+    bit<2>  ir_op;   // iq_root: 1 read, 2 write, 3 read and clear (a release)
     bit<16> ir_val;
     bit<16> ir_old;
     bit<2>  ip_op;   // iq_paused: 1 set, 2 clear, 3 read
@@ -284,6 +284,10 @@ control Ingress(inout headers_t hdr,
             rv = value;
             if ((bit<16>)meta.ir_op == 2) {
                 value = meta.ir_val;
+            } else {
+                if ((bit<16>)meta.ir_op == 3) {
+                    value = 0;
+                }
             }
         }
     };
@@ -684,9 +688,6 @@ control Ingress(inout headers_t hdr,
         if (meta.um_op != 0) {
             meta.um_old = up_map_step.execute(meta.um_idx);
         }
-        if (meta.ir_op != 0) {
-            meta.ir_old = iq_root_step.execute(meta.iq_idx);
-        }
         if (meta.ip_op != 0) {
             meta.ip_old = iq_paused_step.execute(meta.iq_idx);
         }
@@ -694,12 +695,20 @@ control Ingress(inout headers_t hdr,
             meta.afc_port = meta.f_port;
             meta.afc_q = meta.new_q[6:0];
         }
+        if (meta.kind == K_DEQ && hdr.rec.empty == 1 && hdr.rec.q != 0 && meta.ip_old == 0) {
+            // Empty and resumed: released, if it is still given out (its record goes, so a
+            // second record for the same IQ, from packets the pipe had already steered to
+            // it, finds none and cannot put it on the stack twice).
+            meta.ir_op = 3;
+        }
+        if (meta.ir_op != 0) {
+            meta.ir_old = iq_root_step.execute(meta.iq_idx);
+        }
 
         if (meta.um_op == 1) {
             meta.um_hit = meta.um_old & meta.in_bit;
         }
-        if (meta.kind == K_DEQ && hdr.rec.empty == 1 && hdr.rec.q != 0 && meta.ip_old == 0
-                && meta.ir_old != 0) {
+        if (meta.kind == K_DEQ && meta.ir_op == 3 && meta.ir_old != 0) {
             // Empty and resumed: release it.
             meta.release = 1;
             meta.st_op = 2;
@@ -735,7 +744,7 @@ control Ingress(inout headers_t hdr,
             root_hash.apply();
         }
 
-        // ---- records: what the pass leaves for the next ----
+        // ---- records: what the pass leaves for the next (one choice, one stage) ----
         if (meta.kind == K_FPAUSE && meta.st_op == 1) {
             // Install the popped (or hashed) IQ in a second pass.
             hdr.rec.setValid();
@@ -749,45 +758,49 @@ control Ingress(inout headers_t hdr,
             hdr.pyr.setInvalid();
             ig_dprsr_md.drop_ctl = 0;
             ig_tm_md.recirculate = 1;
-        }
-        if (meta.kind == K_FRESUME && meta.release == 1 && meta.qlen == 0) {
-            // Resumed and already empty: a DEQ record releases it.
-            hdr.rec.setValid();
-            hdr.rec.magic = REC_MAGIC;
-            hdr.rec.kind = K_DEQ;
-            hdr.rec.port = meta.f_port;
-            hdr.rec.q = meta.new_q;
-            hdr.rec.empty = 1;
-            hdr.ethernet.setInvalid();
-            hdr.pyr.setInvalid();
-            ig_dprsr_md.drop_ctl = 0;
-            ig_tm_md.recirculate = 1;
-        }
-        if (meta.kind == K_INSTALL) {
-            drop();
-        }
-        // A DEQ record goes on as the RESUME walk (with the released IQ's assignment to
-        // clear), or ends.
-        if (meta.kind == K_DEQ && hdr.rec.q != 0) {
-            hdr.rec.kind = K_RESUME;
-            hdr.rec.todo = meta.um_old;
-            hdr.rec.empty = (bit<8>)meta.release;
-            hdr.rec.root = (bit<16>)meta.ir_old[11:0];
-            hdr.rec.hop = (bit<8>)meta.ir_old[15:12] + 1;
         } else {
-            if (meta.kind == K_DEQ) {
-                hdr.rec.kind = K_RESUME;
-                hdr.rec.todo = meta.um_old;
-                hdr.rec.empty = 0;
-                hdr.rec.root = meta.own_root;
-                hdr.rec.hop = 1;
-            }
-        }
-        if (meta.kind == K_DEQ && meta.um_old != 0 || meta.kind == K_DEQ && meta.release == 1) {
-            ig_tm_md.recirculate = 1;
-        } else {
-            if (meta.kind == K_DEQ) {
-                drop();
+            if (meta.kind == K_FRESUME && meta.release == 1 && meta.qlen == 0) {
+                // Resumed and already empty: a DEQ record releases it.
+                hdr.rec.setValid();
+                hdr.rec.magic = REC_MAGIC;
+                hdr.rec.kind = K_DEQ;
+                hdr.rec.port = meta.f_port;
+                hdr.rec.q = meta.new_q;
+                hdr.rec.empty = 1;
+                hdr.ethernet.setInvalid();
+                hdr.pyr.setInvalid();
+                ig_dprsr_md.drop_ctl = 0;
+                ig_tm_md.recirculate = 1;
+            } else {
+                if (meta.kind == K_INSTALL) {
+                    drop();
+                } else {
+                    // A DEQ record goes on as the RESUME walk (with the released IQ's
+                    // assignment to clear), or ends: an IQ's RESUME names its root, one hop
+                    // further; the OQ's, this port as the root.
+                    if (meta.kind == K_DEQ && hdr.rec.q != 0 && meta.um_old != 0
+                            || meta.kind == K_DEQ && hdr.rec.q != 0 && meta.release == 1) {
+                        hdr.rec.kind = K_RESUME;
+                        hdr.rec.todo = meta.um_old;
+                        hdr.rec.empty = (bit<8>)meta.release;
+                        hdr.rec.root = (bit<16>)meta.ir_old[11:0];
+                        hdr.rec.hop = (bit<8>)meta.ir_old[15:12] + 1;
+                        ig_tm_md.recirculate = 1;
+                    } else {
+                        if (meta.kind == K_DEQ && meta.um_old != 0) {
+                            hdr.rec.kind = K_RESUME;
+                            hdr.rec.todo = meta.um_old;
+                            hdr.rec.empty = 0;
+                            hdr.rec.root = meta.own_root;
+                            hdr.rec.hop = 1;
+                            ig_tm_md.recirculate = 1;
+                        } else {
+                            if (meta.kind == K_DEQ) {
+                                drop();
+                            }
+                        }
+                    }
+                }
             }
         }
     }
