@@ -254,9 +254,9 @@ fn sw0_bench() -> Bench {
 /// B.5 item 9, the self-ID guard, on sw0 of the line alone: PAUSE naming one of sw0's own
 /// ports (root 2, its port to sw1) changes nothing; PAUSE naming sw1's port 0 (root 3) gives
 /// it an IQ (popped, installed in a second pass) and pauses it by advanced flow control;
-/// RESUME resumes it and, as it is empty, releases it. Frames come in on port 2, 5 µs apart;
-/// what each case leaves: AFC requests, IQ 100 paused, free IQs on port 2, root 3's IQ,
-/// packets out.
+/// RESUME resumes it and, as it is empty, releases it, once only. Frames come in on port 2,
+/// 5 µs apart; what each case leaves: AFC requests, IQ 100 paused, free IQs on port 2, root
+/// 3's IQ, packets out.
 #[test]
 fn a_pause_naming_the_chips_own_port_is_ignored() {
     let run = |frames: Vec<Vec<u8>>| {
@@ -281,6 +281,16 @@ fn a_pause_naming_the_chips_own_port_is_ignored() {
     assert_eq!(run(vec![frame(1, 1, 3)]), (1, true, 99, 100, 0));
     assert_eq!(
         run(vec![frame(1, 1, 3), frame(2, 1, 3)]),
+        (2, false, 100, 0, 0)
+    );
+    // A second "IQ 100 of port 2 left empty" record after the release (as one from a packet
+    // the pipe had steered to the IQ before its assignment was cleared would be) finds the
+    // IQ's record gone and gives nothing back: still 100 free, not 101.
+    let mut deq = vec![0u8; 64];
+    deq[..8].copy_from_slice(&[0xb7, 3, 0, 2, 100, 0, 0, 0]);
+    deq[9] = 1;
+    assert_eq!(
+        run(vec![frame(1, 1, 3), frame(2, 1, 3), deq]),
         (2, false, 100, 0, 0)
     );
 }
