@@ -26,7 +26,8 @@
 //    mirrored to the ingress port's frame queue, which egress turns into the frame.
 // At egress: `armed` watches each queue's depth as packets leave it; the first departure
 // below K_resume after one at or above it sends a record (DEQ) back to ingress, which sends
-// RESUME to every upstream port `up_map` says it paused (one per recirculated pass); a
+// RESUME to every upstream port `up_map` says it paused (the record becomes the first
+// RESUME, a mirrored copy walks on to the next, one per recirculated pass); a
 // departure that leaves an IQ empty sends one too, and ingress releases the IQ if its root
 // has resumed it (`iq_paused`).
 // Received frames: PAUSE(R, n) on port p finds or gives (p, R) an IQ (popped from p's stack
@@ -188,6 +189,10 @@ struct metadata_t {
     bit<32> todo_rest;
     bit<16> walk_port;
     bit<32> walk_clear;
+    bit<1>  walk;        // a DEQ or RESUME record: RESUME upstream ports `todo`
+    bit<16> w_root;      // the root the RESUMEs name, and its hop for the receiver
+    bit<8>  w_hop;
+    bit<8>  w_clear;     // the assignment of the released IQ's root still to clear
 }
 
 parser IngressParser(packet_in pkt,
@@ -454,8 +459,8 @@ control Ingress(inout headers_t hdr,
         default_action = set_hash_q(1);
         size = 256;
     }
-    // The RESUME walk: the lowest upstream port still to resume, its frame session, and the
-    // mask that clears it.
+    // The RESUME walk: the lowest upstream port still to resume, and the mask that clears
+    // it.
     action walk_to(bit<16> port, bit<32> clear) {
         meta.walk_port = port;
         meta.walk_clear = clear;
@@ -505,7 +510,9 @@ control Ingress(inout headers_t hdr,
                 } else {
                     if (hdr.rec.kind == K_RESUME) {
                         // A released IQ's root loses its assignment (`empty` says so).
-                        lowest_port.apply();
+                        meta.walk = 1;
+                        meta.w_root = hdr.rec.root;
+                        meta.w_hop = hdr.rec.hop;
                         if (hdr.rec.empty == 1 && hdr.rec.hop == 2) {
                             meta.a1_op = 3;
                         }
@@ -556,43 +563,6 @@ control Ingress(inout headers_t hdr,
         if (meta.kind == K_DATA && meta.out_port != 0x1ff) {
             path1.apply();
             path2.apply();
-        }
-
-        // ---- a RESUME walk's pass: RESUME to the lowest upstream port left; a copy walks
-        // on to the rest ----
-        if (meta.kind == K_RESUME) {
-            meta.todo_rest = meta.todo & meta.walk_clear;
-        }
-        if (meta.kind == K_RESUME && meta.todo != 0) {
-            hdr.rec.todo = meta.todo_rest;
-            hdr.rec.kind = K_PASS;
-            hdr.ethernet.setValid();
-            hdr.ethernet.dst_addr = 0x0180C2000001;
-            hdr.ethernet.src_addr = 0x02fe00000000;
-            hdr.ethernet.ether_type = ETHERTYPE_PYRRHA;
-            hdr.pyr.setValid();
-            hdr.pyr.opcode = OP_RESUME;
-            hdr.pyr.hop = hdr.rec.hop;
-            hdr.pyr.root = hdr.rec.root;
-            hdr.pyr.old_root = 0;
-            hdr.pyr.reserved = 0;
-            ig_tm_md.ucast_egress_port = meta.walk_port[8:0];
-            ig_tm_md.qid = meta.ctrl_q;
-        } else {
-            if (meta.kind == K_RESUME) {
-                drop();
-            }
-        }
-        if (meta.kind == K_RESUME && meta.todo != 0 && meta.todo_rest != 0) {
-            hdr.mrec.setValid();
-            hdr.mrec.magic = REC_MAGIC;
-            hdr.mrec.kind = K_RESUME;
-            hdr.mrec.port = hdr.rec.port;
-            hdr.mrec.q = hdr.rec.q;
-            hdr.mrec.hop = hdr.rec.hop;
-            hdr.mrec.root = hdr.rec.root;
-            hdr.mrec.todo = meta.todo_rest;
-            ig_dprsr_md.mirror_session = (bit<10>)meta.rec_sess;
         }
 
         // ---- the roots this chip knows downstream, by hop ----
@@ -708,9 +678,31 @@ control Ingress(inout headers_t hdr,
         if (meta.um_op == 1) {
             meta.um_hit = meta.um_old & meta.in_bit;
         }
+        if (meta.kind == K_DEQ) {
+            // The upstream ports to resume: this record sends the first RESUME itself.
+            meta.walk = 1;
+            meta.todo = meta.um_old;
+        }
+        if (meta.walk == 1) {
+            lowest_port.apply();
+        }
+        if (meta.walk == 1) {
+            meta.todo_rest = meta.todo & meta.walk_clear;
+        }
+        if (meta.kind == K_DEQ && hdr.rec.q != 0) {
+            // An IQ's RESUME names its root, one hop further; the OQ's, this port.
+            meta.w_root = (bit<16>)meta.ir_old[11:0];
+            meta.w_hop = (bit<8>)meta.ir_old[15:12] + 1;
+        } else {
+            if (meta.kind == K_DEQ) {
+                meta.w_root = meta.own_root;
+                meta.w_hop = 1;
+            }
+        }
         if (meta.kind == K_DEQ && meta.ir_op == 3 && meta.ir_old != 0) {
             // Empty and resumed: release it.
             meta.release = 1;
+            meta.w_clear = 1;
             meta.st_op = 2;
             meta.st_port = hdr.rec.port[5:0];
             meta.st_val = hdr.rec.q;
@@ -775,33 +767,55 @@ control Ingress(inout headers_t hdr,
                 if (meta.kind == K_INSTALL) {
                     drop();
                 } else {
-                    // A DEQ record goes on as the RESUME walk (with the released IQ's
-                    // assignment to clear), or ends: an IQ's RESUME names its root, one hop
-                    // further; the OQ's, this port as the root.
-                    if (meta.kind == K_DEQ && hdr.rec.q != 0 && meta.um_old != 0
-                            || meta.kind == K_DEQ && hdr.rec.q != 0 && meta.release == 1) {
-                        hdr.rec.kind = K_RESUME;
-                        hdr.rec.todo = meta.um_old;
-                        hdr.rec.empty = (bit<8>)meta.release;
-                        hdr.rec.root = (bit<16>)meta.ir_old[11:0];
-                        hdr.rec.hop = (bit<8>)meta.ir_old[15:12] + 1;
-                        ig_tm_md.recirculate = 1;
+                    if (meta.walk == 1 && meta.todo != 0) {
+                        // RESUME to the lowest upstream port left, in place of the record.
+                        hdr.rec.kind = K_PASS;
+                        hdr.ethernet.setValid();
+                        hdr.ethernet.dst_addr = 0x0180C2000001;
+                        hdr.ethernet.src_addr = 0x02fe00000000;
+                        hdr.ethernet.ether_type = ETHERTYPE_PYRRHA;
+                        hdr.pyr.setValid();
+                        hdr.pyr.opcode = OP_RESUME;
+                        hdr.pyr.hop = meta.w_hop;
+                        hdr.pyr.root = meta.w_root;
+                        hdr.pyr.old_root = 0;
+                        hdr.pyr.reserved = 0;
+                        ig_tm_md.ucast_egress_port = meta.walk_port[8:0];
+                        ig_tm_md.qid = meta.ctrl_q;
+                        ig_dprsr_md.drop_ctl = 0;
                     } else {
-                        if (meta.kind == K_DEQ && meta.um_old != 0) {
+                        if (meta.kind == K_DEQ && meta.release == 1) {
+                            // No one to resume: a pass of its own clears the released IQ's
+                            // root's assignment.
                             hdr.rec.kind = K_RESUME;
-                            hdr.rec.todo = meta.um_old;
-                            hdr.rec.empty = 0;
-                            hdr.rec.root = meta.own_root;
-                            hdr.rec.hop = 1;
+                            hdr.rec.todo = 0;
+                            hdr.rec.empty = 1;
+                            hdr.rec.root = meta.w_root;
+                            hdr.rec.hop = meta.w_hop;
                             ig_tm_md.recirculate = 1;
                         } else {
-                            if (meta.kind == K_DEQ) {
+                            if (meta.walk == 1) {
                                 drop();
                             }
                         }
                     }
                 }
             }
+        }
+        if (meta.walk == 1 && meta.todo != 0 && meta.todo_rest != 0
+                || meta.walk == 1 && meta.todo != 0 && meta.w_clear == 1) {
+            // A copy walks on to the other upstream ports (and clears the released IQ's
+            // root's assignment, which this pass did not touch).
+            hdr.mrec.setValid();
+            hdr.mrec.magic = REC_MAGIC;
+            hdr.mrec.kind = K_RESUME;
+            hdr.mrec.port = hdr.rec.port;
+            hdr.mrec.q = hdr.rec.q;
+            hdr.mrec.hop = meta.w_hop;
+            hdr.mrec.root = meta.w_root;
+            hdr.mrec.todo = meta.todo_rest;
+            hdr.mrec.empty = meta.w_clear;
+            ig_dprsr_md.mirror_session = (bit<10>)meta.rec_sess;
         }
     }
 }

@@ -214,10 +214,10 @@ fn the_root_pauses_its_upstream_and_releases_it() {
 /// alone at line rate), the root's queue peaks within K_pause (171 cells) and what sw0 sends
 /// before the pause holds it, the paper's m · BDP (m = 2 senders, but r1, a host, is never
 /// paused). The model's loop is longer than the paper's one-hop BDP (86 cells): measured
-/// here, the PAUSE leaves sw1 0.5 µs after its queue passes K_pause (at 4.5 µs), crosses the
-/// 600 ns link, sw0 pauses its IQ 0.75 µs later (the frame's pass, the recirculated install
-/// pass, AFC), and what sw0 sent before reaches the root's queue by 7.5 µs: 3 µs of 72
-/// cells a µs, 216 cells; the bound is K_pause + 3 BDPs.
+/// here, the PAUSE leaves sw1 about 0.55 µs after its queue passes K_pause (at 4.65 µs),
+/// crosses the 600 ns link, sw0 pauses its IQ 0.8 µs later (the frame's pass, the
+/// recirculated install pass, AFC), and what sw0 sent before reaches the root's queue by
+/// 7.9 µs: 3.3 µs of 72 cells a µs, 234 cells; the bound is K_pause + 3 BDPs.
 #[test]
 fn the_incast_stays_within_k_pause_and_the_loop_of_its_upstream() {
     let (run, _) = line(None);
