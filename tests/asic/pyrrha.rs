@@ -440,3 +440,44 @@ fn bad_parameters_are_named() {
         assert!(err.contains(says), "{deploy}: {err}");
     }
 }
+
+/// Once the testbed's traffic has drained (`programs/pyrrha/testbed.ron` runs until its flows
+/// complete), every IQ any chip gave out is back: each connected port's stack holds all 100,
+/// no root keeps an assignment and no IQ a record; nothing was lost.
+#[test]
+fn the_testbed_gives_every_iq_back() {
+    let path = Path::new("programs/pyrrha/testbed.ron");
+    let run = net::run_detailed(net::load(path).unwrap(), path.parent().unwrap(), None).unwrap();
+    let r = &run.record;
+    assert!(r.flows.iter().all(|f| f.end_ps.is_some()));
+    assert!(r.pauses.iter().any(|p| p.paused), "IQs were given out");
+    for (c, chip) in run.chips.iter().enumerate() {
+        let name = &r.chips[c].node;
+        for p in 0..4u32 {
+            let top = chip.register_read_by_name(0, "top", p).unwrap();
+            assert!(top == 100 || top == 0, "{name} port {p}: {top} free");
+        }
+        // The chip's registers at the end: those not at their initial value.
+        let registers = r.chips[c]
+            .state
+            .pipes
+            .iter()
+            .flat_map(|p| p.state.ingress.registers.iter());
+        let kept = ["assign1", "assign2", "iq_root", "iq_paused"];
+        let mut seen = 0;
+        for reg in registers {
+            if kept.iter().any(|k| reg.name == format!("Ingress.{k}")) {
+                seen += 1;
+                assert!(
+                    reg.elements.is_empty(),
+                    "{name}: {} still holds {:?}",
+                    reg.name,
+                    reg.elements
+                );
+            }
+        }
+        // Each group of pipes holding the same state lists the four.
+        assert_eq!(seen, kept.len() * r.chips[c].state.pipes.len(), "{name}");
+    }
+    assert!(r.drops.iter().all(|d| d.reason == "ingress_program_drop"));
+}
