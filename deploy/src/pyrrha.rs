@@ -32,6 +32,7 @@ use asic_net::topology::{End, Topology};
 use pipelines::control::ControlOp;
 use pipelines::entries::{EntrySpec, KeySpec, RegisterWrite, Value};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use tm::config::SchedulerConfig;
 
 /// `programs/pyrrha`: Pyrrha with ECMP routing.
@@ -128,7 +129,9 @@ impl PyrrhaSpec {
 
     /// The path tables of chip `c`: for each egress port `e` and destination, the root ids
     /// of the ports the next two chips send the packet out of, by the hash bits their ECMP
-    /// reads.
+    /// reads. Destinations are aggregated as the routes are: one entry per choice for a /16
+    /// whose hosts routed through `e` all have the same choices, else per /24, else per
+    /// host.
     fn path_entries(
         &self,
         topo: &Topology,
@@ -136,66 +139,126 @@ impl PyrrhaSpec {
         roots: &RootIds,
         c: usize,
     ) -> Vec<EntrySpec> {
-        let mut v = Vec::new();
         let own = oracle
             .routes(c)
             .expect("Pyrrha's chips route by generated routes");
+        // Per egress port: each host routed through it, with its choices.
+        let mut per_port: BTreeMap<u16, Vec<(u32, Vec<Choice>)>> = BTreeMap::new();
         for h in 0..topo.host_ips.len() {
             for &e in own.ports(h) {
-                let End::Chip(c1, _) = topo.peer(topo.chip_ports[c][&e], End::Chip(c, e)) else {
-                    continue;
-                };
-                let r1 = oracle.routes(c1).expect("generated routes");
-                for (v1, m1, p1) in r1.choices(h) {
-                    v.push(self.path_entry("path1", "hop1", topo, roots, e, h, (v1, m1), (c1, p1)));
-                    let End::Chip(c2, _) = topo.peer(topo.chip_ports[c1][&p1], End::Chip(c1, p1))
-                    else {
-                        continue;
-                    };
-                    let r2: &ChipRoutes = oracle.routes(c2).expect("generated routes");
-                    for (v2, m2, p2) in r2.choices(h) {
-                        // Both chips' bits, where they do not overlap; bits both read must
-                        // agree.
-                        if (v1 ^ v2) & m1 & m2 != 0 {
-                            continue;
-                        }
-                        let key = ((v1 & m1) | (v2 & m2), m1 | m2);
-                        v.push(self.path_entry("path2", "hop2", topo, roots, e, h, key, (c2, p2)));
-                    }
-                }
+                let choices = path_choices(topo, oracle, (c, e), h);
+                per_port
+                    .entry(e)
+                    .or_default()
+                    .push((topo.host_ips[h], choices));
+            }
+        }
+        let mut v = Vec::new();
+        for (e, hosts) in per_port {
+            // Each table aggregated on its own: the next chip's port is often the same for
+            // destinations whose second port differs.
+            for (t, table, action) in [(1, "path1", "hop1"), (2, "path2", "hop2")] {
+                let of_table: Vec<(u32, Vec<Choice>)> = hosts
+                    .iter()
+                    .map(|(ip, ch)| (*ip, ch.iter().copied().filter(|c| c.0 == t).collect()))
+                    .collect();
+                v.extend(path_table(&of_table, roots, e, table, action));
             }
         }
         v
     }
+}
 
-    /// One entry of `table`: egress port `e`, destination host `h`, hash `(value, mask)`
-    /// → the root `(chip, port)` with its index in the `assign` arrays.
-    #[allow(clippy::too_many_arguments)]
-    fn path_entry(
-        &self,
-        table: &str,
-        action: &str,
-        topo: &Topology,
-        roots: &RootIds,
-        e: u16,
-        h: usize,
-        (value, mask): (u16, u16),
-        (chip, port): (usize, u16),
-    ) -> EntrySpec {
-        let root = roots.of(chip, port);
-        let idx = ((e as u64 & 63) << 12) | (root as u64 & 0xfff);
-        EntrySpec::new(
-            table,
-            vec![
-                KeySpec::Exact(n(e as u64)),
-                KeySpec::Ternary(n(topo.host_ips[h] as u64), n(0xffff_ffff)),
-                KeySpec::Ternary(n(value as u64), n(mask as u64)),
-            ],
-            action,
-            vec![n(root as u64), n(idx)],
-            0,
-        )
+/// The entries of `table` (`action`) for egress port `e`, from each host's choices of it.
+fn path_table(
+    hosts: &[(u32, Vec<Choice>)],
+    roots: &RootIds,
+    e: u16,
+    table: &str,
+    action: &str,
+) -> Vec<EntrySpec> {
+    let mut v = Vec::new();
+    for (prefix, mask, choices) in aggregate(hosts) {
+        for &(_, value, hmask, chip, port) in choices {
+            let root = roots.of(chip, port);
+            let idx = ((e as u64 & 63) << 12) | (root as u64 & 0xfff);
+            v.push(EntrySpec::new(
+                table,
+                vec![
+                    KeySpec::Exact(n(e as u64)),
+                    KeySpec::Ternary(n(prefix as u64), n(mask as u64)),
+                    KeySpec::Ternary(n(value as u64), n(hmask as u64)),
+                ],
+                action,
+                vec![n(root as u64), n(idx)],
+                0,
+            ));
+        }
     }
+    v
+}
+
+/// One row of a path table for a destination: the table (1 or 2), the hash value and mask,
+/// and the root (chip, port) the packet will leave that chip by.
+type Choice = (u8, u16, u16, usize, u16);
+
+/// The choices for packets to host `h` leaving chip port `(c, e)`: the next chip's port
+/// per bucket of its ECMP bits (table 1), the one after it per bucket of both chips' bits
+/// (table 2; bits both read must agree).
+fn path_choices(
+    topo: &Topology,
+    oracle: &PathOracle,
+    (c, e): (usize, u16),
+    h: usize,
+) -> Vec<Choice> {
+    let mut v = Vec::new();
+    let End::Chip(c1, _) = topo.peer(topo.chip_ports[c][&e], End::Chip(c, e)) else {
+        return v;
+    };
+    let r1 = oracle.routes(c1).expect("generated routes");
+    for (v1, m1, p1) in r1.choices(h) {
+        v.push((1, v1, m1, c1, p1));
+        let End::Chip(c2, _) = topo.peer(topo.chip_ports[c1][&p1], End::Chip(c1, p1)) else {
+            continue;
+        };
+        let r2: &ChipRoutes = oracle.routes(c2).expect("generated routes");
+        for (v2, m2, p2) in r2.choices(h) {
+            if (v1 ^ v2) & m1 & m2 != 0 {
+                continue;
+            }
+            v.push((2, (v1 & m1) | (v2 & m2), m1 | m2, c2, p2));
+        }
+    }
+    v
+}
+
+/// `hosts` (address, choices) as (prefix, mask, choices): a /16 whose hosts all have the
+/// same choices as one, else its /24s likewise, else each host.
+fn aggregate(hosts: &[(u32, Vec<Choice>)]) -> Vec<(u32, u32, &[Choice])> {
+    let mut out = Vec::new();
+    let mut by16: BTreeMap<u32, Vec<&(u32, Vec<Choice>)>> = BTreeMap::new();
+    for h in hosts {
+        by16.entry(h.0 & 0xffff_0000).or_default().push(h);
+    }
+    let same = |hs: &[&(u32, Vec<Choice>)]| hs.iter().all(|h| h.1 == hs[0].1);
+    for (p16, hs) in by16 {
+        if same(&hs) {
+            out.push((p16, 0xffff_0000, &hs[0].1[..]));
+            continue;
+        }
+        let mut by24: BTreeMap<u32, Vec<&(u32, Vec<Choice>)>> = BTreeMap::new();
+        for h in hs {
+            by24.entry(h.0 & 0xffff_ff00).or_default().push(h);
+        }
+        for (p24, hs) in by24 {
+            if same(&hs) {
+                out.push((p24, 0xffff_ff00, &hs[0].1[..]));
+            } else {
+                out.extend(hs.iter().map(|h| (h.0, 0xffff_ffff, &h.1[..])));
+            }
+        }
+    }
+    out
 }
 
 impl Deployment for PyrrhaSpec {
@@ -377,5 +440,40 @@ impl Deployment for PyrrhaSpec {
             config,
             agents: Vec::new(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use asic_net::shapes::{generate, Generate, Shape};
+
+    fn topo(shape: Shape) -> Topology {
+        let g = Generate::new(shape, "x");
+        Topology::resolve(generate(&g, &g.uniform_ports(64, 100)).unwrap()).unwrap()
+    }
+
+    /// Entries of `path1` and `path2` on chip `c`.
+    fn sizes(t: &Topology, c: usize) -> (usize, usize) {
+        let oracle = PathOracle::uniform(t, Routing::Ecmp);
+        let roots = RootIds::new(t).unwrap();
+        let v = PyrrhaSpec::default().path_entries(t, &oracle, &roots, c);
+        let n = |name: &str| v.iter().filter(|e| e.table == name).count();
+        (n("path1"), n("path2"))
+    }
+
+    /// Destinations aggregate by prefix: on the paper's §VIII Clos (10 ToRs of 16 hosts,
+    /// 4 cores) a ToR's next hop (a core's port to the destination's ToR) takes one entry
+    /// per (uplink, remote ToR): 4 × 9; the hop after it (the destination ToR's host port)
+    /// one per (uplink, remote host): 4 × 144, within the tables' 1,024.
+    #[test]
+    fn path_tables_aggregate_destinations() {
+        let clos = topo(Shape::LeafSpine {
+            leaves: 10,
+            spines: 4,
+            hosts_per_leaf: 16,
+            uplinks_per_spine: 1,
+        });
+        assert_eq!(sizes(&clos, 0), (36, 576));
     }
 }
