@@ -15,6 +15,7 @@
 
 use crate::paths::{FiveTuple, Hop, PathOracle};
 use asic_net::records::{FlowKey, HolReport, HolViolation, QueueSnapshots};
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The check of `snaps`, with each flow's path from `oracle`; an error if a flow's path
@@ -28,7 +29,6 @@ pub fn check(oracle: &PathOracle, snaps: &QueueSnapshots) -> Result<HolReport, S
             port: c.port,
         });
     }
-    let none = BTreeSet::new();
     let mut paths: HashMap<FlowKey, Vec<Hop>> = HashMap::new();
     let mut report = HolReport {
         samples: snaps.samples,
@@ -37,30 +37,26 @@ pub fn check(oracle: &PathOracle, snaps: &QueueSnapshots) -> Result<HolReport, S
     // Per sampled instant: the ports congested at it or within the grace before it.
     let mut recent: BTreeMap<u64, BTreeSet<Hop>> = BTreeMap::new();
     for q in &snaps.paused {
-        recent.entry(q.time_ps).or_insert_with(|| {
+        report.paused_queues += 1;
+        let roots = recent.entry(q.time_ps).or_insert_with(|| {
             let from = q.time_ps.saturating_sub(snaps.grace_ps);
             congested
                 .range(from..=q.time_ps)
                 .flat_map(|(_, ports)| ports.iter().copied())
                 .collect()
         });
-    }
-    for q in &snaps.paused {
-        report.paused_queues += 1;
-        let roots = recent.get(&q.time_ps).unwrap_or(&none);
         let here = Hop {
             chip: q.chip as usize,
             port: q.port,
         };
         for &flow in &q.flows {
             report.flows_checked += 1;
-            let path = match paths.get(&flow) {
-                Some(p) => p,
-                None => {
+            let path = match paths.entry(flow) {
+                Entry::Occupied(p) => p.into_mut(),
+                Entry::Vacant(v) => {
                     let (src, dst) = (flow.src as usize, flow.dst as usize);
                     let tuple = FiveTuple::of_flow(oracle.topology(), src, dst, flow.flow_id);
-                    let p = oracle.path(src, dst, &tuple)?;
-                    paths.entry(flow).or_insert(p)
+                    v.insert(oracle.path(src, dst, &tuple)?)
                 }
             };
             let Some(i) = path.iter().position(|h| *h == here) else {
@@ -84,30 +80,18 @@ pub fn check(oracle: &PathOracle, snaps: &QueueSnapshots) -> Result<HolReport, S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::routers::tests::leaf_spine;
     use crate::routers::Routing;
     use asic_net::records::{CongestedPort, PausedQueue};
-    use asic_net::shapes::{generate, Generate, Shape};
-    use asic_net::topology::Topology;
-
-    /// Two leaves, one spine, two hosts a leaf: h0 and h1 on leaf 0 (chip 0), h2 and h3 on
-    /// leaf 1 (chip 1), the spine chip 2.
-    fn topo() -> Topology {
-        let shape = Shape::LeafSpine {
-            leaves: 2,
-            spines: 1,
-            hosts_per_leaf: 2,
-            uplinks_per_spine: 1,
-        };
-        let g = Generate::new(shape, "x");
-        Topology::resolve(generate(&g, &g.uniform_ports(64, 100)).unwrap()).unwrap()
-    }
 
     /// Leaf 0's uplink queue is paused holding a flow to h2 and one to h3; h2's port on
     /// leaf 1 is congested. The flow to h2 waits for its own congestion; the one to h3 is
     /// HOL-blocked. A flow from h1 to h0 never leaves by the uplink: off its path.
     #[test]
     fn a_paused_flow_that_crosses_no_congested_port_is_a_violation() {
-        let topo = topo();
+        // Two leaves, one spine, two hosts a leaf: h0 and h1 on leaf 0 (chip 0), h2 and h3 on
+        // leaf 1 (chip 1), the spine chip 2.
+        let topo = leaf_spine(2, 1, 2);
         let oracle = PathOracle::uniform(&topo, Routing::Ecmp);
         let flow = |src, dst| FlowKey {
             src,

@@ -105,19 +105,9 @@ impl<'t> PathOracle<'t> {
     /// to the one that delivers it; an error naming the chip where it would be dropped
     /// (no route) or loop.
     pub fn path(&self, src: usize, dst: usize, tuple: &FiveTuple) -> Result<Vec<Hop>, String> {
-        self.path_from(
-            self.topo.peer(self.topo.host_link[src], End::Host(src)),
-            dst,
-            tuple,
-        )
-    }
-
-    /// The hops of a packet with `tuple` to host `dst` from where it arrives, `at` (a chip
-    /// port, or a host: then there are none).
-    pub fn path_from(&self, at: End, dst: usize, tuple: &FiveTuple) -> Result<Vec<Hop>, String> {
         let hash = tuple.hash();
         let mut hops = Vec::new();
-        let mut at = at;
+        let mut at = self.topo.peer(self.topo.host_link[src], End::Host(src));
         while let End::Chip(c, _) = at {
             let name = &self.topo.spec.chips[c].name;
             let host = &self.topo.spec.hosts[dst].name;
@@ -175,18 +165,7 @@ pub fn classify(paths: &[Vec<Hop>], congested: &BTreeSet<Hop>) -> Vec<FlowClass>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use asic_net::shapes::{generate, Generate, Shape};
-
-    fn leaf_spine() -> Topology {
-        let shape = Shape::LeafSpine {
-            leaves: 3,
-            spines: 2,
-            hosts_per_leaf: 2,
-            uplinks_per_spine: 1,
-        };
-        let g = Generate::new(shape, "x");
-        Topology::resolve(generate(&g, &g.uniform_ports(64, 100)).unwrap()).unwrap()
-    }
+    use crate::routers::tests::leaf_spine;
 
     /// CRC-16/ARC of the 13 bytes `0a000001 0a010002 11 c001 12b7` (computed apart, bit
     /// by bit with the reflected polynomial 0xA001 and init 0: 0x542A).
@@ -206,7 +185,7 @@ mod tests {
     /// hash picks the spine; within a leaf it is the ToR alone.
     #[test]
     fn paths_go_up_and_down_through_the_hashed_spine() {
-        let topo = leaf_spine();
+        let topo = leaf_spine(3, 2, 2);
         let oracle = PathOracle::uniform(&topo, Routing::Ecmp);
         let mut spines = BTreeSet::new();
         for flow in 0..64 {

@@ -129,9 +129,9 @@ impl PyrrhaSpec {
 
     /// The path tables of chip `c`: for each egress port `e` and destination, the root ids
     /// of the ports the next two chips send the packet out of, by the hash bits their ECMP
-    /// reads. Destinations are aggregated as the routes are: one entry per choice for a /16
-    /// whose hosts routed through `e` all have the same choices, else per /24, else per
-    /// host.
+    /// reads. Destinations are aggregated as the routes are ([`routers::by_prefix`]): one
+    /// entry per choice for a /16 whose hosts routed through `e` all have the same choices,
+    /// else per /24, else per host.
     fn path_entries(
         &self,
         topo: &Topology,
@@ -178,7 +178,8 @@ fn path_table(
     action: &str,
 ) -> Vec<EntrySpec> {
     let mut v = Vec::new();
-    for (prefix, mask, choices) in aggregate(hosts) {
+    for (prefix, len, choices) in routers::by_prefix(hosts) {
+        let mask = u32::MAX << (32 - len);
         for &(_, value, hmask, chip, port) in choices {
             let root = roots.of(chip, port);
             let idx = ((e as u64 & 63) << 12) | (root as u64 & 0xfff);
@@ -230,35 +231,6 @@ fn path_choices(
         }
     }
     v
-}
-
-/// `hosts` (address, choices) as (prefix, mask, choices): a /16 whose hosts all have the
-/// same choices as one, else its /24s likewise, else each host.
-fn aggregate(hosts: &[(u32, Vec<Choice>)]) -> Vec<(u32, u32, &[Choice])> {
-    let mut out = Vec::new();
-    let mut by16: BTreeMap<u32, Vec<&(u32, Vec<Choice>)>> = BTreeMap::new();
-    for h in hosts {
-        by16.entry(h.0 & 0xffff_0000).or_default().push(h);
-    }
-    let same = |hs: &[&(u32, Vec<Choice>)]| hs.iter().all(|h| h.1 == hs[0].1);
-    for (p16, hs) in by16 {
-        if same(&hs) {
-            out.push((p16, 0xffff_0000, &hs[0].1[..]));
-            continue;
-        }
-        let mut by24: BTreeMap<u32, Vec<&(u32, Vec<Choice>)>> = BTreeMap::new();
-        for h in hs {
-            by24.entry(h.0 & 0xffff_ff00).or_default().push(h);
-        }
-        for (p24, hs) in by24 {
-            if same(&hs) {
-                out.push((p24, 0xffff_ff00, &hs[0].1[..]));
-            } else {
-                out.extend(hs.iter().map(|h| (h.0, 0xffff_ffff, &h.1[..])));
-            }
-        }
-    }
-    out
 }
 
 impl Deployment for PyrrhaSpec {
@@ -446,12 +418,7 @@ impl Deployment for PyrrhaSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use asic_net::shapes::{generate, Generate, Shape};
-
-    fn topo(shape: Shape) -> Topology {
-        let g = Generate::new(shape, "x");
-        Topology::resolve(generate(&g, &g.uniform_ports(64, 100)).unwrap()).unwrap()
-    }
+    use crate::routers::tests::leaf_spine;
 
     /// Entries of `path1` and `path2` on chip `c`.
     fn sizes(t: &Topology, c: usize) -> (usize, usize) {
@@ -468,12 +435,7 @@ mod tests {
     /// one per (uplink, remote host): 4 × 144, within the tables' 1,024.
     #[test]
     fn path_tables_aggregate_destinations() {
-        let clos = topo(Shape::LeafSpine {
-            leaves: 10,
-            spines: 4,
-            hosts_per_leaf: 16,
-            uplinks_per_spine: 1,
-        });
+        let clos = leaf_spine(10, 4, 16);
         assert_eq!(sizes(&clos, 0), (36, 576));
     }
 }

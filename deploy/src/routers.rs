@@ -165,8 +165,7 @@ impl ChipRoutes {
         match self.acts.get(h)?.as_ref()? {
             Act::Hop(p) => Some(*p),
             Act::Group(ports) => {
-                let buckets = ecmp_buckets(ports.len());
-                let shift = ecmp_shift(self.tier, buckets.trailing_zeros());
+                let (buckets, shift) = group_buckets(self.tier, ports.len());
                 let b = (hash >> shift) & (buckets - 1);
                 Some(ports[b as usize % ports.len()])
             }
@@ -195,12 +194,17 @@ impl ChipRoutes {
     }
 }
 
+/// How a chip of `tier` reads an ECMP group of `members`: [`ecmp_buckets`] buckets, read
+/// from bit [`ecmp_shift`] of the flow hash.
+fn group_buckets(tier: u32, members: usize) -> (u16, u32) {
+    let buckets = ecmp_buckets(members);
+    (buckets, ecmp_shift(tier, buckets.trailing_zeros()))
+}
+
 /// The buckets of an ECMP group of `ports` on a chip of `tier`: (hash value, hash mask,
-/// member), the members dealt round-robin over [`ecmp_buckets`] buckets read at
-/// [`ecmp_shift`].
+/// member), the members dealt round-robin over the buckets ([`group_buckets`]).
 fn group_choices(tier: u32, ports: &[u16]) -> Vec<(u16, u16, u16)> {
-    let buckets = ecmp_buckets(ports.len());
-    let shift = ecmp_shift(tier, buckets.trailing_zeros());
+    let (buckets, shift) = group_buckets(tier, ports.len());
     (0..buckets)
         .map(|b| {
             (
@@ -215,7 +219,7 @@ fn group_choices(tier: u32, ports: &[u16]) -> Vec<(u16, u16, u16)> {
 /// The route entries of chip `c` (see the module documentation).
 pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
     let ChipRoutes { tier, acts } = ChipRoutes::new(topo, c, routing);
-    // Aggregate by /16, then /24, else /32.
+    // Aggregated by /16, then /24, else /32 ([`by_prefix`]).
     let mut entries = Vec::new();
     let mut groups: BTreeMap<Vec<u16>, u16> = BTreeMap::new();
     let mut emit = |prefix: u32, len: u16, a: &Act, entries: &mut Vec<EntrySpec>| {
@@ -269,49 +273,54 @@ pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
             }
         }
     };
-    let mut by16: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-    for h in 0..topo.host_ips.len() {
-        by16.entry(topo.host_ips[h] & 0xffff_0000)
-            .or_default()
-            .push(h);
-    }
-    for (p16, hs) in by16 {
-        let uniform = |hs: &[usize]| hs.iter().all(|&h| acts[h] == acts[hs[0]]);
-        if uniform(&hs) {
-            if let Some(a) = &acts[hs[0]] {
-                emit(p16, 16, a, &mut entries);
-            }
-            continue;
-        }
-        let mut by24: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-        for &h in &hs {
-            by24.entry(topo.host_ips[h] & 0xffff_ff00)
-                .or_default()
-                .push(h);
-        }
-        for (p24, hs) in by24 {
-            if uniform(&hs) {
-                if let Some(a) = &acts[hs[0]] {
-                    emit(p24, 24, a, &mut entries);
-                }
-                continue;
-            }
-            for h in hs {
-                if let Some(a) = &acts[h] {
-                    emit(topo.host_ips[h], 32, a, &mut entries);
-                }
-            }
+    let per_host: Vec<(u32, Option<Act>)> = topo.host_ips.iter().copied().zip(acts).collect();
+    for (prefix, len, act) in by_prefix(&per_host) {
+        if let Some(a) = act {
+            emit(prefix, len, a, &mut entries);
         }
     }
     entries
 }
 
+/// Destinations aggregated by address prefix, as routes are written: `items` (an address
+/// and what it needs) as (prefix, length, what): a /16 whose items all need the same as one
+/// prefix, else each of its /24s likewise, else each address alone; /16s and /24s in
+/// address order, addresses in the order given.
+pub fn by_prefix<T: PartialEq>(items: &[(u32, T)]) -> Vec<(u32, u16, &T)> {
+    let mut out = Vec::new();
+    let mut by16: BTreeMap<u32, Vec<&(u32, T)>> = BTreeMap::new();
+    for item in items {
+        by16.entry(item.0 & 0xffff_0000).or_default().push(item);
+    }
+    let uniform = |group: &[&(u32, T)]| group.iter().all(|i| i.1 == group[0].1);
+    for (p16, group) in by16 {
+        if uniform(&group) {
+            out.push((p16, 16, &group[0].1));
+            continue;
+        }
+        let mut by24: BTreeMap<u32, Vec<&(u32, T)>> = BTreeMap::new();
+        for item in group {
+            by24.entry(item.0 & 0xffff_ff00).or_default().push(item);
+        }
+        for (p24, group) in by24 {
+            if uniform(&group) {
+                out.push((p24, 24, &group[0].1));
+            } else {
+                out.extend(group.iter().map(|i| (i.0, 32, &i.1)));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use asic_net::shapes::{generate, Generate, Shape};
 
-    fn leaf_spine(leaves: u16, spines: u16, hosts: u16) -> Topology {
+    /// A generated leaf-spine of 64-port 100G chips, one link from each leaf to each
+    /// spine (the deployments' tests build their networks with it).
+    pub(crate) fn leaf_spine(leaves: u16, spines: u16, hosts: u16) -> Topology {
         let shape = Shape::LeafSpine {
             leaves,
             spines,
@@ -319,7 +328,7 @@ mod tests {
             uplinks_per_spine: 1,
         };
         let g = Generate::new(shape, "x");
-        Topology::resolve(generate(&g, &g.uniform_ports(64, 10)).unwrap()).unwrap()
+        Topology::resolve(generate(&g, &g.uniform_ports(64, 100)).unwrap()).unwrap()
     }
 
     #[test]
