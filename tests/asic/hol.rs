@@ -7,7 +7,8 @@
 
 use asic_deploy::paths::{FiveTuple, PathOracle};
 use asic_deploy::routers::Routing;
-use asic_deploy::{build, run as net, scenario::NetScenario};
+use asic_deploy::scenario::{NetScenario, TopologySource};
+use asic_deploy::{build, run as net};
 use asic_net::records::HolReport;
 use std::path::Path;
 
@@ -20,8 +21,8 @@ const TOPOLOGY: &str = "Generate((shape: LeafSpine(leaves: 3, spines: 2, hosts_p
 /// R1 through different cores and VS's flow crosses S2's core.
 /// Profiles named in `topology` are relative to `base`.
 pub(crate) fn testbed_roles(topology: &str, base: &Path) -> [usize; 5] {
-    let s: NetScenario = ron::from_str(&format!("(topology: {topology})")).unwrap();
-    let topo = build::build(s, base).unwrap().topology;
+    let source: TopologySource = ron::from_str(topology).unwrap();
+    let topo = build::topology(&source, asic_io::load::Base(base)).unwrap();
     let oracle = PathOracle::uniform(&topo, Routing::Ecmp);
     let core = |src: usize, dst: usize, flow: u64| {
         let p = oracle
