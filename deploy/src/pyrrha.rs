@@ -20,8 +20,8 @@
 //! Root ids: every connected chip port of the network, in topology order (chip, then port),
 //! numbered from 0 (`<switch-id:port-id>` as one dense number, 12 bits of which index the
 //! program's arrays). K_pause and K_resume are in one-hop BDPs of the port: its link's rate
-//! times twice the link's delay (the paper's per-hop RTT without the pipeline), rounded up
-//! to cells.
+//! times the hop's round trip, twice the link's delay plus the chips' part of the loop
+//! (`pipeline_ns`), rounded up to cells.
 
 use crate::paths::PathOracle;
 use crate::routers::{self, ChipRoutes, Routing};
@@ -65,6 +65,12 @@ pub struct PyrrhaSpec {
     /// Isolation queues per port at most (the paper's 100); also bounded by the chip's
     /// queues per port less the OQ and the frame queue.
     pub max_iqs: u16,
+    /// The chips' part of a one-hop round trip (ns), beside the link's two crossings: from
+    /// a queue passing a threshold to the upstream's frame, its pause or resume, and the
+    /// data it then sends or stops. The paper's per-hop RTT is "2 × 600 ns of propagation
+    /// plus pipeline"; 2,100 is the model's own loop on 100G links (3.3 µs with 1.2 µs of
+    /// links, measured by `tests/asic/pyrrha.rs`).
+    pub pipeline_ns: u64,
 }
 
 impl Default for PyrrhaSpec {
@@ -73,6 +79,7 @@ impl Default for PyrrhaSpec {
             k_pause: 2.0,
             k_resume: 1.0,
             max_iqs: 100,
+            pipeline_ns: 2100,
         }
     }
 }
@@ -121,9 +128,11 @@ impl PyrrhaSpec {
         self.max_iqs.min(queues_per_port.saturating_sub(2))
     }
 
-    /// `k` one-hop BDPs of a port of `gbps` whose link has `delay_ns`, in cells.
-    fn cells(k: f64, gbps: u32, delay_ns: u64, cell_bytes: u32) -> u64 {
-        let bdp = gbps as f64 * 2.0 * delay_ns as f64 / 8.0;
+    /// `k` one-hop BDPs of a port of `gbps` whose link has `delay_ns`, in cells: the
+    /// link's rate times its two crossings and the chips' part of the loop.
+    fn cells(&self, k: f64, gbps: u32, delay_ns: u64, cell_bytes: u32) -> u64 {
+        let rtt_ns = 2 * delay_ns + self.pipeline_ns;
+        let bdp = gbps as f64 * rtt_ns as f64 / 8.0;
         (k * bdp / cell_bytes as f64).ceil() as u64
     }
 
@@ -317,8 +326,8 @@ impl Deployment for PyrrhaSpec {
                 0,
             ));
             let delay = topo.spec.links[topo.chip_ports[c][&p]].delay_ns;
-            let k_pause = Self::cells(self.k_pause, link.gbps, delay, cell);
-            let k_resume = Self::cells(self.k_resume, link.gbps, delay, cell);
+            let k_pause = self.cells(self.k_pause, link.gbps, delay, cell);
+            let k_resume = self.cells(self.k_resume, link.gbps, delay, cell);
             entries.push(EntrySpec::new(
                 "egress_cfg",
                 vec![KeySpec::Exact(n(p as u64))],

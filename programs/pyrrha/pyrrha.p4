@@ -158,6 +158,7 @@ struct metadata_t {
     bit<19> qlen;
     // up_map: 1 set `in_bit`, 2 read and clear
     bit<2>  um_op;
+    bit<1>  above;   // the queue's depth past K_pause
     bit<13> um_idx;
     bit<32> um_old;
     bit<32> um_hit;
@@ -333,11 +334,18 @@ control Ingress(inout headers_t hdr,
             }
         }
     };
+    // Op 1 (a data packet): while the queue is a root (past K_pause now, or it has paused an
+    // upstream port and not yet resumed), the packet's ingress port joins the map and `rv`
+    // is the map before; otherwise the map stays and `rv` is all ones (nothing to send).
     RegisterAction<bit<32>, bit<13>, bit<32>>(up_map) up_map_step = {
         void apply(inout bit<32> value, out bit<32> rv) {
             rv = value;
             if ((bit<32>)meta.um_op == 1) {
-                value = value | meta.in_bit;
+                if ((bit<32>)meta.above == 1 || value != 0) {
+                    value = value | meta.in_bit;
+                } else {
+                    rv = 0xffffffff;
+                }
             } else {
                 if ((bit<32>)meta.um_op == 2) {
                     value = 0;
@@ -609,8 +617,11 @@ control Ingress(inout headers_t hdr,
             hdr.rec.sess = meta.rec_sess;
             meta.um_idx = meta.out_port[5:0] ++ meta.q;
         }
-        if (meta.kind == K_DATA && meta.qlen > meta.k_pause && meta.pause_sess != 0) {
+        if (meta.kind == K_DATA && meta.pause_sess != 0) {
             meta.um_op = 1;
+        }
+        if (meta.kind == K_DATA && meta.qlen > meta.k_pause) {
+            meta.above = 1;
         }
         if (meta.kind == K_FPAUSE && meta.fr_ok == 1 && meta.known != 0) {
             // Known root: pause its IQ.

@@ -18,7 +18,8 @@ const TOPOLOGY: &str = "Generate((shape: LeafSpine(leaves: 3, spines: 2, hosts_p
 /// The testbed's roles among the hosts of `topology` (3 leaves, 2 spines, 2 hosts a leaf:
 /// leaf 0 = rack A, 1 = B, 2 = C): (S1, S2, VS, R1, VR) as host indexes, chosen so that,
 /// with the flow ids 0, 1, 2 the runtime gives the three sources in order, S1 and S2 reach
-/// R1 through different cores and VS's flow crosses S2's core.
+/// R1 through different cores and VS's flow crosses S2's core. VS is S1's rack neighbour:
+/// the only port its flow shares with the incast is S2's core port to R1's ToR (§V-B).
 /// Profiles named in `topology` are relative to `base`.
 pub(crate) fn testbed_roles(topology: &str, base: &Path) -> [usize; 5] {
     let source: TopologySource = ron::from_str(topology).unwrap();
@@ -31,8 +32,8 @@ pub(crate) fn testbed_roles(topology: &str, base: &Path) -> [usize; 5] {
         p[1]
     };
     // Hosts 0, 1 are rack A's; 2, 3 rack B's; 4, 5 rack C's.
-    for s1 in [0, 1] {
-        for (s2, vs) in [(2, 3), (3, 2)] {
+    for (s1, vs) in [(0, 1), (1, 0)] {
+        for s2 in [2, 3] {
             for (r1, vr) in [(4, 5), (5, 4)] {
                 let (c1, c2, cv) = (core(s1, r1, 0), core(s2, r1, 1), core(vs, vr, 2));
                 if c1.chip != c2.chip && c2 == cv {
