@@ -28,13 +28,14 @@
 // below K_resume after one at or above it sends a record (DEQ) back to ingress, which sends
 // RESUME to every upstream port `up_map` says it paused (the record becomes the first
 // RESUME, a mirrored copy walks on to the next, one per recirculated pass); a
-// departure that leaves an IQ empty sends one too, and ingress releases the IQ if its root
-// has resumed it (`iq_paused`).
+// departure that leaves an IQ empty sends one too, and ingress releases the IQ if every
+// PAUSE on it has been resumed (`iq_paused` counts them).
 // Received frames: PAUSE(R, n) on port p finds or gives (p, R) an IQ (popped from p's stack
-// of free IQs, `top` and `stack`; the install is a second, recirculated pass) and pauses it
-// by advanced flow control; RESUME resumes it (and releases it if it is already empty). A
-// frame naming one of this chip's own ports is ignored (`own_root`: the paper's guard
-// against routing loops).
+// of free IQs, `top` and `stack`; the install is a second, recirculated pass; with none
+// free, R's low bits pick one, shared) and pauses it by advanced flow control; RESUME
+// resumes it when no other PAUSE on it is outstanding (and releases it if it is already
+// empty). A frame naming one of this chip's own ports is ignored (`own_root`: the paper's
+// guard against routing loops).
 //
 // Internal packets (records) start with 0xB7, which no model MAC starts with (a multicast,
 // globally administered address that data never carries).
@@ -172,7 +173,7 @@ struct metadata_t {
     bit<2>  ir_op;   // iq_root: 1 read, 2 write, 3 read and clear (a release)
     bit<16> ir_val;
     bit<16> ir_old;
-    bit<2>  ip_op;   // iq_paused: 1 set, 2 clear, 3 read
+    bit<2>  ip_op;   // iq_paused: 1 count a PAUSE, 2 count a RESUME, 3 read
     bit<8>  ip_old;
     bit<2>  st_op;
     bit<6>  st_port;
@@ -249,8 +250,9 @@ control Ingress(inout headers_t hdr,
     // port (0: none).
     Register<bit<8>, bit<18>>(262144, 0) assign1;
     Register<bit<8>, bit<18>>(262144, 0) assign2;
-    // Per (port[5:0], IQ[6:0]): its root (hop[3:0] ++ root[11:0]) and whether the root has
-    // it paused.
+    // Per (port[5:0], IQ[6:0]): its root (hop[3:0] ++ root[11:0]; the first root given
+    // it, when others are hashed onto it) and how many PAUSEs on it are not yet resumed
+    // (paused while not 0).
     Register<bit<16>, bit<13>>(8192, 0) iq_root;
     Register<bit<8>, bit<13>>(8192, 0) iq_paused;
     // Per port: how many IQs are free, and the free ones (a stack, one segment per port; the
@@ -288,7 +290,7 @@ control Ingress(inout headers_t hdr,
     RegisterAction<bit<16>, bit<13>, bit<16>>(iq_root) iq_root_step = {
         void apply(inout bit<16> value, out bit<16> rv) {
             rv = value;
-            if ((bit<16>)meta.ir_op == 2) {
+            if ((bit<16>)meta.ir_op == 2 && value == 0) {
                 value = meta.ir_val;
             } else {
                 if ((bit<16>)meta.ir_op == 3) {
@@ -300,11 +302,11 @@ control Ingress(inout headers_t hdr,
     RegisterAction<bit<8>, bit<13>, bit<8>>(iq_paused) iq_paused_step = {
         void apply(inout bit<8> value, out bit<8> rv) {
             rv = value;
-            if ((bit<8>)meta.ip_op == 1) {
-                value = 1;
+            if ((bit<8>)meta.ip_op == 1 && value != 0xff) {
+                value = value + 1;
             } else {
-                if ((bit<8>)meta.ip_op == 2) {
-                    value = 0;
+                if ((bit<8>)meta.ip_op == 2 && value != 0) {
+                    value = value - 1;
                 }
             }
         }
@@ -718,8 +720,11 @@ control Ingress(inout headers_t hdr,
             meta.st_port = hdr.rec.port[5:0];
             meta.st_val = hdr.rec.q;
         }
-        if (meta.afc == 1) {
-            // Advanced flow control on this chip's IQ of the frame's port.
+        if (meta.afc == 1 && meta.ip_old < 2) {
+            // Advanced flow control on this chip's IQ of the frame's port, when its count
+            // of PAUSEs leaves or reaches 0 (a RESUME with another PAUSE outstanding, from
+            // a root hashed onto the IQ or the same root from two queues downstream, leaves
+            // it paused).
             ig_dprsr_md.adv_flow_ctl = 1w1 ++ meta.afc_port[5:0] ++ 3w0 ++ meta.afc_q
                 ++ meta.credit;
         }
@@ -762,7 +767,8 @@ control Ingress(inout headers_t hdr,
             ig_dprsr_md.drop_ctl = 0;
             ig_tm_md.recirculate = 1;
         } else {
-            if (meta.kind == K_FRESUME && meta.release == 1 && meta.qlen == 0) {
+            if (meta.kind == K_FRESUME && meta.release == 1 && meta.qlen == 0
+                && meta.ip_old < 2) {
                 // Resumed and already empty: a DEQ record releases it.
                 hdr.rec.setValid();
                 hdr.rec.magic = REC_MAGIC;

@@ -250,13 +250,14 @@ fn frame(opcode: u8, hop: u8, root: u16) -> Vec<u8> {
     f
 }
 
-/// sw0 of the line (`line`), as its deployment built it, alone on the bench.
-fn sw0_bench() -> Bench {
-    let s: NetScenario = ron::from_str(
+/// sw0 of the line (`line`), as its deployment built it with Pyrrha's parameters `spec`,
+/// alone on the bench.
+fn sw0_bench(spec: &str) -> Bench {
+    let s: NetScenario = ron::from_str(&format!(
         r#"(topology: Generate((shape: Dumbbell(left: 2, right: 2),
                                 chip: "tofino2-100g-128q.ron", delay_ns: 600)),
-            deploy: Pyrrha(()))"#,
-    )
+            deploy: Pyrrha({spec}))"#
+    ))
     .unwrap();
     let net = asic_deploy::build::build(s, Path::new("programs/pyrrha")).unwrap();
     Bench::on_chip(net.chips.into_iter().next().unwrap(), "pyrrha".into())
@@ -271,7 +272,7 @@ fn sw0_bench() -> Bench {
 #[test]
 fn a_pause_naming_the_chips_own_port_is_ignored() {
     let run = |frames: Vec<Vec<u8>>| {
-        let mut bench = sw0_bench();
+        let mut bench = sw0_bench("()");
         let timed = frames
             .into_iter()
             .enumerate()
@@ -491,4 +492,44 @@ fn the_testbed_gives_every_iq_back() {
         assert_eq!(seen, kept.len() * r.chips[c].state.pipes.len(), "{name}");
     }
     assert!(r.drops.iter().all(|d| d.reason == "ingress_program_drop"));
+}
+
+/// B.5 item 12, the IQ cap, on sw0 alone with two IQs a port: PAUSE for roots 3 and 4 (sw1's
+/// ports) takes IQs 2 and 1 off port 2's stack; root 5 finds none free and is hashed onto
+/// IQ 2 (1 + 5 mod 2), which counts two PAUSEs. RESUME of root 3 leaves IQ 2 paused (root
+/// 5's PAUSE is outstanding: resuming it would let root 5's flows into a congested root);
+/// RESUME of root 5 resumes and releases it, RESUME of root 4 IQ 1: the stack holds both IQs
+/// again and no IQ is paused or counts a PAUSE. Root 5's assignment stays on IQ 2 (the
+/// release clears the IQ's first root's): its next PAUSE pauses IQ 2 again, shared with
+/// whichever root takes it next, and the counts keep the two apart.
+#[test]
+fn roots_past_the_cap_share_an_iq_and_it_stays_paused_until_both_resume() {
+    let run = |frames: Vec<Vec<u8>>| {
+        let mut bench = sw0_bench("(max_iqs: 2)");
+        let timed = frames
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| (Time(i as u64 * 5_000_000), f))
+            .collect();
+        bench.add_frames(2, timed).unwrap();
+        bench.run().unwrap();
+        let c = bench.chip();
+        let reg = |name: &str, i: u32| c.register_read_by_name(0, name, i).unwrap();
+        (
+            [c.tm().is_queue_paused(2, 1), c.tm().is_queue_paused(2, 2)],
+            [reg("iq_paused", 2 << 7 | 1), reg("iq_paused", 2 << 7 | 2)],
+            reg("top", 2),
+            [3, 4, 5].map(|r| reg("assign1", 2 << 12 | r)),
+        )
+    };
+    let pauses = vec![frame(1, 1, 3), frame(1, 1, 4), frame(1, 1, 5)];
+    assert_eq!(run(pauses.clone()), ([true, true], [1, 2], 0, [2, 1, 2]));
+    let resume = |roots: &[u16]| {
+        let mut f = pauses.clone();
+        f.extend(roots.iter().map(|&r| frame(2, 1, r)));
+        run(f)
+    };
+    assert_eq!(resume(&[3]), ([true, true], [1, 1], 0, [2, 1, 2]));
+    assert_eq!(resume(&[3, 5]), ([true, false], [1, 0], 1, [0, 1, 2]));
+    assert_eq!(resume(&[3, 5, 4]), ([false, false], [0, 0], 2, [0, 0, 2]));
 }
