@@ -150,6 +150,7 @@ impl ChipRoutes {
             .into_iter()
             .enumerate()
             .map(|(h, (_, hops))| match (hops.len(), routing) {
+                _ if topo.pinned.contains_key(&(c, h)) => Some(Act::Hop(topo.pinned[&(c, h)])),
                 (0, _) => None,
                 (1, _) => Some(Act::Hop(hops[0])),
                 (n, Routing::Static) => Some(Act::Hop(hops[static_choice(h, n, tier)])),

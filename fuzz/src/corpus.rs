@@ -91,6 +91,8 @@ repository_files!(
     "programs/net/leafspine.ron",
     "programs/net/minimal.ron",
     "programs/net/sweep-load.ron",
+    "programs/pyrrha/loop-one-flow.ron",
+    "programs/pyrrha/loop-three-flows.ron",
     "programs/pyrrha/pyrrha.p4",
     "programs/pyrrha/testbed.ron",
     "programs/pyrrha/tofino2-100g-128q.ron",

@@ -105,6 +105,9 @@ pub fn read_text(path: &Path, what: &str) -> Result<String, Located> {
 /// first name its message quotes (in backticks, or in parentheses after an index:
 /// `hosts[1] (b)`) as a string, else where it writes the first of them as a field
 /// (`k_pause:` for `` `k_pause` ``), or at the file alone when it writes none of them.
+/// When the message starts from an item of a list (`routes[1]`) the file writes, the names
+/// are looked for inside that item first, and the item itself is the place if it writes
+/// none of them (a route names chips and hosts written earlier in the file too).
 pub fn locate(file: &str, text: &str, message: &str) -> Located {
     let quoted: Vec<&str> = message
         .split('`')
@@ -118,6 +121,20 @@ pub fn locate(file: &str, text: &str, message: &str) -> Located {
         )
         .filter(|name| !name.is_empty())
         .collect();
+    if let Some((start, end)) = first_index(message).and_then(|(list, i)| item_span(text, list, i))
+    {
+        let at = quoted
+            .iter()
+            .find_map(|name| text[start..end].find(&format!("\"{name}\"")))
+            .map_or(start, |i| start + i);
+        let (line, col) = line_col(text, at);
+        return Located {
+            file: file.to_string(),
+            line,
+            col,
+            message: message.to_string(),
+        };
+    }
     for name in &quoted {
         if text.contains(&format!("\"{name}\"")) {
             return Located::at_value(file, text, name, message);
@@ -182,6 +199,46 @@ pub fn position_of(text: &str, needle: &str) -> (usize, usize) {
     line_col(text, at)
 }
 
+/// The first list item a message names: `routes[1]` gives ("routes", 1).
+fn first_index(message: &str) -> Option<(&str, usize)> {
+    message.match_indices('[').find_map(|(open, _)| {
+        let name_start = message[..open]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(0, |i| i + 1);
+        let close = open + message[open..].find(']')?;
+        let i = message[open + 1..close].parse().ok()?;
+        (name_start < open).then(|| (&message[name_start..open], i))
+    })
+}
+
+/// Byte range of item `i` of the first list the file writes as field `list` (at any
+/// depth): from its first character to the comma or bracket that ends it.
+fn item_span(text: &str, list: &str, i: usize) -> Option<(usize, usize)> {
+    let tokens = significant(text);
+    let open = (2..tokens.len()).find(|&k| {
+        tokens[k].ch == '[' && tokens[k - 1].ch == ':' && tokens[k - 2].word == Some(list)
+    })?;
+    let inner = tokens[open].depth + 1;
+    let mut starts = Vec::new();
+    let mut expect_item = true;
+    for t in &tokens[open + 1..] {
+        if t.depth < inner || (t.depth == inner && t.ch == ',') {
+            if let Some(&(s, None)) = starts.last() {
+                *starts.last_mut().unwrap() = (s, Some(t.at));
+            }
+            if t.depth < inner {
+                break;
+            }
+            expect_item = true;
+        } else if expect_item {
+            starts.push((t.at, None));
+            expect_item = false;
+        }
+    }
+    let (s, e) = *starts.get(i)?;
+    Some((s, e.unwrap_or(text.len())))
+}
+
 /// 1-based line and column of each item of a RON list: the file's top-level list
 /// (`field` none), or the list a field of the file's top-level struct holds
 /// (`(tables: [...])` with `field` `Some("tables")`); empty when there is no such list.
@@ -227,6 +284,8 @@ struct Token<'a> {
     depth: usize,
     line: usize,
     col: usize,
+    /// Byte offset in the text.
+    at: usize,
 }
 
 fn significant(text: &str) -> Vec<Token<'_>> {
@@ -272,6 +331,7 @@ fn significant(text: &str) -> Vec<Token<'_>> {
                     depth,
                     line,
                     col,
+                    at,
                 };
                 let mut escaped = false;
                 for (_, n) in chars.by_ref() {
@@ -304,6 +364,7 @@ fn significant(text: &str) -> Vec<Token<'_>> {
                     depth,
                     line,
                     col: start_col,
+                    at,
                 });
             }
             // A closing bracket sits at the depth outside it, as its opening one does.
@@ -317,6 +378,7 @@ fn significant(text: &str) -> Vec<Token<'_>> {
                     depth,
                     line,
                     col,
+                    at,
                 });
                 if matches!(c, '[' | '(' | '{') {
                     depth += 1;
@@ -364,6 +426,18 @@ mod tests {
         assert_eq!((e.line, e.col), (2, 31));
         let e = locate("s.ron", t, "nothing quoted");
         assert_eq!(e.to_string(), "s.ron: nothing quoted");
+        // An item of a list: the names it quotes inside that item, else the item.
+        let r = "(\n  chips: [(name: \"sw\")],\n  routes: [(chip: \"sw\", port: 1),\n    (chip: \"sw\", port: 7)],\n)";
+        let e = locate(
+            "s.ron",
+            r,
+            "routes[1] (sw to b): port: `sw` has no link on port 7",
+        );
+        assert_eq!((e.line, e.col), (4, 12));
+        let e = locate("s.ron", r, "routes[1] (sw to b): a second route");
+        assert_eq!((e.line, e.col), (4, 5));
+        let e = locate("s.ron", r, "routes[2] (sw to b): no such item: `sw`");
+        assert_eq!((e.line, e.col), (2, 18));
         // A name the file writes as a field, not as a string: placed at the field, after a
         // quoted name it does not write at all.
         let t = "(\n  deploy: Pyrrha((\n    k_pause: 1.0)),\n)";

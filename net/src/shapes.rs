@@ -243,6 +243,7 @@ pub fn generate(g: &Generate, ports: &RolePorts) -> Result<TopologySpec, String>
             chips: Vec::new(),
             hosts: Vec::new(),
             links: Vec::new(),
+            routes: Vec::new(),
         },
         roles: BTreeMap::new(),
     };

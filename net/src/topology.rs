@@ -26,7 +26,9 @@
 //!
 //! Addresses: a host's MAC is `02:00:<ip>`, chip `c`'s port `p` is
 //! `02:fe:<c hi, lo>:<p hi, lo>` ([`host_mac`], [`chip_mac`]). Paths are shortest paths in
-//! links that never cross a host ([`Topology::next_hops`], [`Topology::path`]).
+//! links that never cross a host ([`Topology::next_hops`], [`Topology::path`]); `routes`
+//! set a chip's port to a host by hand over them (the generated routes follow them; a
+//! flow's ideal path, for its slowdown, stays the shortest).
 
 use pipelines::time::Time;
 use serde::{Deserialize, Serialize};
@@ -42,6 +44,23 @@ pub struct TopologySpec {
     pub hosts: Vec<HostSpec>,
     /// Links.
     pub links: Vec<LinkSpec>,
+    /// Routes set by hand over the generated ones (a misconfigured table, a rerouted flow:
+    /// the routing loops of Pyrrha's §VII). Generated shapes have none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<RouteSpec>,
+}
+
+/// A route set by hand: chip `chip` sends packets to host `dst` out of `port`, whatever
+/// the shortest paths say.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    /// The chip's name.
+    pub chip: String,
+    /// The destination host's name.
+    pub dst: String,
+    /// The chip's port (one with a link).
+    pub port: u16,
 }
 
 /// One switch chip.
@@ -139,6 +158,8 @@ pub struct Topology {
     pub chip_ports: Vec<BTreeMap<u16, usize>>,
     /// Per host: its link.
     pub host_link: Vec<usize>,
+    /// The routes set by hand: (chip, host) → port.
+    pub pinned: BTreeMap<(usize, usize), u16>,
 }
 
 /// MAC of a host with address `ip`.
@@ -254,12 +275,35 @@ impl Topology {
         if let Some(h) = host_link.iter().position(|&l| l == usize::MAX) {
             return Err(format!("host `{}` has no link", spec.hosts[h].name));
         }
+        let mut pinned = BTreeMap::new();
+        for (i, r) in spec.routes.iter().enumerate() {
+            let place = format!("routes[{i}] ({} to {})", r.chip, r.dst);
+            let Some(&End::Chip(c, _)) = names.get(r.chip.as_str()) else {
+                return Err(format!("{place}: chip: no chip named `{}`", r.chip));
+            };
+            let Some(&End::Host(h)) = names.get(r.dst.as_str()) else {
+                return Err(format!("{place}: dst: no host named `{}`", r.dst));
+            };
+            if !chip_ports[c].contains_key(&r.port) {
+                return Err(format!(
+                    "{place}: port: `{}` has no link on port {}",
+                    r.chip, r.port
+                ));
+            }
+            if pinned.insert((c, h), r.port).is_some() {
+                return Err(format!(
+                    "{place}: a second route of `{}` to `{}`",
+                    r.chip, r.dst
+                ));
+            }
+        }
         Ok(Topology {
             spec,
             host_ips,
             links,
             chip_ports,
             host_link,
+            pinned,
         })
     }
 

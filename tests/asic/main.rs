@@ -37,6 +37,7 @@ mod pfc;
 mod plumbing;
 mod plumbing_more;
 mod pyrrha;
+mod pyrrha_loops;
 mod readout;
 mod report;
 mod resource_view;

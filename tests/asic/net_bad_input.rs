@@ -249,3 +249,45 @@ fn endless_chip_events_need_an_end_time() {
         }
     }
 }
+
+/// A route set by hand that names no chip, no host, a port without a link, or a second
+/// route of a chip to a host is refused, placed where the route says it.
+#[test]
+fn bad_routes_set_by_hand_are_placed_in_the_file() {
+    let cases = [
+        (
+            r#"(chip: "sx", dst: "b", port: 1)"#,
+            "routes[1] (sx to b): chip: no chip named `sx`",
+        ),
+        (
+            r#"(chip: "sw", dst: "c", port: 1)"#,
+            "routes[1] (sw to c): dst: no host named `c`",
+        ),
+        (
+            r#"(chip: "sw", dst: "b", port: 7)"#,
+            "routes[1] (sw to b): port: `sw` has no link on port 7",
+        ),
+        (
+            r#"(chip: "sw", dst: "a", port: 1)"#,
+            "routes[1] (sw to a): a second route of `sw` to `a`",
+        ),
+    ];
+    for (i, (route, want)) in cases.into_iter().enumerate() {
+        let (path, e) = run_file(
+            &format!("routes{i}"),
+            &format!(
+                r#"(
+    topology: Explicit((
+        chips: [(name: "sw", profile: "teaching")],
+        hosts: [(name: "a", ip: "10.0.0.1"), (name: "b", ip: "10.0.0.2")],
+        links: [(a: "a", b: "sw:0", gbps: 10, delay_ns: 10), (a: "b", b: "sw:1", gbps: 10, delay_ns: 10)],
+        routes: [(chip: "sw", dst: "a", port: 1),
+                 {route}],
+    )),
+)"#
+            ),
+        );
+        let line = format!("{}:7:", path.display());
+        assert!(e.starts_with(&line) && e.contains(want), "{e}");
+    }
+}

@@ -263,6 +263,20 @@ fn sw0_bench(spec: &str) -> Bench {
     Bench::on_chip(net.chips.into_iter().next().unwrap(), "pyrrha".into())
 }
 
+/// sw0 on the bench (`sw0_bench(spec)`) after `frames` came in on its port 2 to sw1, 5 µs
+/// apart; and how many packets it sent out.
+fn frames_into_sw0(spec: &str, frames: Vec<Vec<u8>>) -> (Bench, u64) {
+    let mut bench = sw0_bench(spec);
+    let timed = frames
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| (Time(i as u64 * 5_000_000), f))
+        .collect();
+    bench.add_frames(2, timed).unwrap();
+    let report = bench.run().unwrap();
+    (bench, report.packets_out())
+}
+
 /// B.5 item 9, the self-ID guard, on sw0 of the line alone: PAUSE naming one of sw0's own
 /// ports (root 2, its port to sw1) changes nothing; PAUSE naming sw1's port 0 (root 3) gives
 /// it an IQ (popped, installed in a second pass) and pauses it by advanced flow control;
@@ -272,21 +286,14 @@ fn sw0_bench(spec: &str) -> Bench {
 #[test]
 fn a_pause_naming_the_chips_own_port_is_ignored() {
     let run = |frames: Vec<Vec<u8>>| {
-        let mut bench = sw0_bench("()");
-        let timed = frames
-            .into_iter()
-            .enumerate()
-            .map(|(i, f)| (Time(i as u64 * 5_000_000), f))
-            .collect();
-        bench.add_frames(2, timed).unwrap();
-        let report = bench.run().unwrap();
+        let (bench, packets_out) = frames_into_sw0("()", frames);
         let c = bench.chip();
         (
             c.plumbing_counters().afc_requests,
             c.tm().is_queue_paused(2, 100),
             c.register_read_by_name(0, "top", 2).unwrap(),
             c.register_read_by_name(0, "assign1", 2 << 12 | 3).unwrap(),
-            report.packets_out(),
+            packets_out,
         )
     };
     assert_eq!(run(vec![frame(1, 1, 2)]), (0, false, 100, 0, 0));
@@ -505,14 +512,7 @@ fn the_testbed_gives_every_iq_back() {
 #[test]
 fn roots_past_the_cap_share_an_iq_and_it_stays_paused_until_both_resume() {
     let run = |frames: Vec<Vec<u8>>| {
-        let mut bench = sw0_bench("(max_iqs: 2)");
-        let timed = frames
-            .into_iter()
-            .enumerate()
-            .map(|(i, f)| (Time(i as u64 * 5_000_000), f))
-            .collect();
-        bench.add_frames(2, timed).unwrap();
-        bench.run().unwrap();
+        let (bench, _) = frames_into_sw0("(max_iqs: 2)", frames);
         let c = bench.chip();
         let reg = |name: &str, i: u32| c.register_read_by_name(0, name, i).unwrap();
         (

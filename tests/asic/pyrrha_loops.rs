@@ -1,0 +1,79 @@
+//! Pyrrha's deadlock analysis (§VII) on the modelled chips: the loops of Figs. 12 and 13
+//! (`programs/pyrrha/loop-one-flow.ron`, `loop-three-flows.ron`: three chips in a ring,
+//! routes set by hand) under Pyrrha, PFC and BFC. A deadlock is a cyclic buffer
+//! dependency that outlives the traffic: long after the senders stop (the runs go on to 1
+//! ms), data packets are still in the chips and every ring port is still paused.
+
+use asic_deploy::{run as net, scenario::NetScenario};
+use asic_report::metrics::{conservation, pause_stats};
+use std::path::Path;
+
+/// PFC on priority 0 of every chip, as in the testbed's comparison (`tests/asic/pyrrha.rs`):
+/// XOFF at Pyrrha's K_pause (469 cells), XON 232 cells lower, headroom for a hop's loop.
+const PFC: &str = "deploy: Routers(Ecmp), chips: [(select: All, config: Some((tm: (pfc: \
+                   (groups: [(priority: 0, xoff_cells: 469, hysteresis_cells: 232, \
+                   headroom_cells: 260)])))))],";
+
+/// How a run of `file` under `deploy` (the scenario's `deploy` line replaced) ends: data
+/// packets (sent, received, dropped, still in the network) and the ring ports (`A:1`, `B:1`,
+/// `C:1`) paused at the end.
+fn ends(file: &str, deploy: &str) -> ([u64; 4], Vec<String>) {
+    let text = std::fs::read_to_string(Path::new("programs/pyrrha").join(file)).unwrap();
+    assert!(text.contains("deploy: Pyrrha(()),"));
+    let s: NetScenario = ron::from_str(&text.replace("deploy: Pyrrha(()),", deploy))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let r = net::run_detailed(s, Path::new("programs/pyrrha"), None).unwrap();
+    let c = conservation(&r.record);
+    let paused = pause_stats(&r.record.pauses, r.record.duration_ps)
+        .into_iter()
+        .filter(|p| p.paused_at_end && ["A", "B", "C"].contains(&p.node.as_str()))
+        .map(|p| format!("{}:{}", p.node, p.port))
+        .collect();
+    println!("{file} under {deploy}: {c:?}, paused at the end {paused:?}");
+    let in_flight = u64::try_from(c.in_flight).expect("the conservation line holds");
+    ([c.sent, c.received, c.dropped, in_flight], paused)
+}
+
+const RING: [&str; 3] = ["A:1", "B:1", "C:1"];
+
+/// B.5 item 10 and Fig. 13: three flows, each two hops round the ring, each ring port
+/// carrying two of them. Under Pyrrha each ring port's OQ is a root (it is never paused)
+/// and the flow it pauses upstream waits in an IQ there, which depends on that OQ: every
+/// packet arrives. Under PFC each ring port pauses the one before it (the CBD over C1, A1,
+/// B1 of Fig. 13a) and the ring deadlocks; so does BFC when every flow shares one queue
+/// (the worst-case collision of Fig. 13b), but not with a queue per flow.
+#[test]
+fn the_three_flow_loop_converges_under_pyrrha_and_deadlocks_under_pfc_and_colliding_bfc() {
+    let file = "loop-three-flows.ron";
+    let ([sent, received, dropped, in_flight], paused) = ends(file, "deploy: Pyrrha(()),");
+    assert!(sent > 2000);
+    assert_eq!((received, dropped, in_flight), (sent, 0, 0));
+    assert!(paused.is_empty(), "{paused:?}");
+    for deploy in [PFC, "deploy: Bfc((assignment: Single)),"] {
+        let ([sent, received, _, in_flight], paused) = ends(file, deploy);
+        assert!(in_flight > 0 && received < sent, "{deploy}");
+        assert_eq!(paused, RING, "{deploy}");
+    }
+    let ([sent, received, _, in_flight], _) = ends(file, "deploy: Bfc(()),");
+    assert_eq!((received, in_flight), (sent, 0));
+}
+
+/// B.5 item 9 in a network, Fig. 12: one flow whose routes loop round the ring for ever.
+/// Under Pyrrha the PAUSE relayed round the ring comes back to the root's own chip, which
+/// ignores it (the self-ID guard; it is also three hops away, past the program's two hop
+/// tables): no cyclic dependency forms, the ring ports are resumed, and every packet ends
+/// dropped where its TTL runs out (the paper's loss at A1). Under PFC and BFC (a queue per
+/// flow) each ring port pauses the one before it and the looping packets stay in the ring.
+#[test]
+fn the_single_flow_loop_forms_no_cycle_under_pyrrha_and_deadlocks_under_pfc_and_bfc() {
+    let file = "loop-one-flow.ron";
+    let ([sent, received, dropped, in_flight], paused) = ends(file, "deploy: Pyrrha(()),");
+    assert!(sent > 100);
+    assert_eq!((received, dropped, in_flight), (0, sent, 0));
+    assert!(paused.is_empty(), "{paused:?}");
+    for deploy in [PFC, "deploy: Bfc(()),"] {
+        let ([_, _, _, in_flight], paused) = ends(file, deploy);
+        assert!(in_flight > 0, "{deploy}");
+        assert_eq!(paused, RING, "{deploy}");
+    }
+}
