@@ -545,19 +545,28 @@ control Ingress(inout headers_t hdr,
                 meta.a1_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
                 meta.a2_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
                 own_root.apply();
+                // (Each field written once, so the three share a stage.)
                 if (meta.own == 0 && hdr.pyr.hop == 1) {
                     meta.a1_op = 1;
-                    meta.fr_ok = 1;
                 }
                 if (meta.own == 0 && hdr.pyr.hop == 2) {
                     meta.a2_op = 1;
+                }
+                if (meta.own == 0 && (hdr.pyr.hop == 1 || hdr.pyr.hop == 2)) {
                     meta.fr_ok = 1;
                 }
                 drop();
             } else {
                 if (hdr.ipv4.isValid() && hdr.ipv4.ttl > 1) {
-                    // A data packet: route it.
+                    // A data packet: route it; its bridged record (written here, not
+                    // where its queue is known, so that no later record pass has to wait
+                    // for it).
                     meta.kind = K_DATA;
+                    hdr.rec.setValid();
+                    hdr.rec.magic = REC_MAGIC;
+                    hdr.rec.kind = K_DATA;
+                    hdr.rec.port = meta.in_port;
+                    hdr.rec.sess = meta.rec_sess;
                     ipv4_lpm.apply();
                     if (meta.ecmp_group != 0) {
                         ecmp_select.apply();
@@ -612,11 +621,6 @@ control Ingress(inout headers_t hdr,
         // ---- what to do: pause upstream; pause, resume, install or give back an IQ ----
         if (meta.kind == K_DATA) {
             ig_tm_md.qid = meta.q;
-            hdr.rec.setValid();
-            hdr.rec.magic = REC_MAGIC;
-            hdr.rec.kind = K_DATA;
-            hdr.rec.port = meta.in_port;
-            hdr.rec.sess = meta.rec_sess;
             meta.um_idx = meta.out_port[5:0] ++ meta.q;
         }
         if (meta.kind == K_DATA && meta.pause_sess != 0) {
