@@ -166,12 +166,13 @@ impl PyrrhaSpec {
         for (e, hosts) in per_port {
             // Each table aggregated on its own: the next chip's port is often the same for
             // destinations whose second port differs.
-            for (t, table, action) in [(1, "path1", "hop1"), (2, "path2", "hop2")] {
+            for t in 1..=HOPS {
+                let (table, action) = (format!("path{t}"), format!("hop{t}"));
                 let of_table: Vec<(u32, Vec<Choice>)> = hosts
                     .iter()
                     .map(|(ip, ch)| (*ip, ch.iter().copied().filter(|c| c.0 == t).collect()))
                     .collect();
-                v.extend(path_table(&of_table, roots, e, table, action));
+                v.extend(path_table(&of_table, roots, e, &table, &action));
             }
         }
         v
@@ -208,13 +209,17 @@ fn path_table(
     v
 }
 
-/// One row of a path table for a destination: the table (1 or 2), the hash value and mask,
+/// One row of a path table for a destination: the table (1 to [`HOPS`]), the hash value and mask,
 /// and the root (chip, port) the packet will leave that chip by.
 type Choice = (u8, u16, u16, usize, u16);
 
+/// Chips downstream the program's path tables follow (`path1` to `path4`): from the edge
+/// of a 3-tier fat tree, to the host.
+const HOPS: u8 = 4;
+
 /// The choices for packets to host `h` leaving chip port `(c, e)`: the next chip's port
 /// per bucket of its ECMP bits (table 1), the one after it per bucket of both chips' bits
-/// (table 2; bits both read must agree).
+/// (table 2; bits both read must agree), and so on to table [`HOPS`].
 fn path_choices(
     topo: &Topology,
     oracle: &PathOracle,
@@ -222,21 +227,23 @@ fn path_choices(
     h: usize,
 ) -> Vec<Choice> {
     let mut v = Vec::new();
-    let End::Chip(c1, _) = topo.peer(topo.chip_ports[c][&e], End::Chip(c, e)) else {
-        return v;
-    };
-    let r1 = oracle.routes(c1).expect("generated routes");
-    for (v1, m1, p1) in r1.choices(h) {
-        v.push((1, v1, m1, c1, p1));
-        let End::Chip(c2, _) = topo.peer(topo.chip_ports[c1][&p1], End::Chip(c1, p1)) else {
+    // (chip, port it leaves by, hop, hash value, hash mask) still to follow.
+    let mut todo = vec![(c, e, 0u8, 0u16, 0u16)];
+    while let Some((c, e, hop, value, mask)) = todo.pop() {
+        if hop == HOPS {
+            continue;
+        }
+        let End::Chip(next, _) = topo.peer(topo.chip_ports[c][&e], End::Chip(c, e)) else {
             continue;
         };
-        let r2: &ChipRoutes = oracle.routes(c2).expect("generated routes");
-        for (v2, m2, p2) in r2.choices(h) {
-            if (v1 ^ v2) & m1 & m2 != 0 {
+        let routes: &ChipRoutes = oracle.routes(next).expect("generated routes");
+        for (v2, m2, p2) in routes.choices(h) {
+            if (value ^ v2) & mask & m2 != 0 {
                 continue;
             }
-            v.push((2, (v1 & m1) | (v2 & m2), m1 | m2, c2, p2));
+            let (value, mask) = ((value & mask) | (v2 & m2), mask | m2);
+            v.push((hop + 1, value, mask, next, p2));
+            todo.push((next, p2, hop + 1, value, mask));
         }
     }
     v

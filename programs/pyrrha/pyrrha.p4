@@ -12,11 +12,12 @@
 // A data packet, at ingress:
 // 1. route (ipv4_lpm / ecmp_select, as programs/ecmp_router), giving the egress port and the
 //    flow hash;
-// 2. path calculation: `path1` and `path2` give the ports the packet will leave the next two
+// 2. path calculation: `path1` to `path4` give the ports the packet will leave the next four
 //    chips by (their root ids), from the egress port, the destination and the bits of the
 //    flow hash the downstream chips' ECMP reads (tables the deployment generates with the
-//    path oracle, deploy/src/paths.rs);
-// 3. root matching and queue choice: `assign1`/`assign2` hold, per (port, root n hops
+//    path oracle, deploy/src/paths.rs); four reach a host from the edge of a 3-tier fat
+//    tree;
+// 3. root matching and queue choice: `assign1` to `assign4` hold, per (port, root n hops
 //    downstream), the IQ this chip gave that root on that port; the nearest matched root's
 //    IQ takes the packet, else the OQ;
 // 4. detection: the chosen queue's published depth above K_pause makes this chip ask its
@@ -144,15 +145,25 @@ struct metadata_t {
     // path and roots
     bit<1>  fr_ok;   // a frame this chip acts on (not its own root; a hop it tracks)
     bit<8>  known;   // the frame's root's IQ on its port (0: none)
+    bit<8>  known12; // ... in the tables of hops 1 and 2
+    bit<8>  known34; // ... of hops 3 and 4
     bit<16> r1;
     bit<16> r2;
+    bit<16> r3;
+    bit<16> r4;
     bit<18> a1_idx;
     bit<18> a2_idx;
+    bit<18> a3_idx;
+    bit<18> a4_idx;
     bit<8>  a1_op;   // 1 read, 2 set if free (to new_q), 3 clear
     bit<8>  a2_op;
+    bit<8>  a3_op;
+    bit<8>  a4_op;
     bit<8>  new_q;
     bit<8>  a1;
     bit<8>  a2;
+    bit<8>  a3;
+    bit<8>  a4;
     bit<7>  q;
     bit<16> q_root;
     bit<8>  q_hop;
@@ -250,6 +261,8 @@ control Ingress(inout headers_t hdr,
     // port (0: none).
     Register<bit<8>, bit<18>>(262144, 0) assign1;
     Register<bit<8>, bit<18>>(262144, 0) assign2;
+    Register<bit<8>, bit<18>>(262144, 0) assign3;
+    Register<bit<8>, bit<18>>(262144, 0) assign4;
     // Per (port[5:0], IQ[6:0]): its root (hop[3:0] ++ root[11:0]; the first root given
     // it, when others are hashed onto it) and how many PAUSEs on it are not yet resumed
     // (paused while not 0).
@@ -282,6 +295,30 @@ control Ingress(inout headers_t hdr,
                 value = 0;
             } else {
                 if ((bit<8>)meta.a2_op == 2 && value == 0) {
+                    value = meta.new_q;
+                }
+            }
+        }
+    };
+    RegisterAction<bit<8>, bit<18>, bit<8>>(assign3) assign3_step = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+            if ((bit<8>)meta.a3_op == 3) {
+                value = 0;
+            } else {
+                if ((bit<8>)meta.a3_op == 2 && value == 0) {
+                    value = meta.new_q;
+                }
+            }
+        }
+    };
+    RegisterAction<bit<8>, bit<18>, bit<8>>(assign4) assign4_step = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+            if ((bit<8>)meta.a4_op == 3) {
+                value = 0;
+            } else {
+                if ((bit<8>)meta.a4_op == 2 && value == 0) {
                     value = meta.new_q;
                 }
             }
@@ -424,6 +461,16 @@ control Ingress(inout headers_t hdr,
         meta.a2_op = 1;
         meta.a2_idx = idx;
     }
+    action hop3(bit<16> root, bit<18> idx) {
+        meta.r3 = root;
+        meta.a3_op = 1;
+        meta.a3_idx = idx;
+    }
+    action hop4(bit<16> root, bit<18> idx) {
+        meta.r4 = root;
+        meta.a4_op = 1;
+        meta.a4_idx = idx;
+    }
     // The port the next chip sends the packet out of (its root id), by this chip's egress
     // port, the destination and the bits of the flow hash the next chip's ECMP reads.
     table path1 {
@@ -444,6 +491,27 @@ control Ingress(inout headers_t hdr,
             meta.ecmp_hash      : ternary;
         }
         actions = { hop2; NoAction; }
+        default_action = NoAction();
+        size = 1024;
+    }
+    // The third and the fourth chip.
+    table path3 {
+        key = {
+            meta.out_port       : exact;
+            hdr.ipv4.dst_addr   : ternary;
+            meta.ecmp_hash      : ternary;
+        }
+        actions = { hop3; NoAction; }
+        default_action = NoAction();
+        size = 1024;
+    }
+    table path4 {
+        key = {
+            meta.out_port       : exact;
+            hdr.ipv4.dst_addr   : ternary;
+            meta.ecmp_hash      : ternary;
+        }
+        actions = { hop4; NoAction; }
         default_action = NoAction();
         size = 1024;
     }
@@ -503,6 +571,8 @@ control Ingress(inout headers_t hdr,
             meta.iq_idx = hdr.rec.port[5:0] ++ hdr.rec.q[6:0];
             meta.a1_idx = hdr.rec.port[5:0] ++ hdr.rec.root[11:0];
             meta.a2_idx = hdr.rec.port[5:0] ++ hdr.rec.root[11:0];
+            meta.a3_idx = hdr.rec.port[5:0] ++ hdr.rec.root[11:0];
+            meta.a4_idx = hdr.rec.port[5:0] ++ hdr.rec.root[11:0];
             if (hdr.rec.kind == K_DEQ) {
                 // Whom to resume; whether to release the IQ.
                 meta.um_op = 2;
@@ -514,8 +584,15 @@ control Ingress(inout headers_t hdr,
                     meta.new_q = hdr.rec.q;
                     if (hdr.rec.hop == 1) {
                         meta.a1_op = 2;
-                    } else {
+                    }
+                    if (hdr.rec.hop == 2) {
                         meta.a2_op = 2;
+                    }
+                    if (hdr.rec.hop == 3) {
+                        meta.a3_op = 2;
+                    }
+                    if (hdr.rec.hop == 4) {
+                        meta.a4_op = 2;
                     }
                 } else {
                     if (hdr.rec.kind == K_RESUME) {
@@ -528,6 +605,12 @@ control Ingress(inout headers_t hdr,
                         }
                         if (hdr.rec.empty == 1 && hdr.rec.hop == 3) {
                             meta.a2_op = 3;
+                        }
+                        if (hdr.rec.empty == 1 && hdr.rec.hop == 4) {
+                            meta.a3_op = 3;
+                        }
+                        if (hdr.rec.empty == 1 && hdr.rec.hop == 5) {
+                            meta.a4_op = 3;
                         }
                     } else {
                         drop();
@@ -544,6 +627,8 @@ control Ingress(inout headers_t hdr,
                 meta.out_port = meta.in_port;
                 meta.a1_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
                 meta.a2_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
+                meta.a3_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
+                meta.a4_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
                 own_root.apply();
                 // (Each field written once, so the three share a stage.)
                 if (meta.own == 0 && hdr.pyr.hop == 1) {
@@ -552,7 +637,13 @@ control Ingress(inout headers_t hdr,
                 if (meta.own == 0 && hdr.pyr.hop == 2) {
                     meta.a2_op = 1;
                 }
-                if (meta.own == 0 && (hdr.pyr.hop == 1 || hdr.pyr.hop == 2)) {
+                if (meta.own == 0 && hdr.pyr.hop == 3) {
+                    meta.a3_op = 1;
+                }
+                if (meta.own == 0 && hdr.pyr.hop == 4) {
+                    meta.a4_op = 1;
+                }
+                if (meta.own == 0 && hdr.pyr.hop != 0 && hdr.pyr.hop < 5) {
                     meta.fr_ok = 1;
                 }
                 drop();
@@ -582,6 +673,8 @@ control Ingress(inout headers_t hdr,
         if (meta.kind == K_DATA && meta.out_port != 0x1ff) {
             path1.apply();
             path2.apply();
+            path3.apply();
+            path4.apply();
         }
 
         // ---- the roots this chip knows downstream, by hop ----
@@ -590,6 +683,12 @@ control Ingress(inout headers_t hdr,
         }
         if (meta.a2_op != 0) {
             meta.a2 = assign2_step.execute(meta.a2_idx);
+        }
+        if (meta.a3_op != 0) {
+            meta.a3 = assign3_step.execute(meta.a3_idx);
+        }
+        if (meta.a4_op != 0) {
+            meta.a4 = assign4_step.execute(meta.a4_idx);
         }
 
         // ---- a data packet's queue: the nearest matched root's IQ, else the OQ; a
@@ -606,16 +705,35 @@ control Ingress(inout headers_t hdr,
                 meta.q_hop = 3;
                 meta.qlen = qd.read(meta.out_port[8:0], meta.a2[6:0]);
             } else {
-                if (meta.kind == K_DATA) {
-                    meta.q = 0;
-                    meta.q_root = meta.own_root;
-                    meta.q_hop = 1;
-                    meta.qlen = qd.read(meta.out_port[8:0], 0);
+                if (meta.kind == K_DATA && meta.a3 != 0) {
+                    meta.q = meta.a3[6:0];
+                    meta.q_root = meta.r3;
+                    meta.q_hop = 4;
+                    meta.qlen = qd.read(meta.out_port[8:0], meta.a3[6:0]);
+                } else {
+                    if (meta.kind == K_DATA && meta.a4 != 0) {
+                        meta.q = meta.a4[6:0];
+                        meta.q_root = meta.r4;
+                        meta.q_hop = 5;
+                        meta.qlen = qd.read(meta.out_port[8:0], meta.a4[6:0]);
+                    } else {
+                        if (meta.kind == K_DATA) {
+                            meta.q = 0;
+                            meta.q_root = meta.own_root;
+                            meta.q_hop = 1;
+                            meta.qlen = qd.read(meta.out_port[8:0], 0);
+                        }
+                    }
                 }
             }
         }
         if (meta.kind != K_DATA) {
-            meta.known = meta.a1 | meta.a2;
+            // (One hop's table answers a frame or a record: the others read 0.)
+            meta.known12 = meta.a1 | meta.a2;
+            meta.known34 = meta.a3 | meta.a4;
+        }
+        if (meta.kind != K_DATA) {
+            meta.known = meta.known12 | meta.known34;
         }
 
         // ---- what to do: pause upstream; pause, resume, install or give back an IQ ----

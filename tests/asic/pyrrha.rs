@@ -316,10 +316,11 @@ fn a_pause_naming_the_chips_own_port_is_ignored() {
 
 /// B.5 item 3, path fidelity: the edge switch of host 0 in a 3-tier fat tree (k = 4) alone
 /// on the bench, 400 packets from host 0 to random hosts of the other pods with random flow
-/// ids. At every lookup of `path1` and `path2` the root the program found is the one the
+/// ids. At every lookup of `path1` to `path4` the root the program found is the one the
 /// path oracle gives for the key it looked up (egress port, destination, flow hash): the port
-/// the aggregation switch sends the packet out of (to a core its ECMP picks by the hash) and
-/// the port the core sends it out of; between them the packets reach every core.
+/// the aggregation switch sends the packet out of (to a core its ECMP picks by the hash),
+/// the port the core, the destination's aggregation switch and its edge switch send it out
+/// of; between them the packets reach every core.
 #[test]
 fn the_programs_path_is_the_oracles() {
     use asic_deploy::paths::PathOracle;
@@ -387,10 +388,11 @@ fn the_programs_path_is_the_oracles() {
             else {
                 continue;
             };
-            let hops = match table.as_str() {
-                "Ingress.path1" => 1,
-                "Ingress.path2" => 2,
-                _ => continue,
+            let Some(hops) = table
+                .strip_prefix("Ingress.path")
+                .and_then(|n| n.parse::<usize>().ok())
+            else {
+                continue;
             };
             let (e, dst, hash) = (
                 key[0].value as u16,
@@ -417,7 +419,7 @@ fn the_programs_path_is_the_oracles() {
             looked += 1;
         }
     }
-    assert_eq!(looked, 800, "two lookups a packet");
+    assert_eq!(looked, 1600, "four lookups a packet");
     assert_eq!(cores.len(), 4, "every core of k = 4");
 }
 

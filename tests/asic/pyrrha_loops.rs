@@ -18,20 +18,31 @@ const PFC: &str = "deploy: Routers(Ecmp), chips: [(select: All, config: Some((tm
 /// packets (sent, received, dropped, still in the network) and the ring ports (`A:1`, `B:1`,
 /// `C:1`) paused at the end.
 fn ends(file: &str, deploy: &str) -> ([u64; 4], Vec<String>) {
+    let (counts, paused, _) = run(file, deploy);
+    (counts, paused)
+}
+
+/// `ends`, and the longest pause of any queue of the chips (µs).
+fn run(file: &str, deploy: &str) -> ([u64; 4], Vec<String>, f64) {
     let text = std::fs::read_to_string(Path::new("programs/pyrrha").join(file)).unwrap();
     assert!(text.contains("deploy: Pyrrha(()),"));
     let s: NetScenario = ron::from_str(&text.replace("deploy: Pyrrha(()),", deploy))
         .unwrap_or_else(|e| panic!("{e}"));
     let r = net::run_detailed(s, Path::new("programs/pyrrha"), None).unwrap();
     let c = conservation(&r.record);
-    let paused = pause_stats(&r.record.pauses, r.record.duration_ps)
+    let chips: Vec<_> = pause_stats(&r.record.pauses, r.record.duration_ps)
         .into_iter()
-        .filter(|p| p.paused_at_end && ["A", "B", "C"].contains(&p.node.as_str()))
+        .filter(|p| ["A", "B", "C"].contains(&p.node.as_str()))
+        .collect();
+    let paused = chips
+        .iter()
+        .filter(|p| p.paused_at_end)
         .map(|p| format!("{}:{}", p.node, p.port))
         .collect();
-    println!("{file} under {deploy}: {c:?}, paused at the end {paused:?}");
+    let longest = chips.iter().map(|p| p.longest_pause_ps).max().unwrap_or(0) as f64 / 1e6;
+    println!("{file} under {deploy}: {c:?}, paused at the end {paused:?}, longest {longest} us");
     let in_flight = u64::try_from(c.in_flight).expect("the conservation line holds");
-    ([c.sent, c.received, c.dropped, in_flight], paused)
+    ([c.sent, c.received, c.dropped, in_flight], paused, longest)
 }
 
 const RING: [&str; 3] = ["A:1", "B:1", "C:1"];
@@ -60,17 +71,36 @@ fn the_three_flow_loop_converges_under_pyrrha_and_deadlocks_under_pfc_and_collid
 
 /// B.5 item 9 in a network, Fig. 12: one flow whose routes loop round the ring for ever.
 /// Under Pyrrha the PAUSE relayed round the ring comes back to the root's own chip, which
-/// ignores it (the self-ID guard; it is also three hops away, past the program's two hop
-/// tables): no cyclic dependency forms, the ring ports are resumed, and every packet ends
-/// dropped where its TTL runs out (the paper's loss at A1). Under PFC and BFC (a queue per
-/// flow) each ring port pauses the one before it and the looping packets stay in the ring.
+/// ignores it (the self-ID guard): no cyclic dependency forms, the ring ports are resumed
+/// (no pause lasts 20 µs), and every packet ends dropped where its TTL runs out (the
+/// paper's loss at A1). With the guard's entries deleted the chip gives its own port's
+/// root an IQ towards the ring and pauses it: that pause outlasts the traffic by hundreds
+/// of µs (nothing deadlocks even then, as no OQ is ever paused). Under PFC and BFC (a
+/// queue per flow) each ring port pauses the one before it and the looping packets stay in
+/// the ring.
 #[test]
 fn the_single_flow_loop_forms_no_cycle_under_pyrrha_and_deadlocks_under_pfc_and_bfc() {
     let file = "loop-one-flow.ron";
-    let ([sent, received, dropped, in_flight], paused) = ends(file, "deploy: Pyrrha(()),");
+    let ([sent, received, dropped, in_flight], paused, longest) = run(file, "deploy: Pyrrha(()),");
     assert!(sent > 100);
     assert_eq!((received, dropped, in_flight), (0, sent, 0));
-    assert!(paused.is_empty(), "{paused:?}");
+    assert!(paused.is_empty() && longest < 20.0, "{paused:?} {longest}");
+    // The guard's entries (`own_root`: root ids 0-2 are A's ports, 3-5 B's, 6-8 C's) gone.
+    let unguarded: Vec<String> = [("A", 0), ("B", 3), ("C", 6)]
+        .iter()
+        .map(|(chip, first)| {
+            let ops: Vec<String> = (*first..first + 3)
+                .map(|r| {
+                    format!("(at_ns: 0, op: DeleteEntry((table: \"own_root\", key: [Exact({r})])))")
+                })
+                .collect();
+            format!("(select: Name(\"{chip}\"), control: [{}])", ops.join(", "))
+        })
+        .collect();
+    let deploy = format!("deploy: Pyrrha(()), chips: [{}],", unguarded.join(", "));
+    let ([sent, _, dropped, in_flight], _, longest) = run(file, &deploy);
+    assert_eq!((dropped, in_flight), (sent, 0));
+    assert!(longest > 200.0, "{longest}");
     for deploy in [PFC, "deploy: Bfc(()),"] {
         let ([_, _, _, in_flight], paused) = ends(file, deploy);
         assert!(in_flight > 0, "{deploy}");
