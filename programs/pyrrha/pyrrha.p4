@@ -144,6 +144,7 @@ struct metadata_t {
     bit<7>  ctrl_q;
     // path and roots
     bit<1>  fr_ok;   // a frame this chip acts on (not its own root; a hop it tracks)
+    bit<8>  f_empty; // a RESUME walk record's: its IQ was released
     bit<8>  known;   // the frame's root's IQ on its port (0: none)
     bit<8>  known12; // ... in the tables of hops 1 and 2
     bit<8>  known34; // ... of hops 3 and 4
@@ -527,6 +528,48 @@ control Ingress(inout headers_t hdr,
         default_action = NoAction();
         size = 256;
     }
+
+    // What a frame or a record does to the root tables of hops 1 to 4: a frame (not naming
+    // one of this chip's ports) reads its hop's table (1) and is acted on (`fr_ok`); an
+    // INSTALL record sets its hop's entry if free (2); a RESUME walk record of a released
+    // IQ (`empty`) clears the entry of its root, one hop nearer than the hop it carries (3).
+    // One table, not a condition per case: they would fill a stage's table slots.
+    action ops(bit<8> o1, bit<8> o2, bit<8> o3, bit<8> o4, bit<1> ok) {
+        meta.a1_op = o1;
+        meta.a2_op = o2;
+        meta.a3_op = o3;
+        meta.a4_op = o4;
+        meta.fr_ok = ok;
+    }
+    table hop_ops {
+        key = {
+            meta.kind    : exact;
+            meta.f_hop   : exact;
+            meta.own     : exact;
+            meta.f_empty : exact;
+        }
+        actions = { ops; NoAction; }
+        default_action = NoAction();
+        size = 32;
+        const entries = {
+            (K_FPAUSE, 1, 0, 0) : ops(1, 0, 0, 0, 1);
+            (K_FPAUSE, 2, 0, 0) : ops(0, 1, 0, 0, 1);
+            (K_FPAUSE, 3, 0, 0) : ops(0, 0, 1, 0, 1);
+            (K_FPAUSE, 4, 0, 0) : ops(0, 0, 0, 1, 1);
+            (K_FRESUME, 1, 0, 0) : ops(1, 0, 0, 0, 1);
+            (K_FRESUME, 2, 0, 0) : ops(0, 1, 0, 0, 1);
+            (K_FRESUME, 3, 0, 0) : ops(0, 0, 1, 0, 1);
+            (K_FRESUME, 4, 0, 0) : ops(0, 0, 0, 1, 1);
+            (K_INSTALL, 1, 0, 0) : ops(2, 0, 0, 0, 0);
+            (K_INSTALL, 2, 0, 0) : ops(0, 2, 0, 0, 0);
+            (K_INSTALL, 3, 0, 0) : ops(0, 0, 2, 0, 0);
+            (K_INSTALL, 4, 0, 0) : ops(0, 0, 0, 2, 0);
+            (K_RESUME, 2, 0, 1) : ops(3, 0, 0, 0, 0);
+            (K_RESUME, 3, 0, 1) : ops(0, 3, 0, 0, 0);
+            (K_RESUME, 4, 0, 1) : ops(0, 0, 3, 0, 0);
+            (K_RESUME, 5, 0, 1) : ops(0, 0, 0, 3, 0);
+        }
+    }
     action set_hash_q(bit<8> q) {
         meta.hash_q = q;
     }
@@ -582,36 +625,13 @@ control Ingress(inout headers_t hdr,
             } else {
                 if (hdr.rec.kind == K_INSTALL) {
                     meta.new_q = hdr.rec.q;
-                    if (hdr.rec.hop == 1) {
-                        meta.a1_op = 2;
-                    }
-                    if (hdr.rec.hop == 2) {
-                        meta.a2_op = 2;
-                    }
-                    if (hdr.rec.hop == 3) {
-                        meta.a3_op = 2;
-                    }
-                    if (hdr.rec.hop == 4) {
-                        meta.a4_op = 2;
-                    }
                 } else {
                     if (hdr.rec.kind == K_RESUME) {
                         // A released IQ's root loses its assignment (`empty` says so).
                         meta.walk = 1;
                         meta.w_root = hdr.rec.root;
                         meta.w_hop = hdr.rec.hop;
-                        if (hdr.rec.empty == 1 && hdr.rec.hop == 2) {
-                            meta.a1_op = 3;
-                        }
-                        if (hdr.rec.empty == 1 && hdr.rec.hop == 3) {
-                            meta.a2_op = 3;
-                        }
-                        if (hdr.rec.empty == 1 && hdr.rec.hop == 4) {
-                            meta.a3_op = 3;
-                        }
-                        if (hdr.rec.empty == 1 && hdr.rec.hop == 5) {
-                            meta.a4_op = 3;
-                        }
+                        meta.f_empty = hdr.rec.empty;
                     } else {
                         drop();
                     }
@@ -630,22 +650,6 @@ control Ingress(inout headers_t hdr,
                 meta.a3_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
                 meta.a4_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
                 own_root.apply();
-                // (Each field written once, so the three share a stage.)
-                if (meta.own == 0 && hdr.pyr.hop == 1) {
-                    meta.a1_op = 1;
-                }
-                if (meta.own == 0 && hdr.pyr.hop == 2) {
-                    meta.a2_op = 1;
-                }
-                if (meta.own == 0 && hdr.pyr.hop == 3) {
-                    meta.a3_op = 1;
-                }
-                if (meta.own == 0 && hdr.pyr.hop == 4) {
-                    meta.a4_op = 1;
-                }
-                if (meta.own == 0 && hdr.pyr.hop != 0 && hdr.pyr.hop < 5) {
-                    meta.fr_ok = 1;
-                }
                 drop();
             } else {
                 if (hdr.ipv4.isValid() && hdr.ipv4.ttl > 1) {
@@ -666,6 +670,11 @@ control Ingress(inout headers_t hdr,
                     drop();
                 }
             }
+        }
+
+        // ---- which hop's root table a frame or a record reads or writes ----
+        if (meta.kind != K_DATA) {
+            hop_ops.apply();
         }
 
         // ---- the data packet's path ----
