@@ -13,12 +13,13 @@
 //! ([`crate::paths`]); a flow whose path does not pass the queue's port (routed otherwise
 //! than the generated routes say) is counted apart, not judged.
 
-use crate::paths::{FiveTuple, Hop, PathOracle};
+use crate::paths::{FiveTuple, Hop, PathOracle, Walk};
 use asic_net::records::{FlowKey, HolReport, HolViolation, QueueSnapshots};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// The check of `snaps`, with each flow's path from `oracle`; an error if a flow's path
+/// The check of `snaps`, with each flow's path from `oracle` (for routes that loop, the
+/// loop: a flow in it comes round to every port of it again); an error if a flow's path
 /// cannot be followed (a chip with no route to its destination, or one whose routes the
 /// oracle does not know).
 pub fn check(oracle: &PathOracle, snaps: &QueueSnapshots) -> Result<HolReport, String> {
@@ -29,7 +30,7 @@ pub fn check(oracle: &PathOracle, snaps: &QueueSnapshots) -> Result<HolReport, S
             port: c.port,
         });
     }
-    let mut paths: HashMap<FlowKey, Vec<Hop>> = HashMap::new();
+    let mut paths: HashMap<FlowKey, Walk> = HashMap::new();
     let mut report = HolReport {
         samples: snaps.samples,
         ..HolReport::default()
@@ -56,14 +57,14 @@ pub fn check(oracle: &PathOracle, snaps: &QueueSnapshots) -> Result<HolReport, S
                 Entry::Vacant(v) => {
                     let (src, dst) = (flow.src as usize, flow.dst as usize);
                     let tuple = FiveTuple::of_flow(oracle.topology(), src, dst, flow.flow_id);
-                    v.insert(oracle.path(src, dst, &tuple)?)
+                    v.insert(oracle.walk(src, dst, &tuple)?)
                 }
             };
-            let Some(i) = path.iter().position(|h| *h == here) else {
+            let Some(i) = path.hops.iter().position(|h| *h == here) else {
                 report.off_path += 1;
                 continue;
             };
-            if !path[i + 1..].iter().any(|h| roots.contains(h)) {
+            if !path.after(i).any(|h| roots.contains(h)) {
                 report.violations.push(HolViolation {
                     time_ps: q.time_ps,
                     chip: q.chip,

@@ -105,8 +105,24 @@ impl<'t> PathOracle<'t> {
     /// to the one that delivers it; an error naming the chip where it would be dropped
     /// (no route) or loop.
     pub fn path(&self, src: usize, dst: usize, tuple: &FiveTuple) -> Result<Vec<Hop>, String> {
+        let walk = self.walk(src, dst, tuple)?;
+        match walk.cycle {
+            None => Ok(walk.hops),
+            Some(_) => {
+                let last = walk.hops.last().expect("a cycle has hops");
+                Err(format!(
+                    "the path to {} loops (at {} port {})",
+                    self.topo.spec.hosts[dst].name, self.topo.spec.chips[last.chip].name, last.port
+                ))
+            }
+        }
+    }
+
+    /// [`PathOracle::path`], or, for routes that loop, the hops up to the first one the
+    /// packet would take again, and where the cycle starts; an error if a chip has no route.
+    pub fn walk(&self, src: usize, dst: usize, tuple: &FiveTuple) -> Result<Walk, String> {
         let hash = tuple.hash();
-        let mut hops = Vec::new();
+        let mut hops: Vec<Hop> = Vec::new();
         let mut at = self.topo.peer(self.topo.host_link[src], End::Host(src));
         while let End::Chip(c, _) = at {
             let name = &self.topo.spec.chips[c].name;
@@ -117,14 +133,40 @@ impl<'t> PathOracle<'t> {
             let port = routes
                 .port(dst, hash)
                 .ok_or_else(|| format!("{name} has no route to {host}"))?;
-            if hops.len() > self.topo.spec.chips.len() {
-                return Err(format!("the path to {host} loops (at {name} port {port})"));
+            let hop = Hop { chip: c, port };
+            if let Some(start) = hops.iter().position(|h| *h == hop) {
+                return Ok(Walk {
+                    hops,
+                    cycle: Some(start),
+                });
             }
-            hops.push(Hop { chip: c, port });
+            hops.push(hop);
             let link = self.topo.chip_ports[c][&port];
             at = self.topo.peer(link, End::Chip(c, port));
         }
-        Ok(hops)
+        Ok(Walk { hops, cycle: None })
+    }
+}
+
+/// Where a packet goes ([`PathOracle::walk`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Walk {
+    /// The hops, each once.
+    pub hops: Vec<Hop>,
+    /// Routes that loop: the packet takes `hops[start..]` again and again (until its TTL
+    /// runs out); `None` when the last hop delivers it.
+    pub cycle: Option<usize>,
+}
+
+impl Walk {
+    /// The hops the packet takes after hop `i`: the rest of the way, and for a hop in a
+    /// cycle, the cycle round to it again.
+    pub fn after(&self, i: usize) -> impl Iterator<Item = &Hop> {
+        let again = match self.cycle {
+            Some(start) if start <= i => &self.hops[start..i],
+            _ => &[],
+        };
+        self.hops[i + 1..].iter().chain(again)
     }
 }
 
@@ -200,6 +242,72 @@ mod tests {
         assert_eq!(spines.len(), 2, "both spines carry some of 64 flows");
         let t = FiveTuple::of_flow(&topo, 0, 1, 0);
         assert_eq!(oracle.path(0, 1, &t).unwrap().len(), 1);
+    }
+
+    /// Routes set by hand that send every packet to h1 round a ring of three chips (A:1 to
+    /// B, B:1 to C, C:1 to A; one host each on port 0): from h0 the walk is A:1, B:1, C:1
+    /// and then A:1 again; after C:1 comes A:1 and B:1 (the cycle), after A:1 the rest.
+    /// `path` refuses it, naming where it loops.
+    #[test]
+    fn routes_that_loop_walk_round_their_cycle() {
+        use asic_net::topology::{LinkSpec, RouteSpec, TopologySpec};
+        let link = |a: &str, b: &str| LinkSpec {
+            a: a.into(),
+            b: b.into(),
+            gbps: 100,
+            delay_ns: 600,
+        };
+        let spec: TopologySpec = TopologySpec {
+            chips: ["A", "B", "C"]
+                .iter()
+                .map(|n| asic_net::topology::ChipSpec {
+                    name: n.to_string(),
+                    profile: "x".into(),
+                    role: None,
+                })
+                .collect(),
+            hosts: (0..3)
+                .map(|i| asic_net::topology::HostSpec {
+                    name: format!("h{i}"),
+                    ip: format!("10.{i}.0.1"),
+                    nic_queues: 8,
+                })
+                .collect(),
+            links: vec![
+                link("h0", "A:0"),
+                link("h1", "B:0"),
+                link("h2", "C:0"),
+                link("A:1", "B:2"),
+                link("B:1", "C:2"),
+                link("C:1", "A:2"),
+            ],
+            routes: ["A", "B", "C"]
+                .iter()
+                .map(|c| RouteSpec {
+                    chip: c.to_string(),
+                    dst: "h1".into(),
+                    port: 1,
+                })
+                .collect(),
+        };
+        let topo = Topology::resolve(spec).unwrap();
+        let oracle = PathOracle::uniform(&topo, Routing::Ecmp);
+        let t = FiveTuple::of_flow(&topo, 0, 1, 0);
+        let w = oracle.walk(0, 1, &t).unwrap();
+        let h = |chip, port| Hop { chip, port };
+        assert_eq!(w.hops, [h(0, 1), h(1, 1), h(2, 1)]);
+        assert_eq!(w.cycle, Some(0));
+        assert_eq!(w.after(2).copied().collect::<Vec<_>>(), [h(0, 1), h(1, 1)]);
+        assert_eq!(w.after(0).copied().collect::<Vec<_>>(), [h(1, 1), h(2, 1)]);
+        assert_eq!(
+            oracle.path(0, 1, &t).unwrap_err(),
+            "the path to h1 loops (at C port 1)"
+        );
+        // To h2 the routes are the generated ones: A:2 to C, C:0.
+        let w = oracle
+            .walk(0, 2, &FiveTuple::of_flow(&topo, 0, 2, 0))
+            .unwrap();
+        assert_eq!((w.hops, w.cycle), (vec![h(0, 2), h(2, 0)], None));
     }
 
     /// Flows into a congested port are congested; one that shares a link with them but

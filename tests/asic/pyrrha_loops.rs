@@ -18,18 +18,27 @@ const PFC: &str = "deploy: Routers(Ecmp), chips: [(select: All, config: Some((tm
 /// packets (sent, received, dropped, still in the network) and the ring ports (`A:1`, `B:1`,
 /// `C:1`) paused at the end.
 fn ends(file: &str, deploy: &str) -> ([u64; 4], Vec<String>) {
-    let (counts, paused, _) = run(file, deploy);
+    let (counts, paused, ..) = run(file, deploy);
     (counts, paused)
 }
 
-/// `ends`, and the longest pause of any queue of the chips (µs).
-fn run(file: &str, deploy: &str) -> ([u64; 4], Vec<String>, f64) {
+/// `ends`, the longest pause of any queue of the chips (µs), and what the HOL check saw:
+/// flows in paused queues, and of them those with no congested port on their way (a
+/// looping flow's way is its loop; in a deadlock no queue drains, so every waiting flow
+/// waits for nothing).
+fn run(file: &str, deploy: &str) -> ([u64; 4], Vec<String>, f64, (u64, usize)) {
     let text = std::fs::read_to_string(Path::new("programs/pyrrha").join(file)).unwrap();
     assert!(text.contains("deploy: Pyrrha(()),"));
     let s: NetScenario = ron::from_str(&text.replace("deploy: Pyrrha(()),", deploy))
         .unwrap_or_else(|e| panic!("{e}"));
     let r = net::run_detailed(s, Path::new("programs/pyrrha"), None).unwrap();
     let c = conservation(&r.record);
+    let hol = r
+        .record
+        .hol
+        .as_ref()
+        .expect("the files check for HOL blocking");
+    let hol = (hol.flows_checked, hol.violations.len());
     let chips: Vec<_> = pause_stats(&r.record.pauses, r.record.duration_ps)
         .into_iter()
         .filter(|p| ["A", "B", "C"].contains(&p.node.as_str()))
@@ -40,9 +49,17 @@ fn run(file: &str, deploy: &str) -> ([u64; 4], Vec<String>, f64) {
         .map(|p| format!("{}:{}", p.node, p.port))
         .collect();
     let longest = chips.iter().map(|p| p.longest_pause_ps).max().unwrap_or(0) as f64 / 1e6;
-    println!("{file} under {deploy}: {c:?}, paused at the end {paused:?}, longest {longest} us");
+    println!(
+        "{file} under {deploy}: {c:?}, paused at the end {paused:?}, longest {longest} us, \
+         HOL {hol:?}"
+    );
     let in_flight = u64::try_from(c.in_flight).expect("the conservation line holds");
-    ([c.sent, c.received, c.dropped, in_flight], paused, longest)
+    (
+        [c.sent, c.received, c.dropped, in_flight],
+        paused,
+        longest,
+        hol,
+    )
 }
 
 const RING: [&str; 3] = ["A:1", "B:1", "C:1"];
@@ -56,14 +73,17 @@ const RING: [&str; 3] = ["A:1", "B:1", "C:1"];
 #[test]
 fn the_three_flow_loop_converges_under_pyrrha_and_deadlocks_under_pfc_and_colliding_bfc() {
     let file = "loop-three-flows.ron";
-    let ([sent, received, dropped, in_flight], paused) = ends(file, "deploy: Pyrrha(()),");
+    let ([sent, received, dropped, in_flight], paused, _, (seen, blocked)) =
+        run(file, "deploy: Pyrrha(()),");
     assert!(sent > 2000);
     assert_eq!((received, dropped, in_flight), (sent, 0, 0));
     assert!(paused.is_empty(), "{paused:?}");
+    assert!(seen > 0 && blocked == 0, "{seen} {blocked}");
     for deploy in [PFC, "deploy: Bfc((assignment: Single)),"] {
-        let ([sent, received, _, in_flight], paused) = ends(file, deploy);
+        let ([sent, received, _, in_flight], paused, _, (seen, blocked)) = run(file, deploy);
         assert!(in_flight > 0 && received < sent, "{deploy}");
         assert_eq!(paused, RING, "{deploy}");
+        assert!(blocked as u64 > seen / 2, "{deploy}: {blocked} of {seen}");
     }
     let ([sent, received, _, in_flight], _) = ends(file, "deploy: Bfc(()),");
     assert_eq!((received, in_flight), (sent, 0));
@@ -81,10 +101,12 @@ fn the_three_flow_loop_converges_under_pyrrha_and_deadlocks_under_pfc_and_collid
 #[test]
 fn the_single_flow_loop_forms_no_cycle_under_pyrrha_and_deadlocks_under_pfc_and_bfc() {
     let file = "loop-one-flow.ron";
-    let ([sent, received, dropped, in_flight], paused, longest) = run(file, "deploy: Pyrrha(()),");
+    let ([sent, received, dropped, in_flight], paused, longest, (seen, blocked)) =
+        run(file, "deploy: Pyrrha(()),");
     assert!(sent > 100);
     assert_eq!((received, dropped, in_flight), (0, sent, 0));
     assert!(paused.is_empty() && longest < 20.0, "{paused:?} {longest}");
+    assert!(seen > 0 && blocked == 0, "{seen} {blocked}");
     // The guard's entries (`own_root`: root ids 0-2 are A's ports, 3-5 B's, 6-8 C's) gone.
     let unguarded: Vec<String> = [("A", 0), ("B", 3), ("C", 6)]
         .iter()
@@ -98,7 +120,7 @@ fn the_single_flow_loop_forms_no_cycle_under_pyrrha_and_deadlocks_under_pfc_and_
         })
         .collect();
     let deploy = format!("deploy: Pyrrha(()), chips: [{}],", unguarded.join(", "));
-    let ([sent, _, dropped, in_flight], _, longest) = run(file, &deploy);
+    let ([sent, _, dropped, in_flight], _, longest, _) = run(file, &deploy);
     assert_eq!((dropped, in_flight), (sent, 0));
     assert!(longest > 200.0, "{longest}");
     for deploy in [PFC, "deploy: Bfc(()),"] {
