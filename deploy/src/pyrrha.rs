@@ -5,9 +5,10 @@
 //!   copies' mirror session, none towards a host; the pipe's record session; its bit among
 //!   the pipe's ports; the frame queue), and for the recirculation and packet-generator
 //!   ports; `egress_cfg` (the port's own root id and K_pause in cells) and egress
-//!   `port_resume` (K_resume); `path1`/`path2` (for each egress port, destination and bucket
-//!   of the downstream chips' ECMP hash bits, the root id of the port the next and the
-//!   second chip send the packet out of: the path oracle's choices, [`ChipRoutes::choices`]);
+//!   `port_resume` (K_resume); `path1` to `path4` (for each egress port, destination and
+//!   bucket of the downstream chips' ECMP hash bits, the root id of the port the next, the
+//!   second, third and fourth chip send the packet out of: the path oracle's choices,
+//!   [`ChipRoutes::choices`]);
 //!   `own_root` (this chip's root ids: frames naming one are ignored); `root_hash` (a
 //!   root's low 8 bits onto the IQs, for when none is free); `lowest_port` (the RESUME
 //!   walk's lowest set bit of an upstream-port mask);
@@ -137,8 +138,8 @@ impl PyrrhaSpec {
     }
 
     /// The path tables of chip `c`: for each egress port `e` and destination, the root ids
-    /// of the ports the next two chips send the packet out of, by the hash bits their ECMP
-    /// reads. Destinations are aggregated as the routes are ([`routers::by_prefix`]): one
+    /// of the ports the next [`HOPS`] chips send the packet out of, by the hash bits their
+    /// ECMP reads. Destinations are aggregated as the routes are ([`routers::by_prefix`]): one
     /// entry per choice for a /16 whose hosts routed through `e` all have the same choices,
     /// else per /24, else per host.
     fn path_entries(

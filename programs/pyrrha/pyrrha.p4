@@ -450,7 +450,7 @@ control Ingress(inout headers_t hdr,
     }
 
     // ---- path calculation ----
-    // `idx` is the root's index in `assign1`/`assign2`: the egress port's low 6 bits, then
+    // `idx` is the root's index in `assign1` to `assign4`: the egress port's low 6 bits, then
     // the root's low 12.
     action hop1(bit<16> root, bit<18> idx) {
         meta.r1 = root;
