@@ -64,8 +64,8 @@ const PFC: &str = "[(select: All, config: Some((tm: (pfc: (groups: [(priority: 0
 /// port it shares with S2 (the paper's 66.7 Gb/s): the root's queue takes S1's core IQ at
 /// up to a line rate and S2's at half of one (round robin with VS's OQ), so S2 has a third
 /// of R1's link and VS the rest of the shared port. Under PFC the core port is paused
-/// for R1's incast as a whole and VS's flow waits with S2's: VS has 19.4 Gb/s less (at least 15
-/// asked).
+/// for R1's incast as a whole and VS's flow waits with S2's: VS has 19.4 Gb/s less (the
+/// test asks for 15).
 #[test]
 fn the_testbed_isolates_the_incast() {
     let (r, roles) = testbed("Pyrrha(())", "[]");
