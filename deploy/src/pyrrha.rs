@@ -171,7 +171,7 @@ impl PyrrhaSpec {
                 let (table, action) = (format!("path{t}"), format!("hop{t}"));
                 let of_table: Vec<(u32, Vec<Choice>)> = hosts
                     .iter()
-                    .map(|(ip, ch)| (*ip, ch.iter().copied().filter(|c| c.0 == t).collect()))
+                    .map(|(ip, ch)| (*ip, one_root_one_row(ch.iter().filter(|c| c.0 == t))))
                     .collect();
                 v.extend(path_table(&of_table, roots, e, &table, &action));
             }
@@ -213,6 +213,19 @@ fn path_table(
 /// One row of a path table for a destination: the table (1 to [`HOPS`]), the hash value and mask,
 /// and the root (chip, port) the packet will leave that chip by.
 type Choice = (u8, u16, u16, usize, u16);
+
+/// A table's rows for one destination, as one row matching any hash when every choice on
+/// the way leads to the same port at this hop (the last hops of a fat tree's paths, which
+/// the hashes before them do not change), else as they are.
+fn one_root_one_row<'a>(rows: impl Iterator<Item = &'a Choice>) -> Vec<Choice> {
+    let rows: Vec<Choice> = rows.copied().collect();
+    match rows.first() {
+        Some(&(t, _, _, chip, port)) if rows.iter().all(|r| (r.3, r.4) == (chip, port)) => {
+            vec![(t, 0, 0, chip, port)]
+        }
+        _ => rows,
+    }
+}
 
 /// Chips downstream the program's path tables follow (`path1` to `path4`): from the edge
 /// of a 3-tier fat tree, to the host.
@@ -437,13 +450,12 @@ mod tests {
     use super::*;
     use crate::routers::tests::leaf_spine;
 
-    /// Entries of `path1` and `path2` on chip `c`.
-    fn sizes(t: &Topology, c: usize) -> (usize, usize) {
+    /// Entries of `path1` to `path4` on chip `c`.
+    fn sizes(t: &Topology, c: usize) -> [usize; 4] {
         let oracle = PathOracle::uniform(t, Routing::Ecmp);
         let roots = RootIds::new(t).unwrap();
         let v = PyrrhaSpec::default().path_entries(t, &oracle, &roots, c);
-        let n = |name: &str| v.iter().filter(|e| e.table == name).count();
-        (n("path1"), n("path2"))
+        [1, 2, 3, 4].map(|i| v.iter().filter(|e| e.table == format!("path{i}")).count())
     }
 
     /// Destinations aggregate by prefix: on the paper's §VIII Clos (10 ToRs of 16 hosts,
@@ -453,6 +465,28 @@ mod tests {
     #[test]
     fn path_tables_aggregate_destinations() {
         let clos = leaf_spine(10, 4, 16);
-        assert_eq!(sizes(&clos, 0), (36, 576));
+        assert_eq!(sizes(&clos, 0), [36, 576, 0, 0]);
+    }
+
+    /// An edge switch of a 3-tier fat tree (k = 8: 4 uplinks, 8 pods of 16 hosts) follows
+    /// paths to the host, four chips down. The aggregation switch's choice of core is 16
+    /// buckets of its hash (`ecmp_buckets`); the rows after it that the hash does not change
+    /// are one each: `path1` 4 uplinks × (7 remote pods × 16 buckets + 3 local edge
+    /// switches), `path2` 4 × (7 × 16 + 12 local hosts), `path3` one per uplink and remote
+    /// edge switch (4 × 28: the destination pod's aggregation switch is the uplink's own
+    /// number), `path4` one per uplink and remote host (4 × 112). Without those single rows
+    /// `path3` and `path4` would repeat each row for the 16 buckets: 1,792 and 7,168, past
+    /// the tables' 1,024.
+    #[test]
+    fn a_fat_trees_edge_follows_four_hops_within_the_tables() {
+        use asic_net::shapes::{generate, Generate, Shape};
+        let shape = Shape::FatTree {
+            k: 8,
+            tiers: 3,
+            uplinks: None,
+        };
+        let g = Generate::new(shape, "x");
+        let t = Topology::resolve(generate(&g, &g.uniform_ports(64, 100)).unwrap()).unwrap();
+        assert_eq!(sizes(&t, 0), [460, 496, 112, 448]);
     }
 }
