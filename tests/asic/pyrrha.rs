@@ -55,7 +55,7 @@ fn rate(r: &RunRecord, port: u16, from_us: u64, to_us: u64) -> f64 {
 /// PFC on priority 0 of every chip: XOFF at 2 one-hop BDPs of ingress (469 cells of 176 B,
 /// Pyrrha's K_pause), XON 232 cells lower (near K_resume, in the chip's 8-cell unit),
 /// headroom for a hop's round trip (3.3 µs, 235 cells) and two frames.
-const PFC: &str = "[(select: All, config: Some((tm: (pfc: (groups: [(priority: 0, \
+pub(crate) const PFC: &str = "[(select: All, config: Some((tm: (pfc: (groups: [(priority: 0, \
                    xoff_cells: 469, hysteresis_cells: 232, headroom_cells: 260)])))))]";
 
 /// B.5 item 14, the testbed: under Pyrrha R1's ToR port is the root, both cores give it an
@@ -68,15 +68,20 @@ const PFC: &str = "[(select: All, config: Some((tm: (pfc: (groups: [(priority: 0
 /// test asks for 15).
 #[test]
 fn the_testbed_isolates_the_incast() {
+    // Gb/s into R1 and VR between 60 and 200 µs (leaf 2's ports to them).
+    let to_r1_vr = |name: &str, r: &RunRecord, roles: [usize; 5]| {
+        let (r1, vr) = ((roles[3] % 2) as u16, (roles[4] % 2) as u16);
+        let (to_r1, to_vr) = (rate(r, r1, 60, 200), rate(r, vr, 60, 200));
+        let hol = r.hol.as_ref().unwrap();
+        println!(
+            "{name}: to R1 {to_r1:.1} Gb/s, to VR {to_vr:.1} Gb/s; HOL {} of {}",
+            hol.violations.len(),
+            hol.flows_checked
+        );
+        (to_r1, to_vr)
+    };
     let (r, roles) = testbed("Pyrrha(())", "[]");
-    let (r1, vr) = ((roles[3] % 2) as u16, (roles[4] % 2) as u16);
-    let hol = r.hol.as_ref().unwrap();
-    let (to_r1, to_vr) = (rate(&r, r1, 60, 200), rate(&r, vr, 60, 200));
-    println!(
-        "Pyrrha: to R1 {to_r1:.1} Gb/s, to VR {to_vr:.1} Gb/s; HOL {} of {}",
-        hol.violations.len(),
-        hol.flows_checked
-    );
+    let (to_r1, to_vr) = to_r1_vr("Pyrrha", &r, roles);
     let line = 98.4; // 100G less preamble and gap, in IP bytes of full-size frames
     assert!(to_r1 > 0.99 * line, "{to_r1}");
     assert!((to_vr - line * 2.0 / 3.0).abs() < 0.05 * line, "{to_vr}");
@@ -91,14 +96,8 @@ fn the_testbed_isolates_the_incast() {
         "the senders' ToRs get it relayed"
     );
     assert!(!paused("leaf2"), "nothing downstream of the root pauses");
-    let (p, _) = testbed("Routers(Ecmp)", PFC);
-    let hol = p.hol.as_ref().unwrap();
-    let (pfc_r1, pfc_vr) = (rate(&p, r1, 60, 200), rate(&p, vr, 60, 200));
-    println!(
-        "PFC: to R1 {pfc_r1:.1} Gb/s, to VR {pfc_vr:.1} Gb/s; HOL {} of {}",
-        hol.violations.len(),
-        hol.flows_checked
-    );
+    let (p, roles) = testbed("Routers(Ecmp)", PFC);
+    let (pfc_r1, pfc_vr) = to_r1_vr("PFC", &p, roles);
     assert!(pfc_r1 > 0.99 * line && pfc_vr < to_vr - 15.0, "{pfc_vr}");
 }
 

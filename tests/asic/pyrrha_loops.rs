@@ -4,29 +4,36 @@
 //! dependency that outlives the traffic: long after the senders stop (the runs go on to 1
 //! ms), data packets are still in the chips and every ring port is still paused.
 
+use crate::pyrrha::PFC;
 use asic_deploy::{run as net, scenario::NetScenario};
 use asic_report::metrics::{conservation, pause_stats};
 use std::path::Path;
 
-/// PFC on priority 0 of every chip, as in the testbed's comparison (`tests/asic/pyrrha.rs`):
-/// XOFF at Pyrrha's K_pause (469 cells), XON 232 cells lower, headroom for a hop's loop.
-const PFC: &str = "deploy: Routers(Ecmp), chips: [(select: All, config: Some((tm: (pfc: \
-                   (groups: [(priority: 0, xoff_cells: 469, hysteresis_cells: 232, \
-                   headroom_cells: 260)])))))],";
-
-/// How a run of `file` under `deploy` (the scenario's `deploy` line replaced) ends: data
-/// packets (sent, received, dropped, still in the network) and the ring ports (`A:1`, `B:1`,
-/// `C:1`) paused at the end.
-fn ends(file: &str, deploy: &str) -> ([u64; 4], Vec<String>) {
-    let (counts, paused, ..) = run(file, deploy);
-    (counts, paused)
+/// How a run ends.
+struct Ending {
+    /// Data packets sent, received, dropped, and still in the network.
+    sent: u64,
+    received: u64,
+    dropped: u64,
+    in_flight: u64,
+    /// The ring ports (`A:1`, `B:1`, `C:1`) paused at the end.
+    paused: Vec<String>,
+    /// The longest pause of any queue of the chips (µs).
+    longest_us: f64,
+    /// What the HOL check saw: flows in paused queues, and of them those with no congested
+    /// port on their way (a looping flow's way is its loop; in a deadlock no queue drains,
+    /// so every waiting flow waits for nothing).
+    hol_seen: u64,
+    hol_blocked: u64,
 }
 
-/// `ends`, the longest pause of any queue of the chips (µs), and what the HOL check saw:
-/// flows in paused queues, and of them those with no congested port on their way (a
-/// looping flow's way is its loop; in a deadlock no queue drains, so every waiting flow
-/// waits for nothing).
-fn run(file: &str, deploy: &str) -> ([u64; 4], Vec<String>, f64, (u64, usize)) {
+/// PFC as the testbed's comparison has it (`crate::pyrrha::PFC`): XOFF at Pyrrha's K_pause.
+fn pfc() -> String {
+    format!("deploy: Routers(Ecmp), chips: {PFC},")
+}
+
+/// A run of `file` with its `deploy` line replaced by `deploy`.
+fn run(file: &str, deploy: &str) -> Ending {
     let text = std::fs::read_to_string(Path::new("programs/pyrrha").join(file)).unwrap();
     assert!(text.contains("deploy: Pyrrha(()),"));
     let s: NetScenario = ron::from_str(&text.replace("deploy: Pyrrha(()),", deploy))
@@ -38,28 +45,29 @@ fn run(file: &str, deploy: &str) -> ([u64; 4], Vec<String>, f64, (u64, usize)) {
         .hol
         .as_ref()
         .expect("the files check for HOL blocking");
-    let hol = (hol.flows_checked, hol.violations.len());
     let chips: Vec<_> = pause_stats(&r.record.pauses, r.record.duration_ps)
         .into_iter()
         .filter(|p| ["A", "B", "C"].contains(&p.node.as_str()))
         .collect();
-    let paused = chips
-        .iter()
-        .filter(|p| p.paused_at_end)
-        .map(|p| format!("{}:{}", p.node, p.port))
-        .collect();
-    let longest = chips.iter().map(|p| p.longest_pause_ps).max().unwrap_or(0) as f64 / 1e6;
+    let e = Ending {
+        sent: c.sent,
+        received: c.received,
+        dropped: c.dropped,
+        in_flight: u64::try_from(c.in_flight).expect("the conservation line holds"),
+        paused: chips
+            .iter()
+            .filter(|p| p.paused_at_end)
+            .map(|p| format!("{}:{}", p.node, p.port))
+            .collect(),
+        longest_us: chips.iter().map(|p| p.longest_pause_ps).max().unwrap_or(0) as f64 / 1e6,
+        hol_seen: hol.flows_checked,
+        hol_blocked: hol.violations.len() as u64,
+    };
     println!(
-        "{file} under {deploy}: {c:?}, paused at the end {paused:?}, longest {longest} us, \
-         HOL {hol:?}"
+        "{file} under {deploy}: {c:?}, paused at the end {:?}, longest {} us, HOL {} of {}",
+        e.paused, e.longest_us, e.hol_blocked, e.hol_seen
     );
-    let in_flight = u64::try_from(c.in_flight).expect("the conservation line holds");
-    (
-        [c.sent, c.received, c.dropped, in_flight],
-        paused,
-        longest,
-        hol,
-    )
+    e
 }
 
 const RING: [&str; 3] = ["A:1", "B:1", "C:1"];
@@ -73,20 +81,19 @@ const RING: [&str; 3] = ["A:1", "B:1", "C:1"];
 #[test]
 fn the_three_flow_loop_converges_under_pyrrha_and_deadlocks_under_pfc_and_colliding_bfc() {
     let file = "loop-three-flows.ron";
-    let ([sent, received, dropped, in_flight], paused, _, (seen, blocked)) =
-        run(file, "deploy: Pyrrha(()),");
-    assert!(sent > 2000);
-    assert_eq!((received, dropped, in_flight), (sent, 0, 0));
-    assert!(paused.is_empty(), "{paused:?}");
-    assert!(seen > 0 && blocked == 0, "{seen} {blocked}");
-    for deploy in [PFC, "deploy: Bfc((assignment: Single)),"] {
-        let ([sent, received, _, in_flight], paused, _, (seen, blocked)) = run(file, deploy);
-        assert!(in_flight > 0 && received < sent, "{deploy}");
-        assert_eq!(paused, RING, "{deploy}");
-        assert!(blocked as u64 > seen / 2, "{deploy}: {blocked} of {seen}");
+    let e = run(file, "deploy: Pyrrha(()),");
+    assert!(e.sent > 2000);
+    assert_eq!((e.received, e.dropped, e.in_flight), (e.sent, 0, 0));
+    assert!(e.paused.is_empty(), "{:?}", e.paused);
+    assert!(e.hol_seen > 0 && e.hol_blocked == 0);
+    for deploy in [pfc().as_str(), "deploy: Bfc((assignment: Single)),"] {
+        let e = run(file, deploy);
+        assert!(e.in_flight > 0 && e.received < e.sent, "{deploy}");
+        assert_eq!(e.paused, RING, "{deploy}");
+        assert!(e.hol_blocked > e.hol_seen / 2, "{deploy}");
     }
-    let ([sent, received, _, in_flight], _) = ends(file, "deploy: Bfc(()),");
-    assert_eq!((received, in_flight), (sent, 0));
+    let e = run(file, "deploy: Bfc(()),");
+    assert_eq!((e.received, e.in_flight), (e.sent, 0));
 }
 
 /// B.5 item 9 in a network, Fig. 12: one flow whose routes loop round the ring for ever.
@@ -101,12 +108,16 @@ fn the_three_flow_loop_converges_under_pyrrha_and_deadlocks_under_pfc_and_collid
 #[test]
 fn the_single_flow_loop_forms_no_cycle_under_pyrrha_and_deadlocks_under_pfc_and_bfc() {
     let file = "loop-one-flow.ron";
-    let ([sent, received, dropped, in_flight], paused, longest, (seen, blocked)) =
-        run(file, "deploy: Pyrrha(()),");
-    assert!(sent > 100);
-    assert_eq!((received, dropped, in_flight), (0, sent, 0));
-    assert!(paused.is_empty() && longest < 20.0, "{paused:?} {longest}");
-    assert!(seen > 0 && blocked == 0, "{seen} {blocked}");
+    let e = run(file, "deploy: Pyrrha(()),");
+    assert!(e.sent > 100);
+    assert_eq!((e.received, e.dropped, e.in_flight), (0, e.sent, 0));
+    assert!(
+        e.paused.is_empty() && e.longest_us < 20.0,
+        "{:?} {}",
+        e.paused,
+        e.longest_us
+    );
+    assert!(e.hol_seen > 0 && e.hol_blocked == 0);
     // The guard's entries (`own_root`: root ids 0-2 are A's ports, 3-5 B's, 6-8 C's) gone.
     let unguarded: Vec<String> = [("A", 0), ("B", 3), ("C", 6)]
         .iter()
@@ -119,13 +130,15 @@ fn the_single_flow_loop_forms_no_cycle_under_pyrrha_and_deadlocks_under_pfc_and_
             format!("(select: Name(\"{chip}\"), control: [{}])", ops.join(", "))
         })
         .collect();
-    let deploy = format!("deploy: Pyrrha(()), chips: [{}],", unguarded.join(", "));
-    let ([sent, _, dropped, in_flight], _, longest, _) = run(file, &deploy);
-    assert_eq!((dropped, in_flight), (sent, 0));
-    assert!(longest > 200.0, "{longest}");
-    for deploy in [PFC, "deploy: Bfc(()),"] {
-        let ([_, _, _, in_flight], paused) = ends(file, deploy);
-        assert!(in_flight > 0, "{deploy}");
-        assert_eq!(paused, RING, "{deploy}");
+    let e = run(
+        file,
+        &format!("deploy: Pyrrha(()), chips: [{}],", unguarded.join(", ")),
+    );
+    assert_eq!((e.dropped, e.in_flight), (e.sent, 0));
+    assert!(e.longest_us > 200.0, "{}", e.longest_us);
+    for deploy in [pfc().as_str(), "deploy: Bfc(()),"] {
+        let e = run(file, deploy);
+        assert!(e.in_flight > 0, "{deploy}");
+        assert_eq!(e.paused, RING, "{deploy}");
     }
 }
