@@ -3,6 +3,7 @@
 //! profile and program), its entries resolved and the chip built; hosts checked against
 //! what their switches' mechanisms require.
 
+use crate::paths::PathOracle;
 use crate::routers::Routing;
 use crate::scenario::{ChipSettings, Entries, NetScenario, Select, TopologySource};
 use crate::{ChipContext, Deployment, Embedded, Mechanism};
@@ -52,13 +53,29 @@ pub fn build_routed(
     let mut loaded = Loaded::default();
     let mut chips = Vec::new();
     let mut control = Vec::new();
-    let mut routings = Vec::new();
+    let mechanisms: Vec<&Mechanism> = merged
+        .iter()
+        .map(|m| m.deploy.unwrap_or(&s.deploy))
+        .collect();
+    let routings: Vec<Option<Routing>> = mechanisms
+        .iter()
+        .map(|m| m.deployment().routing())
+        .collect();
+    // One oracle for every chip's deployment: each chip's routes worked out once, when a
+    // deployment first follows a path through it.
+    let paths = PathOracle::new(&topo, &routings);
     for (c, m) in merged.iter().enumerate() {
         let place = |e: String| format!("chip `{}`: {e}", topo.spec.chips[c].name);
-        let mechanism = m.deploy.unwrap_or(&s.deploy);
-        routings.push(mechanism.deployment().routing());
-        let (chip, program) =
-            chip(&topo, c, m, mechanism, (s.seed, s.mtu), base, &mut loaded).map_err(place)?;
+        let (chip, program) = chip(
+            (&topo, &paths),
+            c,
+            m,
+            mechanisms[c],
+            (s.seed, s.mtu),
+            base,
+            &mut loaded,
+        )
+        .map_err(place)?;
         control.extend(chip_control(
             program,
             &m.control,
@@ -105,7 +122,7 @@ struct Loaded {
 
 /// Chip `c` as its settings and mechanism make it, and the program it runs.
 fn chip<'l>(
-    topo: &Topology,
+    (topo, paths): (&Topology, &PathOracle),
     c: usize,
     m: &Merged,
     mechanism: &Mechanism,
@@ -137,6 +154,7 @@ fn chip<'l>(
     bring_up_ports(topo, c, prof, &mut config)?;
     let ctx = ChipContext {
         topology: topo,
+        paths,
         chip: c,
         profile: prof,
         seed,

@@ -38,6 +38,7 @@ pub mod trimming;
 use asic_model::chip::{ChipConfig, ControlAgent};
 use asic_model::profile::ChipProfile;
 use asic_net::topology::Topology;
+use paths::PathOracle;
 use pipelines::control::ControlOp;
 use pipelines::entries::EntrySpec;
 use serde::{Deserialize, Serialize};
@@ -55,6 +56,8 @@ pub struct Embedded {
 pub struct ChipContext<'a> {
     /// The network.
     pub topology: &'a Topology,
+    /// Every chip's routes, to follow paths downstream (one oracle for the whole network).
+    pub paths: &'a PathOracle<'a>,
     /// The chip's index in `topology`.
     pub chip: usize,
     /// The chip's profile.

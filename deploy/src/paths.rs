@@ -13,6 +13,7 @@ use asic_net::packet::{source_port, UDP_PORT};
 use asic_net::topology::{End, Topology};
 use pipelines::hash::{HashEngine, CRC16};
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 
 /// The fields the routers hash, as a packet carries them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -67,11 +68,15 @@ pub struct Hop {
     pub port: u16,
 }
 
-/// Every chip's routes, to follow paths through.
+/// Every chip's routes, to follow paths through. A chip's are worked out the first time a
+/// path reaches it (a deployment asks for the few chips downstream of one; a network is
+/// built with one oracle for all its chips).
 pub struct PathOracle<'t> {
     topo: &'t Topology,
-    /// Per chip: its routes, or `None` if it forwards by routes not generated here.
-    routes: Vec<Option<ChipRoutes>>,
+    /// Per chip: how it routes, `None` if by routes not generated here.
+    routings: Vec<Option<Routing>>,
+    /// Per chip: its routes, once asked for.
+    routes: Vec<OnceLock<ChipRoutes>>,
 }
 
 impl<'t> PathOracle<'t> {
@@ -83,12 +88,11 @@ impl<'t> PathOracle<'t> {
     /// The oracle of `topo` whose chip `c` routes with `routings[c]` (`None`: by routes the
     /// oracle does not know; a path through it is an error).
     pub fn new(topo: &'t Topology, routings: &[Option<Routing>]) -> PathOracle<'t> {
-        let routes = routings
-            .iter()
-            .enumerate()
-            .map(|(c, r)| r.map(|r| ChipRoutes::new(topo, c, r)))
-            .collect();
-        PathOracle { topo, routes }
+        PathOracle {
+            topo,
+            routings: routings.to_vec(),
+            routes: routings.iter().map(|_| OnceLock::new()).collect(),
+        }
     }
 
     /// The topology it follows.
@@ -98,7 +102,8 @@ impl<'t> PathOracle<'t> {
 
     /// Chip `c`'s routes (`None`: not generated ones).
     pub fn routes(&self, c: usize) -> Option<&ChipRoutes> {
-        self.routes.get(c)?.as_ref()
+        let routing = (*self.routings.get(c)?)?;
+        Some(self.routes[c].get_or_init(|| ChipRoutes::new(self.topo, c, routing)))
     }
 
     /// The hops of a packet with `tuple` from host `src` to host `dst`, from the first chip

@@ -144,19 +144,17 @@ impl PyrrhaSpec {
     /// else per /24, else per host.
     fn path_entries(
         &self,
-        topo: &Topology,
         oracle: &PathOracle,
         roots: &RootIds,
         c: usize,
-    ) -> Vec<EntrySpec> {
-        let own = oracle
-            .routes(c)
-            .expect("Pyrrha's chips route by generated routes");
+    ) -> Result<Vec<EntrySpec>, String> {
+        let topo = oracle.topology();
+        let own = routes_of(oracle, c)?;
         // Per egress port: each host routed through it, with its choices.
         let mut per_port: BTreeMap<u16, Vec<(u32, Vec<Choice>)>> = BTreeMap::new();
         for h in 0..topo.host_ips.len() {
             for &e in own.ports(h) {
-                let choices = path_choices(topo, oracle, (c, e), h);
+                let choices = path_choices(oracle, (c, e), h)?;
                 per_port
                     .entry(e)
                     .or_default()
@@ -176,7 +174,7 @@ impl PyrrhaSpec {
                 v.extend(path_table(&of_table, roots, e, &table, &action));
             }
         }
-        v
+        Ok(v)
     }
 }
 
@@ -227,6 +225,18 @@ fn one_root_one_row<'a>(rows: impl Iterator<Item = &'a Choice>) -> Vec<Choice> {
     }
 }
 
+/// Chip `c`'s routes, or an error: the path tables follow packets only through chips whose
+/// routes are generated ones.
+fn routes_of<'o>(oracle: &'o PathOracle, c: usize) -> Result<&'o ChipRoutes, String> {
+    oracle.routes(c).ok_or_else(|| {
+        format!(
+            "pyrrha: the path tables follow packets through `{}`, whose routes are not \
+             generated ones (its settings name another mechanism)",
+            oracle.topology().spec.chips[c].name
+        )
+    })
+}
+
 /// Chips downstream the program's path tables follow (`path1` to `path4`): from the edge
 /// of a 3-tier fat tree, to the host.
 const HOPS: u8 = 4;
@@ -235,11 +245,11 @@ const HOPS: u8 = 4;
 /// per bucket of its ECMP bits (table 1), the one after it per bucket of both chips' bits
 /// (table 2; bits both read must agree), and so on to table [`HOPS`].
 fn path_choices(
-    topo: &Topology,
     oracle: &PathOracle,
     (c, e): (usize, u16),
     h: usize,
-) -> Vec<Choice> {
+) -> Result<Vec<Choice>, String> {
+    let topo = oracle.topology();
     let mut v = Vec::new();
     // (chip, port it leaves by, hop, hash value, hash mask) still to follow.
     let mut todo = vec![(c, e, 0u8, 0u16, 0u16)];
@@ -250,7 +260,7 @@ fn path_choices(
         let End::Chip(next, _) = topo.peer(topo.chip_ports[c][&e], End::Chip(c, e)) else {
             continue;
         };
-        let routes: &ChipRoutes = oracle.routes(next).expect("generated routes");
+        let routes = routes_of(oracle, next)?;
         for (v2, m2, p2) in routes.choices(h) {
             if (value ^ v2) & mask & m2 != 0 {
                 continue;
@@ -260,7 +270,7 @@ fn path_choices(
             todo.push((next, p2, hop + 1, value, mask));
         }
     }
-    v
+    Ok(v)
 }
 
 impl Deployment for PyrrhaSpec {
@@ -322,8 +332,6 @@ impl Deployment for PyrrhaSpec {
         let ctrl_q = qpp - 1;
         let rec_sess = prof.ports_total() as u16 + 1 + pipe;
         let cell = prof.tm.cell_bytes;
-        let routings = vec![Some(Routing::Ecmp); topo.spec.chips.len()];
-        let oracle = PathOracle::new(topo, &routings);
 
         let mut entries = routers::routes(topo, c, Routing::Ecmp);
         let mut control = Vec::new();
@@ -428,7 +436,7 @@ impl Deployment for PyrrhaSpec {
                 0,
             ));
         }
-        entries.extend(self.path_entries(topo, &oracle, &roots, c));
+        entries.extend(self.path_entries(chip.paths, &roots, c)?);
         let mut levels = vec![0u8; qpp as usize];
         levels[ctrl_q as usize] = 7;
         let frame = (chip.mtu + 14) as u32;
@@ -454,7 +462,9 @@ mod tests {
     fn sizes(t: &Topology, c: usize) -> [usize; 4] {
         let oracle = PathOracle::uniform(t, Routing::Ecmp);
         let roots = RootIds::new(t).unwrap();
-        let v = PyrrhaSpec::default().path_entries(t, &oracle, &roots, c);
+        let v = PyrrhaSpec::default()
+            .path_entries(&oracle, &roots, c)
+            .unwrap();
         [1, 2, 3, 4].map(|i| v.iter().filter(|e| e.table == format!("path{i}")).count())
     }
 
