@@ -460,6 +460,23 @@ fn bad_parameters_are_named() {
         };
         assert!(err.contains(says), "{deploy}: {err}");
     }
+    // A chip downstream whose routes the path tables cannot follow: sw1 runs its own
+    // program, so sw0's tables have nothing to follow through it.
+    let s: NetScenario = ron::from_str(
+        r#"(topology: Generate((shape: Dumbbell(left: 1, right: 1), chip: "tofino2-100g-128q.ron")),
+            deploy: Pyrrha(()),
+            chips: [(select: Name("sw1"), deploy: Some(Manual),
+                     program: Some("../ecmp_router/ecmp_router.p4"))],
+            stop: (at_ns: Some(1000)))"#,
+    )
+    .unwrap();
+    let Err(err) = net::run_detailed(s, Path::new("programs/pyrrha"), None) else {
+        panic!("a Manual chip downstream was taken");
+    };
+    assert!(
+        err.contains("chip `sw0`: pyrrha: the path tables follow packets through `sw1`, whose routes are not generated ones"),
+        "{err}"
+    );
 }
 
 /// Once the testbed's traffic has drained (`programs/pyrrha/testbed.ron` runs until its flows
