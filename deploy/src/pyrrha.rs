@@ -333,7 +333,7 @@ impl Deployment for PyrrhaSpec {
         let rec_sess = prof.ports_total() as u16 + 1 + pipe;
         let cell = prof.tm.cell_bytes;
 
-        let mut entries = routers::routes(topo, c, Routing::Ecmp);
+        let mut entries = routers::route_entries(topo, c, routes_of(chip.paths, c)?);
         let mut control = Vec::new();
         for (i, &p) in ports.iter().enumerate() {
             let link = &topo.links[topo.chip_ports[c][&p]];

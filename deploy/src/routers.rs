@@ -150,7 +150,7 @@ impl ChipRoutes {
             .into_iter()
             .enumerate()
             .map(|(h, (_, hops))| match (hops.len(), routing) {
-                _ if topo.pinned.contains_key(&(c, h)) => Some(Act::Hop(topo.pinned[&(c, h)])),
+                _ if let Some(&p) = topo.pinned.get(&(c, h)) => Some(Act::Hop(p)),
                 (0, _) => None,
                 (1, _) => Some(Act::Hop(hops[0])),
                 (n, Routing::Static) => Some(Act::Hop(hops[static_choice(h, n, tier)])),
@@ -219,7 +219,13 @@ fn group_choices(tier: u32, ports: &[u16]) -> Vec<(u16, u16, u16)> {
 
 /// The route entries of chip `c` (see the module documentation).
 pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
-    let ChipRoutes { tier, acts } = ChipRoutes::new(topo, c, routing);
+    route_entries(topo, c, &ChipRoutes::new(topo, c, routing))
+}
+
+/// [`routes`] from chip `c`'s routes as worked out already (a path oracle's).
+pub fn route_entries(topo: &Topology, c: usize, routes: &ChipRoutes) -> Vec<EntrySpec> {
+    let ChipRoutes { tier, acts } = routes;
+    let tier = *tier;
     // Aggregated by /16, then /24, else /32 ([`by_prefix`]).
     let mut entries = Vec::new();
     let mut groups: BTreeMap<Vec<u16>, u16> = BTreeMap::new();
@@ -274,7 +280,7 @@ pub fn routes(topo: &Topology, c: usize, routing: Routing) -> Vec<EntrySpec> {
             }
         }
     };
-    let per_host: Vec<(u32, Option<Act>)> = topo.host_ips.iter().copied().zip(acts).collect();
+    let per_host: Vec<(u32, &Option<Act>)> = topo.host_ips.iter().copied().zip(acts).collect();
     for (prefix, len, act) in by_prefix(&per_host) {
         if let Some(a) = act {
             emit(prefix, len, a, &mut entries);
