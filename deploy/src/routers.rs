@@ -149,12 +149,16 @@ impl ChipRoutes {
         let acts = towards
             .into_iter()
             .enumerate()
-            .map(|(h, (_, hops))| match (hops.len(), routing) {
-                _ if let Some(&p) = topo.pinned.get(&(c, h)) => Some(Act::Hop(p)),
-                (0, _) => None,
-                (1, _) => Some(Act::Hop(hops[0])),
-                (n, Routing::Static) => Some(Act::Hop(hops[static_choice(h, n, tier)])),
-                (_, Routing::Ecmp) => Some(Act::Group(hops)),
+            .map(|(h, (_, hops))| {
+                if let Some(&p) = topo.pinned.get(&(c, h)) {
+                    return Some(Act::Hop(p));
+                }
+                match (hops.len(), routing) {
+                    (0, _) => None,
+                    (1, _) => Some(Act::Hop(hops[0])),
+                    (n, Routing::Static) => Some(Act::Hop(hops[static_choice(h, n, tier)])),
+                    (_, Routing::Ecmp) => Some(Act::Group(hops)),
+                }
             })
             .collect();
         ChipRoutes { tier, acts }
