@@ -93,6 +93,7 @@ repository_files!(
     "programs/net/sweep-load.ron",
     "programs/pyrrha/loop-one-flow.ron",
     "programs/pyrrha/loop-three-flows.ron",
+    "programs/pyrrha/merge.ron",
     "programs/pyrrha/pyrrha.p4",
     "programs/pyrrha/testbed.ron",
     "programs/pyrrha/tofino2-100g-128q.ron",

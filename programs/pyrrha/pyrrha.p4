@@ -19,7 +19,7 @@
 //    tree;
 // 3. root matching and queue choice: `assign1` to `assign4` hold, per (port, root n hops
 //    downstream), the IQ this chip gave that root on that port; the nearest matched root's
-//    IQ takes the packet, else the OQ;
+//    IQ takes the packet, else the nearest soft-merging one's, else the OQ;
 // 4. detection: the chosen queue's published depth above K_pause makes this chip ask its
 //    upstream to pause: PAUSE(own root of the egress port, hop 1) for the OQ (a
 //    self-nominated root), PAUSE(the IQ's root, its hop + 1) for an IQ (a relay), sent once
@@ -30,19 +30,29 @@
 // RESUME to every upstream port `up_map` says it paused (the record becomes the first
 // RESUME, a mirrored copy walks on to the next, one per recirculated pass); a
 // departure that leaves an IQ empty sends one too, and ingress releases the IQ if every
-// PAUSE on it has been resumed (`iq_paused` counts them).
+// PAUSE on it has been resumed (`iq_paused` counts them): a pass of its own clears its
+// root's assignment and the RESUMEs follow.
 // Received frames: PAUSE(R, n) on port p finds or gives (p, R) an IQ (popped from p's stack
 // of free IQs, `top` and `stack`; the install is a second, recirculated pass; with none
 // free, R's low bits pick one, shared) and pauses it by advanced flow control; RESUME
 // resumes it when no other PAUSE on it is outstanding (and releases it if it is already
 // empty). A frame naming one of this chip's own ports is ignored (`own_root`: the paper's
 // guard against routing loops).
+// MERGE (§IV-A): PAUSE(R) naming a new root on port p makes p's OQ, if it is a root,
+// resign: MERGE(old: p, new: R) goes to the upstream ports it paused (a walk, as RESUME's).
+// MERGE(old O, new R) received on port q: O's IQ there is no longer held by O and turns
+// soft-merging (bit 7 of its assignment): it keeps the flows that cross no other known
+// root until it is empty and released, and forwards the MERGE to the ports it paused. If it
+// holds packets, R takes an IQ on q (an MNEW pass, then INSTALL) counted once as waiting
+// behind it (`iq_next`); the release lifts that count (a LIFT pass). So a flow that moves
+// from the old IQ to the new one leaves in order: the single-tier stand-in for HIQ's
+// soft-merging IQ feeding the next level.
 //
 // Internal packets (records) start with 0xB7, which no model MAC starts with (a multicast,
 // globally administered address that data never carries).
 //
-// Not yet (programs/pyrrha/README.md): MERGE and soft-merging; a flow crossing two known
-// roots takes the nearer one's IQ; the state lives in one pipe.
+// Not yet (programs/pyrrha/README.md): a flow crossing two known roots takes the nearer
+// one's IQ; the state lives in one pipe.
 
 const bit<16> ETHERTYPE_IPV4    = 0x0800;
 const bit<16> ETHERTYPE_PYRRHA  = 0x88B7;
@@ -51,18 +61,22 @@ const bit<16> MODEL_UDP_PORT    = 4791;
 
 const bit<8> OP_PAUSE  = 1;
 const bit<8> OP_RESUME = 2;
+const bit<8> OP_MERGE  = 3;
 
 const bit<8> REC_MAGIC = 0xB7;
 const bit<8> K_DATA    = 0;  // bridged with a data packet
 const bit<8> K_PASS    = 1;  // bridged with a frame made at ingress: egress strips it
 const bit<8> K_PAUSE   = 2;  // mirror header of a pause copy: egress makes the PAUSE frame
 const bit<8> K_DEQ     = 3;  // from egress: queue `q` of `port` fell below K_resume / emptied
-const bit<8> K_RESUME  = 4;  // RESUME walk: upstream ports `todo` still to resume
+const bit<8> K_WALK    = 4;  // frames (RESUME or MERGE, `op`) still to send to upstream ports `todo`
 const bit<8> K_INSTALL = 5;  // give root `root` at hop `hop` the IQ `q` of `port`
+const bit<8> K_MNEW    = 6;  // a MERGE's new root `root` at hop `hop` on `port`, behind IQ `link`
+const bit<8> K_LIFT    = 7;  // IQ `q` of `port` no longer waits behind a soft-merging IQ
 // What a received frame is, apart from the records' kinds: its opcode with this bit.
 const bit<8> K_FRAME   = 0x10;
 const bit<8> K_FPAUSE  = 0x11;  // K_FRAME | OP_PAUSE
 const bit<8> K_FRESUME = 0x12;  // K_FRAME | OP_RESUME
+const bit<8> K_FMERGE  = 0x13;  // K_FRAME | OP_MERGE
 
 typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;
@@ -70,14 +84,18 @@ typedef bit<32> ipv4_addr_t;
 header rec_h {
     bit<8>  magic;
     bit<8>  kind;
-    bit<16> port;   // DATA: ingress port; DEQ, RESUME, INSTALL: the (egress) port
-    bit<8>  q;      // DEQ, RESUME, INSTALL: the queue
-    bit<8>  hop;    // PAUSE, RESUME, INSTALL: the hop count the frame carries
-    bit<16> root;   // PAUSE, RESUME, INSTALL: the root id
-    bit<8>  sess;   // DATA: the mirror session back to the ingress pipe
-    bit<8>  empty;  // DEQ: the departure left the queue empty
-    bit<16> pad;
-    bit<32> todo;   // RESUME: upstream ports (bit = pipe-local index) still to resume
+    bit<16> port;     // DATA: ingress port; others: the (egress) port
+    bit<8>  q;        // DEQ, WALK, INSTALL, LIFT: the queue
+    bit<8>  hop;      // PAUSE, WALK, INSTALL, MNEW: the hop count (of the root the frame names)
+    bit<16> root;     // PAUSE, WALK, INSTALL, MNEW: the root id
+    bit<8>  sess;     // DATA: the mirror session back to the ingress pipe
+    bit<8>  empty;    // DEQ: the departure left the queue empty; WALK: `q` was released
+    bit<16> old_root; // WALK of MERGEs: the old root
+    bit<32> todo;     // WALK: upstream ports (bit = pipe-local index) still to send to
+    bit<8>  op;       // WALK: the frames' opcode
+    bit<8>  old_hop;  // WALK of MERGEs: the old root's hop
+    bit<8>  link;     // MNEW, INSTALL: the soft-merging IQ the new root's IQ waits behind
+    bit<8>  pad;
 }
 
 header ethernet_h {
@@ -86,13 +104,15 @@ header ethernet_h {
     bit<16>    ether_type;
 }
 
-// Pyrrha's frames: PAUSE and RESUME name a root and how many hops away it is.
+// Pyrrha's frames: PAUSE and RESUME name a root and how many hops away it is; MERGE names
+// the new root and the old one it takes the place of, with their hops.
 header pyrrha_h {
     bit<8>  opcode;
     bit<8>  hop;
     bit<16> root;
     bit<16> old_root;
-    bit<16> reserved;
+    bit<8>  old_hop;
+    bit<8>  reserved;
 }
 
 header ipv4_h {
@@ -207,6 +227,17 @@ struct metadata_t {
     bit<16> w_root;      // the root the RESUMEs name, and its hop for the receiver
     bit<8>  w_hop;
     bit<8>  w_clear;     // the assignment of the released IQ's root still to clear
+    bit<8>  w_op;        // the walk's frames: RESUME or MERGE (with the old root and hop)
+    bit<16> w_old;
+    bit<8>  w_old_hop;
+    // MERGE and soft-merging
+    bit<8>  n_hop;       // a MERGE frame's new root's hop (`f_hop` is the old one's)
+    bit<1>  merging;     // the data packet's IQ is soft-merging
+    bit<8>  link;        // MNEW, INSTALL: the soft-merging IQ to wait behind
+    bit<2>  nx_op;       // iq_next: 1 set if free, 2 set (0: read and clear)
+    bit<13> nx_idx;
+    bit<8>  nx_val;
+    bit<8>  nx_old;
 }
 
 parser IngressParser(packet_in pkt,
@@ -259,7 +290,7 @@ control Ingress(inout headers_t hdr,
     QueueDepth() qd;
 
     // Per (port[5:0], root[11:0]): the IQ this chip gave the root n hops downstream of that
-    // port (0: none).
+    // port (0: none), with bit 7 set once a MERGE has made it soft-merging.
     Register<bit<8>, bit<18>>(262144, 0) assign1;
     Register<bit<8>, bit<18>>(262144, 0) assign2;
     Register<bit<8>, bit<18>>(262144, 0) assign3;
@@ -276,15 +307,19 @@ control Ingress(inout headers_t hdr,
     // Per (egress port[5:0], queue[6:0]): the upstream ports (bit = pipe-local index) this
     // chip sent PAUSE for that queue and has not resumed.
     Register<bit<32>, bit<13>>(8192, 0) up_map;
+    // Per (port[5:0], IQ[6:0]) of a soft-merging IQ: the IQ a MERGE's new root took, which
+    // waits (one count in `iq_paused`) until this one is released, so that no flow's later
+    // packets leave before its earlier ones (0xff: reserved by the MERGE, none taken).
+    Register<bit<8>, bit<13>>(8192, 0) iq_next;
 
     RegisterAction<bit<8>, bit<18>, bit<8>>(assign1) assign1_step = {
         void apply(inout bit<8> value, out bit<8> rv) {
             rv = value;
-            if ((bit<8>)meta.a1_op == 3) {
-                value = 0;
+            if ((bit<8>)meta.a1_op == 3 || (bit<8>)meta.a1_op == 2 && value == 0) {
+                value = meta.new_q;
             } else {
-                if ((bit<8>)meta.a1_op == 2 && value == 0) {
-                    value = meta.new_q;
+                if ((bit<8>)meta.a1_op == 4 && value != 0) {
+                    value = value | 0x80;
                 }
             }
         }
@@ -292,11 +327,11 @@ control Ingress(inout headers_t hdr,
     RegisterAction<bit<8>, bit<18>, bit<8>>(assign2) assign2_step = {
         void apply(inout bit<8> value, out bit<8> rv) {
             rv = value;
-            if ((bit<8>)meta.a2_op == 3) {
-                value = 0;
+            if ((bit<8>)meta.a2_op == 3 || (bit<8>)meta.a2_op == 2 && value == 0) {
+                value = meta.new_q;
             } else {
-                if ((bit<8>)meta.a2_op == 2 && value == 0) {
-                    value = meta.new_q;
+                if ((bit<8>)meta.a2_op == 4 && value != 0) {
+                    value = value | 0x80;
                 }
             }
         }
@@ -304,11 +339,11 @@ control Ingress(inout headers_t hdr,
     RegisterAction<bit<8>, bit<18>, bit<8>>(assign3) assign3_step = {
         void apply(inout bit<8> value, out bit<8> rv) {
             rv = value;
-            if ((bit<8>)meta.a3_op == 3) {
-                value = 0;
+            if ((bit<8>)meta.a3_op == 3 || (bit<8>)meta.a3_op == 2 && value == 0) {
+                value = meta.new_q;
             } else {
-                if ((bit<8>)meta.a3_op == 2 && value == 0) {
-                    value = meta.new_q;
+                if ((bit<8>)meta.a3_op == 4 && value != 0) {
+                    value = value | 0x80;
                 }
             }
         }
@@ -316,11 +351,11 @@ control Ingress(inout headers_t hdr,
     RegisterAction<bit<8>, bit<18>, bit<8>>(assign4) assign4_step = {
         void apply(inout bit<8> value, out bit<8> rv) {
             rv = value;
-            if ((bit<8>)meta.a4_op == 3) {
-                value = 0;
+            if ((bit<8>)meta.a4_op == 3 || (bit<8>)meta.a4_op == 2 && value == 0) {
+                value = meta.new_q;
             } else {
-                if ((bit<8>)meta.a4_op == 2 && value == 0) {
-                    value = meta.new_q;
+                if ((bit<8>)meta.a4_op == 4 && value != 0) {
+                    value = value | 0x80;
                 }
             }
         }
@@ -346,6 +381,14 @@ control Ingress(inout headers_t hdr,
                 if ((bit<8>)meta.ip_op == 2 && value != 0) {
                     value = value - 1;
                 }
+            }
+        }
+    };
+    RegisterAction<bit<8>, bit<13>, bit<8>>(iq_next) iq_next_step = {
+        void apply(inout bit<8> value, out bit<8> rv) {
+            rv = value;
+            if ((bit<8>)meta.nx_op == 2 || (bit<8>)meta.nx_op == 1 && value == 0) {
+                value = meta.nx_val;
             }
         }
     };
@@ -530,10 +573,12 @@ control Ingress(inout headers_t hdr,
     }
 
     // What a frame or a record does to the root tables of hops 1 to 4: a frame (not naming
-    // one of this chip's ports) reads its hop's table (1) and is acted on (`fr_ok`); an
-    // INSTALL record sets its hop's entry if free (2); a RESUME walk record of a released
-    // IQ (`empty`) clears the entry of its root, one hop nearer than the hop it carries (3).
-    // One table, not a condition per case: they would fill a stage's table slots.
+    // one of this chip's ports) reads its hop's table (1) and is acted on (`fr_ok`), a
+    // MERGE marks its old root's entry soft-merging (4) and an MNEW record reads its new
+    // root's; an INSTALL record sets its hop's entry if free (2); the walk record of a
+    // released IQ (`empty`) clears the entry of its root, one hop nearer than the hop it
+    // carries (3). One table, not a condition per case: they would fill a stage's table
+    // slots.
     action ops(bit<8> o1, bit<8> o2, bit<8> o3, bit<8> o4, bit<1> ok) {
         meta.a1_op = o1;
         meta.a2_op = o2;
@@ -564,10 +609,18 @@ control Ingress(inout headers_t hdr,
             (K_INSTALL, 2, 0, 0) : ops(0, 2, 0, 0, 0);
             (K_INSTALL, 3, 0, 0) : ops(0, 0, 2, 0, 0);
             (K_INSTALL, 4, 0, 0) : ops(0, 0, 0, 2, 0);
-            (K_RESUME, 2, 0, 1) : ops(3, 0, 0, 0, 0);
-            (K_RESUME, 3, 0, 1) : ops(0, 3, 0, 0, 0);
-            (K_RESUME, 4, 0, 1) : ops(0, 0, 3, 0, 0);
-            (K_RESUME, 5, 0, 1) : ops(0, 0, 0, 3, 0);
+            (K_FMERGE, 1, 0, 0) : ops(4, 0, 0, 0, 1);
+            (K_FMERGE, 2, 0, 0) : ops(0, 4, 0, 0, 1);
+            (K_FMERGE, 3, 0, 0) : ops(0, 0, 4, 0, 1);
+            (K_FMERGE, 4, 0, 0) : ops(0, 0, 0, 4, 1);
+            (K_MNEW, 1, 0, 0) : ops(1, 0, 0, 0, 1);
+            (K_MNEW, 2, 0, 0) : ops(0, 1, 0, 0, 1);
+            (K_MNEW, 3, 0, 0) : ops(0, 0, 1, 0, 1);
+            (K_MNEW, 4, 0, 0) : ops(0, 0, 0, 1, 1);
+            (K_WALK, 2, 0, 1) : ops(3, 0, 0, 0, 0);
+            (K_WALK, 3, 0, 1) : ops(0, 3, 0, 0, 0);
+            (K_WALK, 4, 0, 1) : ops(0, 0, 3, 0, 0);
+            (K_WALK, 5, 0, 1) : ops(0, 0, 0, 3, 0);
         }
     }
     action set_hash_q(bit<8> q) {
@@ -616,6 +669,7 @@ control Ingress(inout headers_t hdr,
             meta.a2_idx = hdr.rec.port[5:0] ++ hdr.rec.root[11:0];
             meta.a3_idx = hdr.rec.port[5:0] ++ hdr.rec.root[11:0];
             meta.a4_idx = hdr.rec.port[5:0] ++ hdr.rec.root[11:0];
+            meta.link = hdr.rec.link;
             if (hdr.rec.kind == K_DEQ) {
                 // Whom to resume; whether to release the IQ.
                 meta.um_op = 2;
@@ -625,15 +679,30 @@ control Ingress(inout headers_t hdr,
             } else {
                 if (hdr.rec.kind == K_INSTALL) {
                     meta.new_q = hdr.rec.q;
+                    meta.nx_idx = hdr.rec.port[5:0] ++ hdr.rec.link[6:0];
                 } else {
-                    if (hdr.rec.kind == K_RESUME) {
-                        // A released IQ's root loses its assignment (`empty` says so).
+                    if (hdr.rec.kind == K_WALK) {
+                        // A released IQ's root loses its assignment (`empty` says so), and
+                        // the IQ waiting behind it, if any, is found (and lifted next pass).
                         meta.walk = 1;
                         meta.w_root = hdr.rec.root;
                         meta.w_hop = hdr.rec.hop;
+                        meta.w_op = hdr.rec.op;
+                        meta.w_old = hdr.rec.old_root;
+                        meta.w_old_hop = hdr.rec.old_hop;
                         meta.f_empty = hdr.rec.empty;
+                        if (hdr.rec.empty == 1) {
+                            meta.nx_op = 2;
+                        }
+                        meta.nx_idx = hdr.rec.port[5:0] ++ hdr.rec.q[6:0];
                     } else {
-                        drop();
+                        if (hdr.rec.kind == K_MNEW) {
+                            meta.nx_idx = hdr.rec.port[5:0] ++ hdr.rec.link[6:0];
+                        } else {
+                            if (hdr.rec.kind != K_LIFT) {
+                                drop();
+                            }
+                        }
                     }
                 }
             }
@@ -643,12 +712,22 @@ control Ingress(inout headers_t hdr,
                 meta.kind = hdr.pyr.opcode | K_FRAME;
                 meta.f_port = meta.in_port;
                 meta.f_root = hdr.pyr.root;
-                meta.f_hop = hdr.pyr.hop;
                 meta.out_port = meta.in_port;
-                meta.a1_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
-                meta.a2_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
-                meta.a3_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
-                meta.a4_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
+                if (hdr.pyr.opcode == OP_MERGE) {
+                    // The old root's entry: its IQ becomes soft-merging.
+                    meta.f_hop = hdr.pyr.old_hop;
+                    meta.n_hop = hdr.pyr.hop;
+                    meta.a1_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.old_root[11:0];
+                    meta.a2_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.old_root[11:0];
+                    meta.a3_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.old_root[11:0];
+                    meta.a4_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.old_root[11:0];
+                } else {
+                    meta.f_hop = hdr.pyr.hop;
+                    meta.a1_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
+                    meta.a2_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
+                    meta.a3_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
+                    meta.a4_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
+                }
                 own_root.apply();
                 drop();
             } else {
@@ -700,37 +779,58 @@ control Ingress(inout headers_t hdr,
             meta.a4 = assign4_step.execute(meta.a4_idx);
         }
 
-        // ---- a data packet's queue: the nearest matched root's IQ, else the OQ; a
-        // frame's IQ ----
-        if (meta.kind == K_DATA && meta.a1 != 0) {
+        // ---- a data packet's queue: the nearest matched root's IQ, else the nearest
+        // soft-merging one's (it keeps the flows that cross no root beyond it until it is
+        // empty), else the OQ ----
+        if (meta.kind == K_DATA && meta.a1 != 0 && meta.a1 < 0x80) {
             meta.q = meta.a1[6:0];
             meta.q_root = meta.r1;
             meta.q_hop = 2;
             meta.qlen = qd.read(meta.out_port[8:0], meta.a1[6:0]);
         } else {
-            if (meta.kind == K_DATA && meta.a2 != 0) {
+            if (meta.kind == K_DATA && meta.a2 != 0 && meta.a2 < 0x80) {
                 meta.q = meta.a2[6:0];
                 meta.q_root = meta.r2;
                 meta.q_hop = 3;
                 meta.qlen = qd.read(meta.out_port[8:0], meta.a2[6:0]);
             } else {
-                if (meta.kind == K_DATA && meta.a3 != 0) {
+                if (meta.kind == K_DATA && meta.a3 != 0 && meta.a3 < 0x80) {
                     meta.q = meta.a3[6:0];
                     meta.q_root = meta.r3;
                     meta.q_hop = 4;
                     meta.qlen = qd.read(meta.out_port[8:0], meta.a3[6:0]);
                 } else {
-                    if (meta.kind == K_DATA && meta.a4 != 0) {
+                    if (meta.kind == K_DATA && meta.a4 != 0 && meta.a4 < 0x80) {
                         meta.q = meta.a4[6:0];
                         meta.q_root = meta.r4;
                         meta.q_hop = 5;
                         meta.qlen = qd.read(meta.out_port[8:0], meta.a4[6:0]);
                     } else {
-                        if (meta.kind == K_DATA) {
-                            meta.q = 0;
-                            meta.q_root = meta.own_root;
-                            meta.q_hop = 1;
-                            meta.qlen = qd.read(meta.out_port[8:0], 0);
+                        if (meta.kind == K_DATA && meta.a1 != 0) {
+                            meta.q = meta.a1[6:0];
+                            meta.merging = 1;
+                        } else {
+                            if (meta.kind == K_DATA && meta.a2 != 0) {
+                                meta.q = meta.a2[6:0];
+                                meta.merging = 1;
+                            } else {
+                                if (meta.kind == K_DATA && meta.a3 != 0) {
+                                    meta.q = meta.a3[6:0];
+                                    meta.merging = 1;
+                                } else {
+                                    if (meta.kind == K_DATA && meta.a4 != 0) {
+                                        meta.q = meta.a4[6:0];
+                                        meta.merging = 1;
+                                    } else {
+                                        if (meta.kind == K_DATA) {
+                                            meta.q = 0;
+                                            meta.q_root = meta.own_root;
+                                            meta.q_hop = 1;
+                                            meta.qlen = qd.read(meta.out_port[8:0], 0);
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                 }
@@ -748,9 +848,17 @@ control Ingress(inout headers_t hdr,
         // ---- what to do: pause upstream; pause, resume, install or give back an IQ ----
         if (meta.kind == K_DATA) {
             ig_tm_md.qid = meta.q;
-            meta.um_idx = meta.out_port[5:0] ++ meta.q;
         }
-        if (meta.kind == K_DATA && meta.pause_sess != 0) {
+        if (meta.kind == K_FMERGE) {
+            // The soft-merging IQ: the upstream ports it paused, to forward the MERGE to.
+            meta.um_idx = meta.f_port[5:0] ++ meta.known[6:0];
+        } else {
+            if (meta.kind != K_DEQ) {
+                // A data packet's queue; a PAUSE's port's OQ (`q` is 0).
+                meta.um_idx = meta.out_port[5:0] ++ meta.q;
+            }
+        }
+        if (meta.kind == K_DATA && meta.pause_sess != 0 && meta.merging == 0) {
             meta.um_op = 1;
         }
         if (meta.kind == K_DATA && meta.qlen > meta.k_pause) {
@@ -763,44 +871,97 @@ control Ingress(inout headers_t hdr,
             meta.ip_op = 1;
             meta.iq_idx = meta.f_port[5:0] ++ meta.known[6:0];
         } else {
-            if (meta.kind == K_FPAUSE && meta.fr_ok == 1) {
-                // New root: pop a free IQ; a second pass installs it.
-                meta.st_op = 1;
-                meta.st_port = meta.f_port[5:0];
+            if (meta.kind == K_MNEW && meta.fr_ok == 1 && meta.known != 0
+                    && meta.known[6:0] != meta.link[6:0]) {
+                // A MERGE's new root has an IQ: it waits behind the soft-merging one.
+                meta.afc = 1;
+                meta.new_q = meta.known;
+                meta.ip_op = 1;
+                meta.iq_idx = meta.f_port[5:0] ++ meta.known[6:0];
+                meta.nx_op = 2;
+                meta.nx_val = 1w0 ++ meta.known[6:0];
             } else {
-                if (meta.kind == K_FRESUME && meta.known != 0) {
-                    meta.afc = 1;
-                    meta.credit = 1;
-                    meta.new_q = meta.known;
-                    meta.ip_op = 2;
-                    meta.iq_idx = meta.f_port[5:0] ++ meta.known[6:0];
-                    meta.release = 1;
-                    meta.qlen = qd.read(meta.f_port[8:0], meta.known[6:0]);
+                if (meta.kind == K_FPAUSE && meta.fr_ok == 1
+                        || meta.kind == K_MNEW && meta.fr_ok == 1 && meta.known == 0) {
+                    // New root: pop a free IQ; a second pass installs it.
+                    meta.st_op = 1;
+                    meta.st_port = meta.f_port[5:0];
                 } else {
-                    if (meta.kind == K_INSTALL && meta.known != 0) {
-                        // The root had an IQ already: pause it, give the popped one back.
-                        meta.st_op = 2;
-                        meta.st_port = hdr.rec.port[5:0];
-                        meta.st_val = hdr.rec.q;
+                    if (meta.kind == K_FRESUME && meta.known != 0
+                            || meta.kind == K_FMERGE && meta.known != 0 && meta.known < 0x80) {
+                        // RESUME; MERGE: the old root no longer holds its IQ (soft-merging).
                         meta.afc = 1;
+                        meta.credit = 1;
                         meta.new_q = meta.known;
-                        meta.ip_op = 1;
-                        meta.iq_idx = hdr.rec.port[5:0] ++ meta.known[6:0];
+                        meta.ip_op = 2;
+                        meta.iq_idx = meta.f_port[5:0] ++ meta.known[6:0];
+                        meta.release = 1;
+                        meta.qlen = qd.read(meta.f_port[8:0], meta.known[6:0]);
                     } else {
-                        if (meta.kind == K_INSTALL) {
-                            meta.ir_op = 2;
-                            meta.ir_val = hdr.rec.hop[3:0] ++ hdr.rec.root[11:0];
+                        if (meta.kind == K_LIFT) {
+                            // The soft-merging IQ it waited behind is released.
                             meta.afc = 1;
-                            meta.ip_op = 1;
+                            meta.credit = 1;
+                            meta.new_q = hdr.rec.q;
+                            meta.ip_op = 2;
+                            meta.release = 1;
+                            meta.qlen = qd.read(meta.f_port[8:0], hdr.rec.q[6:0]);
+                        } else {
+                            if (meta.kind == K_INSTALL && meta.known != 0) {
+                                // The root had an IQ already: pause it (unless it is the
+                                // one to wait behind), give the popped one back.
+                                meta.st_op = 2;
+                                meta.st_port = hdr.rec.port[5:0];
+                                meta.st_val = hdr.rec.q;
+                                if (meta.known[6:0] != meta.link[6:0]) {
+                                    meta.afc = 1;
+                                    meta.new_q = meta.known;
+                                    meta.ip_op = 1;
+                                    meta.iq_idx = hdr.rec.port[5:0] ++ meta.known[6:0];
+                                }
+                                if (meta.link != 0 && meta.known[6:0] != meta.link[6:0]) {
+                                    meta.nx_op = 2;
+                                    meta.nx_val = 1w0 ++ meta.known[6:0];
+                                }
+                            } else {
+                                if (meta.kind == K_INSTALL) {
+                                    meta.ir_op = 2;
+                                    meta.ir_val = hdr.rec.hop[3:0] ++ hdr.rec.root[11:0];
+                                    if (hdr.rec.q != meta.link) {
+                                        meta.afc = 1;
+                                        meta.ip_op = 1;
+                                    }
+                                    if (meta.link != 0 && hdr.rec.q != meta.link) {
+                                        meta.nx_op = 2;
+                                        meta.nx_val = hdr.rec.q;
+                                    }
+                                }
+                            }
                         }
                     }
                 }
             }
         }
+        if (meta.kind == K_FPAUSE && meta.fr_ok == 1 && meta.known == 0) {
+            // A new root downstream: if this port's OQ is a root it resigns, and the
+            // upstream ports it paused get MERGE(old: this port, new: the frame's root).
+            meta.um_op = 2;
+        }
+        if (meta.kind == K_FMERGE && meta.known != 0 && meta.known < 0x80) {
+            // Forward the MERGE to the upstream ports this IQ paused; reserve its place
+            // for the IQ the new root takes here.
+            meta.um_op = 2;
+            meta.nx_op = 1;
+            meta.nx_val = 0xff;
+            meta.nx_idx = meta.f_port[5:0] ++ meta.known[6:0];
+        }
 
         // ---- the state behind it: who was paused upstream; the IQ's root and state ----
         if (meta.um_op != 0) {
             meta.um_old = up_map_step.execute(meta.um_idx);
+        }
+        if (meta.nx_op != 0) {
+            meta.nx_old = iq_next_step.execute(meta.nx_idx);
         }
         if (meta.ip_op != 0) {
             meta.ip_old = iq_paused_step.execute(meta.iq_idx);
@@ -825,23 +986,12 @@ control Ingress(inout headers_t hdr,
         if (meta.kind == K_DEQ) {
             // The upstream ports to resume: this record sends the first RESUME itself.
             meta.walk = 1;
+        }
+        if (meta.kind == K_DEQ || meta.kind == K_FPAUSE || meta.kind == K_FMERGE) {
             meta.todo = meta.um_old;
         }
         if (meta.walk == 1) {
             lowest_port.apply();
-        }
-        if (meta.walk == 1) {
-            meta.todo_rest = meta.todo & meta.walk_clear;
-        }
-        if (meta.kind == K_DEQ && hdr.rec.q != 0) {
-            // An IQ's RESUME names its root, one hop further; the OQ's, this port.
-            meta.w_root = (bit<16>)meta.ir_old[11:0];
-            meta.w_hop = (bit<8>)meta.ir_old[15:12] + 1;
-        } else {
-            if (meta.kind == K_DEQ) {
-                meta.w_root = meta.own_root;
-                meta.w_hop = 1;
-            }
         }
         if (meta.kind == K_DEQ && meta.ir_op == 3 && meta.ir_old != 0) {
             // Empty and resumed: release it.
@@ -850,6 +1000,43 @@ control Ingress(inout headers_t hdr,
             meta.st_op = 2;
             meta.st_port = hdr.rec.port[5:0];
             meta.st_val = hdr.rec.q;
+        }
+        if (meta.w_clear == 1 || meta.kind == K_FPAUSE || meta.kind == K_FMERGE) {
+            // Every frame of the walk goes in later passes.
+            meta.todo_rest = meta.todo;
+        } else {
+            if (meta.walk == 1) {
+                meta.todo_rest = meta.todo & meta.walk_clear;
+            }
+        }
+        if (meta.kind == K_DEQ && hdr.rec.q != 0) {
+            // An IQ's RESUME names its root, one hop further; the OQ's, this port.
+            meta.w_root = (bit<16>)meta.ir_old[11:0];
+            meta.w_hop = (bit<8>)meta.ir_old[15:12] + 1;
+            meta.w_op = OP_RESUME;
+        } else {
+            if (meta.kind == K_DEQ) {
+                meta.w_root = meta.own_root;
+                meta.w_hop = 1;
+                meta.w_op = OP_RESUME;
+            } else {
+                if (meta.kind == K_FPAUSE) {
+                    // MERGE(old: this port, new: the frame's root), each a hop further.
+                    meta.w_root = meta.f_root;
+                    meta.w_hop = meta.f_hop + 1;
+                    meta.w_op = OP_MERGE;
+                    meta.w_old = meta.own_root;
+                    meta.w_old_hop = 1;
+                } else {
+                    if (meta.kind == K_FMERGE) {
+                        meta.w_root = meta.f_root;
+                        meta.w_hop = meta.n_hop + 1;
+                        meta.w_op = OP_MERGE;
+                        meta.w_old = hdr.pyr.old_root;
+                        meta.w_old_hop = meta.f_hop + 1;
+                    }
+                }
+            }
         }
         if (meta.afc == 1 && meta.ip_old < 2) {
             // Advanced flow control on this chip's IQ of the frame's port, when its count
@@ -884,7 +1071,7 @@ control Ingress(inout headers_t hdr,
         }
 
         // ---- records: what the pass leaves for the next (one choice, one stage) ----
-        if (meta.kind == K_FPAUSE && meta.st_op == 1) {
+        if ((meta.kind == K_FPAUSE || meta.kind == K_MNEW) && meta.st_op == 1) {
             // Install the popped (or hashed) IQ in a second pass.
             hdr.rec.setValid();
             hdr.rec.magic = REC_MAGIC;
@@ -893,76 +1080,104 @@ control Ingress(inout headers_t hdr,
             hdr.rec.q = meta.hash_q;
             hdr.rec.hop = meta.f_hop;
             hdr.rec.root = meta.f_root;
+            hdr.rec.link = meta.link;
             hdr.ethernet.setInvalid();
             hdr.pyr.setInvalid();
             ig_dprsr_md.drop_ctl = 0;
             ig_tm_md.recirculate = 1;
         } else {
-            if (meta.kind == K_FRESUME && meta.release == 1 && meta.qlen == 0
-                && meta.ip_old < 2) {
+            if ((meta.kind == K_FRESUME || meta.kind == K_FMERGE || meta.kind == K_LIFT)
+                    && meta.release == 1 && meta.qlen == 0 && meta.ip_old < 2) {
                 // Resumed and already empty: a DEQ record releases it.
                 hdr.rec.setValid();
                 hdr.rec.magic = REC_MAGIC;
                 hdr.rec.kind = K_DEQ;
                 hdr.rec.port = meta.f_port;
-                hdr.rec.q = meta.new_q;
+                hdr.rec.q = 1w0 ++ meta.new_q[6:0];
                 hdr.rec.empty = 1;
                 hdr.ethernet.setInvalid();
                 hdr.pyr.setInvalid();
                 ig_dprsr_md.drop_ctl = 0;
                 ig_tm_md.recirculate = 1;
             } else {
-                if (meta.kind == K_INSTALL) {
-                    drop();
+                if (meta.kind == K_FMERGE && meta.release == 1 && meta.nx_old == 0) {
+                    // Soft-merging with packets in it: the new root takes an IQ here
+                    // that waits behind it (an MNEW pass).
+                    hdr.rec.setValid();
+                    hdr.rec.magic = REC_MAGIC;
+                    hdr.rec.kind = K_MNEW;
+                    hdr.rec.port = meta.f_port;
+                    hdr.rec.hop = meta.n_hop;
+                    hdr.rec.root = meta.f_root;
+                    hdr.rec.link = 1w0 ++ meta.new_q[6:0];
+                    hdr.ethernet.setInvalid();
+                    hdr.pyr.setInvalid();
+                    ig_dprsr_md.drop_ctl = 0;
+                    ig_tm_md.recirculate = 1;
                 } else {
-                    if (meta.walk == 1 && meta.todo != 0) {
-                        // RESUME to the lowest upstream port left, in place of the record.
-                        hdr.rec.kind = K_PASS;
-                        hdr.ethernet.setValid();
-                        hdr.ethernet.dst_addr = 0x0180C2000001;
-                        hdr.ethernet.src_addr = 0x02fe00000000;
-                        hdr.ethernet.ether_type = ETHERTYPE_PYRRHA;
-                        hdr.pyr.setValid();
-                        hdr.pyr.opcode = OP_RESUME;
-                        hdr.pyr.hop = meta.w_hop;
-                        hdr.pyr.root = meta.w_root;
-                        hdr.pyr.old_root = 0;
-                        hdr.pyr.reserved = 0;
-                        ig_tm_md.ucast_egress_port = meta.walk_port[8:0];
-                        ig_tm_md.qid = meta.ctrl_q;
-                        ig_dprsr_md.drop_ctl = 0;
+                    if (meta.kind == K_INSTALL || meta.kind == K_MNEW || meta.kind == K_LIFT) {
+                        drop();
                     } else {
-                        if (meta.kind == K_DEQ && meta.release == 1) {
-                            // No one to resume: a pass of its own clears the released IQ's
-                            // root's assignment.
-                            hdr.rec.kind = K_RESUME;
+                        if (meta.w_clear == 1) {
+                            // Released: a pass of its own clears its root's assignment
+                            // and finds the IQ waiting behind it; the RESUMEs follow, a
+                            // copy walking them.
+                            hdr.rec.kind = K_WALK;
                             hdr.rec.todo = 0;
                             hdr.rec.empty = 1;
                             hdr.rec.root = meta.w_root;
                             hdr.rec.hop = meta.w_hop;
                             ig_tm_md.recirculate = 1;
                         } else {
-                            if (meta.walk == 1) {
-                                drop();
+                            if (meta.walk == 1 && meta.todo != 0) {
+                                // The frame to the lowest upstream port left, in place of
+                                // the record.
+                                hdr.rec.kind = K_PASS;
+                                hdr.ethernet.setValid();
+                                hdr.ethernet.dst_addr = 0x0180C2000001;
+                                hdr.ethernet.src_addr = 0x02fe00000000;
+                                hdr.ethernet.ether_type = ETHERTYPE_PYRRHA;
+                                hdr.pyr.setValid();
+                                hdr.pyr.opcode = meta.w_op;
+                                hdr.pyr.hop = meta.w_hop;
+                                hdr.pyr.root = meta.w_root;
+                                hdr.pyr.old_root = meta.w_old;
+                                hdr.pyr.old_hop = meta.w_old_hop;
+                                hdr.pyr.reserved = 0;
+                                ig_tm_md.ucast_egress_port = meta.walk_port[8:0];
+                                ig_tm_md.qid = meta.ctrl_q;
+                                ig_dprsr_md.drop_ctl = 0;
+                            } else {
+                                if (meta.kind == K_WALK && meta.nx_old != 0
+                                        && meta.nx_old < 0x80) {
+                                    // The IQ that waited behind the released one: a LIFT
+                                    // pass lets it go.
+                                    hdr.rec.kind = K_LIFT;
+                                    hdr.rec.q = meta.nx_old;
+                                    ig_tm_md.recirculate = 1;
+                                } else {
+                                    if (meta.walk == 1) {
+                                        drop();
+                                    }
+                                }
                             }
                         }
                     }
                 }
             }
         }
-        if (meta.walk == 1 && meta.todo != 0 && meta.todo_rest != 0
-                || meta.walk == 1 && meta.todo != 0 && meta.w_clear == 1) {
-            // A copy walks on to the other upstream ports (and clears the released IQ's
-            // root's assignment, which this pass did not touch).
+        if (meta.todo_rest != 0) {
+            // A copy walks on to the other upstream ports.
             hdr.mrec.setValid();
             hdr.mrec.magic = REC_MAGIC;
-            hdr.mrec.kind = K_RESUME;
-            hdr.mrec.port = hdr.rec.port;
-            hdr.mrec.q = hdr.rec.q;
+            hdr.mrec.kind = K_WALK;
+            hdr.mrec.port = meta.f_port;
+            hdr.mrec.op = meta.w_op;
             hdr.mrec.hop = meta.w_hop;
             hdr.mrec.root = meta.w_root;
+            hdr.mrec.old_root = meta.w_old;
+            hdr.mrec.old_hop = meta.w_old_hop;
             hdr.mrec.todo = meta.todo_rest;
-            hdr.mrec.empty = meta.w_clear;
             ig_dprsr_md.mirror_session = (bit<10>)meta.rec_sess;
         }
     }
@@ -1065,6 +1280,7 @@ control Egress(inout headers_t hdr,
                 hdr.pyr.hop = hdr.rec.hop;
                 hdr.pyr.root = hdr.rec.root;
                 hdr.pyr.old_root = 0;
+                hdr.pyr.old_hop = 0;
                 hdr.pyr.reserved = 0;
                 hdr.rec.setInvalid();
             } else {

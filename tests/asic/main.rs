@@ -38,6 +38,7 @@ mod plumbing;
 mod plumbing_more;
 mod pyrrha;
 mod pyrrha_loops;
+mod pyrrha_merge;
 mod readout;
 mod report;
 mod resource_view;

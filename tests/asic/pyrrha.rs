@@ -501,7 +501,7 @@ fn the_testbed_gives_every_iq_back() {
             .pipes
             .iter()
             .flat_map(|p| p.state.ingress.registers.iter());
-        let kept = ["assign1", "assign2", "iq_root", "iq_paused"];
+        let kept = ["assign1", "assign2", "iq_root", "iq_paused", "iq_next"];
         let mut seen = 0;
         for reg in registers {
             if kept.iter().any(|k| reg.name == format!("Ingress.{k}")) {

@@ -1,0 +1,256 @@
+//! Pyrrha's MERGE and soft-merging (§IV-A, §IV-C, Fig. 6; the digest's B.5 item 6) on
+//! `programs/pyrrha/merge.ron`: three chips in a line, A - B - C. B's port to C (root id
+//! 4) claims to be the root first; C's port to c0 (root id 6) turns out to be the real root
+//! of a0's flow. Root ids: A's ports 0-2 are 0-2, B's 3-5, C's 6-9.
+
+use asic_bench::bench::Bench;
+use asic_deploy::{build::build, run as net};
+use asic_net::packet::{build as frame_of, parse, Header, DATA};
+use pipelines::time::Time;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const FILE: &str = "programs/pyrrha/merge.ron";
+/// B's port to C, the false-positive root; C's port to c0, the real one.
+const U: u16 = 4;
+const P: u16 = 6;
+
+/// (opcode, hop, root, old root, old hop) of a Pyrrha frame.
+type Fields = (u8, u8, u16, u16, u8);
+
+/// The [`Fields`] of frame `f`.
+fn fields(f: &[u8]) -> Fields {
+    let be = |i: usize| u16::from_be_bytes([f[i], f[i + 1]]);
+    (f[14], f[15], be(16), be(18), f[20])
+}
+
+/// Packets of each flow (by source address) that arrived before one sent earlier.
+fn overtaking(packets: &[Vec<u8>]) -> (usize, usize) {
+    let mut last: BTreeMap<u32, u32> = BTreeMap::new();
+    let (mut n, mut late) = (0, 0);
+    for p in packets {
+        let Some(h) = parse(p) else { continue };
+        if h.flags != DATA {
+            continue;
+        }
+        n += 1;
+        if last.get(&h.src_ip).is_some_and(|&s| h.seq <= s) {
+            late += 1;
+        }
+        last.insert(h.src_ip, h.seq);
+    }
+    (n, late)
+}
+
+/// B.5 item 6 in a network. B's port to C claims the root (PAUSE(4, hop 1) to A), then C
+/// pauses B for its port to c0: B's port resigns and A gets MERGE(new 6 at hop 2, old 4 at
+/// hop 1), and no RESUME(4) for the PAUSE it had sent (the root is gone, not resumed). A
+/// resumes its IQ for 4 at once (soft-merging) and pauses a second IQ, the new root's,
+/// which waits behind the soft-merging one. No flow's packets arrive out of order at c0 or
+/// c1, nothing is lost, no flow waits in a queue paused for a port it does not cross, and
+/// at the end every IQ is back on its stack with no state left (the `iq_next` links too).
+#[test]
+fn a_false_root_merges_into_the_real_one_without_reordering() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = net::load(Path::new(FILE)).unwrap();
+    let run = net::run_detailed(s, Path::new("programs/pyrrha"), Some(dir.path())).unwrap();
+    let r = &run.record;
+    let pcap = |name: &str| -> Vec<(u64, Vec<u8>)> {
+        asic_io::pcap::read_pcap(&dir.path().join(name))
+            .unwrap()
+            .into_iter()
+            .map(|f| (f.ts_ns as u64 * 1000, f.data))
+            .collect()
+    };
+    let frames: Vec<(u64, Fields)> = pcap("B-port2.pcap")
+        .into_iter()
+        .filter(|(_, d)| d.len() >= 22 && d[12..14] == [0x88, 0xb7])
+        .map(|(t, d)| (t, fields(&d)))
+        .collect();
+    println!("frames B -> A: {frames:?}");
+    let merge = frames
+        .iter()
+        .position(|(_, f)| f.0 == 3)
+        .expect("B sent a MERGE");
+    assert_eq!(frames[merge].1, (3, 2, P, U, 1));
+    assert_eq!(frames[0].1, (1, 1, U, 0, 0), "B:1 first claimed the root");
+    assert!(frames[..merge].iter().all(|(_, f)| f.2 == U));
+    // No RESUME of the resigned root before B claims it again.
+    let after = frames[merge + 1..].iter().find(|(_, f)| f.2 == U).unwrap();
+    assert_eq!(after.1 .0, 1, "{after:?}");
+    // A: the IQ for 4 (100) resumed, the one for 6 (99) paused, within 2 µs of the MERGE.
+    let at = frames[merge].0;
+    let soon = |q: u16, paused: bool| {
+        r.pauses.iter().any(|p| {
+            p.node == "A"
+                && (p.port, p.class, p.paused) == (2, q, paused)
+                && (at..at + 2_000_000).contains(&p.at_ps)
+        })
+    };
+    assert!(soon(100, false) && soon(99, true));
+    // In order at both receivers.
+    for port in ["C-port0.pcap", "C-port1.pcap"] {
+        let packets: Vec<Vec<u8>> = pcap(port).into_iter().map(|(_, d)| d).collect();
+        let (n, late) = overtaking(&packets);
+        println!("{port}: {n} data packets, {late} out of order");
+        assert!(n > 700);
+        assert_eq!(late, 0, "{port}");
+    }
+    let c = asic_report::metrics::conservation(r);
+    assert_eq!((c.received, c.dropped, c.in_flight), (c.sent, 0, 0));
+    let hol = r.hol.as_ref().unwrap();
+    assert!(hol.flows_checked > 100);
+    assert_eq!(hol.violations.len(), 0, "{:?}", hol.violations);
+    for (i, chip) in run.chips.iter().enumerate() {
+        let name = &r.chips[i].node;
+        for p in 0..4u32 {
+            let top = chip.register_read_by_name(0, "top", p).unwrap();
+            assert!(top == 100 || top == 0, "{name} port {p}: {top} free");
+        }
+        for reg in r.chips[i].state.pipes[0].state.ingress.registers.iter() {
+            if ["assign1", "assign2", "iq_root", "iq_paused", "iq_next"]
+                .iter()
+                .any(|k| reg.name == format!("Ingress.{k}"))
+            {
+                assert!(
+                    reg.elements.is_empty(),
+                    "{name}: {} {:?}",
+                    reg.name,
+                    reg.elements
+                );
+            }
+        }
+    }
+}
+
+/// A of `merge.ron` on the bench, with what B would send it on port 2 and packets from a0
+/// (port 0, to c0) and a1 (port 1, to c1), 10 of each from 1 µs and 10 more from 8 µs
+/// (`frames_from_b` at their times in ns). Returns the bench after the run.
+fn a_on_the_bench(frames_from_b: Vec<(u64, Vec<u8>)>) -> Bench {
+    let s = net::load(Path::new(FILE)).unwrap();
+    let net = build(s, Path::new("programs/pyrrha")).unwrap();
+    // Hosts in the file's order: a0, a1, b0, c0, c1, c2.
+    let ip = &net.topology.host_ips;
+    let (a0, a1, c0, c1) = (ip[0], ip[1], ip[3], ip[4]);
+    let mut bench = Bench::on_chip(net.chips.into_iter().next().unwrap(), "pyrrha".into());
+    bench.keep_departures();
+    let data = |src, dst, flow_id, first: u32, at_ns: u64| -> Vec<(Time, Vec<u8>)> {
+        (0..10)
+            .map(|i| {
+                let h = Header {
+                    src_ip: src,
+                    dst_ip: dst,
+                    flags: DATA,
+                    flow_id,
+                    seq: first + i,
+                    ..Header::default()
+                };
+                let mut f = Vec::new();
+                frame_of(&mut f, &h, 1000);
+                (Time((at_ns + 200 * i as u64) * 1000), f)
+            })
+            .collect()
+    };
+    let mut from_a0 = data(a0, c0, 1, 0, 1_000);
+    from_a0.extend(data(a0, c0, 1, 10, 8_000));
+    let mut from_a1 = data(a1, c1, 2, 0, 1_100);
+    from_a1.extend(data(a1, c1, 2, 10, 8_100));
+    bench.add_frames(0, from_a0).unwrap();
+    bench.add_frames(1, from_a1).unwrap();
+    let timed = frames_from_b
+        .into_iter()
+        .map(|(ns, f)| (Time(ns * 1000), f))
+        .collect();
+    bench.add_frames(2, timed).unwrap();
+    bench.run().unwrap();
+    bench
+}
+
+/// A Pyrrha frame: `opcode` (1 PAUSE, 2 RESUME, 3 MERGE), the root and its hop, the old root
+/// and its hop.
+fn frame(opcode: u8, hop: u8, root: u16, old: u16, old_hop: u8) -> Vec<u8> {
+    let mut f = vec![0u8; 60];
+    f[0..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0, 0, 1]);
+    f[6..12].copy_from_slice(&[0x02, 0xfe, 0, 1, 0, 2]);
+    f[12..14].copy_from_slice(&[0x88, 0xb7]);
+    f[14] = opcode;
+    f[15] = hop;
+    f[16..18].copy_from_slice(&root.to_be_bytes());
+    f[18..20].copy_from_slice(&old.to_be_bytes());
+    f[20] = old_hop;
+    f
+}
+
+/// B.5 item 6 on A alone. Root 4 (B:1) is paused twice (two PAUSEs outstanding, so that
+/// IQ 100 stays paused through the MERGE and what it did can be read), and A's IQ 100 holds
+/// the first 10 packets of a0 and of a1. MERGE(new 6 at hop 2, old 4) at 5 µs takes one
+/// PAUSE off IQ 100, marks root 4's entry soft-merging (bit 7: 0x80 | 100) and gives root 6
+/// IQ 99, counted once as waiting behind IQ 100 (`iq_next`). The next 10 of a0's packets,
+/// which cross 6, go to IQ 99; a1's, which do not, still to IQ 100 behind its earlier ones.
+/// Then RESUME(4) at 12 µs: IQ 100 drains and is released, which lifts IQ 99; that drains
+/// and is released too. Each flow leaves A in order, a0's earlier packets (from IQ 100)
+/// before its later ones (from IQ 99).
+#[test]
+fn a_merge_makes_the_old_iq_soft_merging_and_the_new_one_wait_behind_it() {
+    let pause = frame(1, 1, U, 0, 0);
+    let merge = frame(3, 2, P, U, 1);
+    let held = a_on_the_bench(vec![
+        (0, pause.clone()),
+        (300, pause.clone()),
+        (5_000, merge.clone()),
+    ]);
+    let c = held.chip();
+    let reg = |name: &str, i: u32| c.register_read_by_name(0, name, i).unwrap();
+    let depth = |q: u16| c.tm().depth(2, q).0;
+    assert_eq!(
+        (
+            reg("assign1", 2 << 12 | U as u32),
+            reg("assign2", 2 << 12 | P as u32),
+            reg("iq_next", 2 << 7 | 100),
+            [
+                reg("iq_paused", 2 << 7 | 100),
+                reg("iq_paused", 2 << 7 | 99)
+            ],
+            [
+                c.tm().is_queue_paused(2, 100),
+                c.tm().is_queue_paused(2, 99)
+            ],
+            reg("top", 2),
+        ),
+        (0x80 | 100, 99, 99, [1, 1], [true, true], 98)
+    );
+    // 30 packets wait in IQ 100, a0's last 10 in IQ 99.
+    assert!(depth(99) > 0);
+    assert_eq!(depth(100), 3 * depth(99));
+    assert_eq!(held.departures().iter().filter(|d| d.port == 2).count(), 0);
+
+    let resume = frame(2, 1, U, 0, 0);
+    let done = a_on_the_bench(vec![
+        (0, pause.clone()),
+        (300, pause),
+        (5_000, merge),
+        (12_000, resume),
+    ]);
+    let c = done.chip();
+    let reg = |name: &str, i: u32| c.register_read_by_name(0, name, i).unwrap();
+    assert_eq!(
+        (
+            reg("assign1", 2 << 12 | U as u32),
+            reg("assign2", 2 << 12 | P as u32),
+            reg("iq_next", 2 << 7 | 100),
+            [
+                reg("iq_paused", 2 << 7 | 100),
+                reg("iq_paused", 2 << 7 | 99)
+            ],
+            reg("top", 2),
+        ),
+        (0, 0, 0, [0, 0], 100)
+    );
+    let out: Vec<Vec<u8>> = done
+        .departures()
+        .iter()
+        .filter(|d| d.port == 2)
+        .map(|d| d.data.clone())
+        .collect();
+    assert_eq!(overtaking(&out), (40, 0));
+}
