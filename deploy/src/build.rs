@@ -24,6 +24,7 @@ use pipelines::program::Program;
 use pipelines::time::Time;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 /// One chip's settings after merging every `chips` entry that selects it.
 #[derive(Default)]
@@ -41,12 +42,9 @@ pub fn build(s: NetScenario, base: &Path) -> Result<Network, String> {
     build_routed(s, base).map(|(n, _)| n)
 }
 
-/// [`build`], and the generated routes each chip forwards by ([`Deployment::routing`]), for
-/// the path oracle.
-pub fn build_routed(
-    s: NetScenario,
-    base: &Path,
-) -> Result<(Network, Vec<Option<Routing>>), String> {
+/// [`build`], and the path oracle over the generated routes each chip forwards by
+/// ([`Deployment::routing`]), which the chips' deployments used.
+pub fn build_routed(s: NetScenario, base: &Path) -> Result<(Network, Arc<PathOracle>), String> {
     let base = Base(base);
     let topo = topology(&s.topology, base)?;
     let merged = merge(&s.chips, &topo)?;
@@ -63,7 +61,7 @@ pub fn build_routed(
         .collect();
     // One oracle for every chip's deployment: each chip's routes worked out once, when a
     // deployment first follows a path through it.
-    let paths = PathOracle::new(&topo, &routings);
+    let paths = Arc::new(PathOracle::new(topo.clone(), &routings));
     for (c, m) in merged.iter().enumerate() {
         let place = |e: String| format!("chip `{}`: {e}", topo.spec.chips[c].name);
         let (chip, program) = chip(
@@ -109,8 +107,9 @@ pub fn build_routed(
         sample_period_ns: s.sample_period_ns,
         captures: s.pcaps,
         hol_check: s.hol_check,
+        flow_groups: s.deploy.deployment().flow_groups(&paths),
     };
-    Ok((network, routings))
+    Ok((network, paths))
 }
 
 /// Profiles loaded by name, and programs compiled by (profile, program): each once per run.

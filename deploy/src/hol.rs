@@ -93,7 +93,7 @@ mod tests {
         // Two leaves, one spine, two hosts a leaf: h0 and h1 on leaf 0 (chip 0), h2 and h3 on
         // leaf 1 (chip 1), the spine chip 2.
         let topo = leaf_spine(2, 1, 2);
-        let oracle = PathOracle::uniform(&topo, Routing::Ecmp);
+        let oracle = PathOracle::uniform(topo.clone(), Routing::Ecmp);
         let flow = |src, dst| FlowKey {
             src,
             dst,

@@ -37,11 +37,13 @@ pub mod trimming;
 
 use asic_model::chip::{ChipConfig, ControlAgent};
 use asic_model::profile::ChipProfile;
+use asic_net::network::FlowGroups;
 use asic_net::topology::Topology;
 use paths::PathOracle;
 use pipelines::control::ControlOp;
 use pipelines::entries::EntrySpec;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// A program built into the binary: a mechanism's default program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +59,7 @@ pub struct ChipContext<'a> {
     /// The network.
     pub topology: &'a Topology,
     /// Every chip's routes, to follow paths downstream (one oracle for the whole network).
-    pub paths: &'a PathOracle<'a>,
+    pub paths: &'a PathOracle,
     /// The chip's index in `topology`.
     pub chip: usize,
     /// The chip's profile.
@@ -108,6 +110,12 @@ pub trait Deployment {
     /// The generated routes its chips forward by ([`routers::routes`]), so that the path
     /// oracle ([`paths`]) can follow their packets; `None`: routes it does not generate.
     fn routing(&self) -> Option<routers::Routing>;
+
+    /// The groups each flow belongs to, if its hosts are to obey flow-group pause frames
+    /// (`asic_net::ctrl`), from the network's path oracle.
+    fn flow_groups(&self, _paths: &Arc<PathOracle>) -> Option<FlowGroups> {
+        None
+    }
 }
 
 /// The registry: every mechanism a scenario can deploy, with its parameters.

@@ -13,7 +13,7 @@ use asic_net::packet::{source_port, UDP_PORT};
 use asic_net::topology::{End, Topology};
 use pipelines::hash::{HashEngine, CRC16};
 use std::collections::BTreeSet;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// The fields the routers hash, as a packet carries them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -70,40 +70,49 @@ pub struct Hop {
 
 /// Every chip's routes, to follow paths through. A chip's are worked out the first time a
 /// path reaches it (a deployment asks for the few chips downstream of one; a network is
-/// built with one oracle for all its chips).
-pub struct PathOracle<'t> {
-    topo: &'t Topology,
+/// built with one oracle for all its chips, which its deployments, its hosts' flow groups
+/// and its HOL check share).
+pub struct PathOracle {
+    topo: Arc<Topology>,
     /// Per chip: how it routes, `None` if by routes not generated here.
     routings: Vec<Option<Routing>>,
     /// Per chip: its routes, once asked for.
     routes: Vec<OnceLock<ChipRoutes>>,
 }
 
-impl<'t> PathOracle<'t> {
+impl PathOracle {
     /// The oracle of `topo` whose chips all route with `routing`.
-    pub fn uniform(topo: &'t Topology, routing: Routing) -> PathOracle<'t> {
-        PathOracle::new(topo, &vec![Some(routing); topo.spec.chips.len()])
+    pub fn uniform(topo: impl Into<Arc<Topology>>, routing: Routing) -> PathOracle {
+        let topo = topo.into();
+        let routings = vec![Some(routing); topo.spec.chips.len()];
+        PathOracle::new(topo, &routings)
     }
 
     /// The oracle of `topo` whose chip `c` routes with `routings[c]` (`None`: by routes the
     /// oracle does not know; a path through it is an error).
-    pub fn new(topo: &'t Topology, routings: &[Option<Routing>]) -> PathOracle<'t> {
+    pub fn new(topo: impl Into<Arc<Topology>>, routings: &[Option<Routing>]) -> PathOracle {
         PathOracle {
-            topo,
+            topo: topo.into(),
             routings: routings.to_vec(),
             routes: routings.iter().map(|_| OnceLock::new()).collect(),
         }
     }
 
     /// The topology it follows.
-    pub fn topology(&self) -> &'t Topology {
-        self.topo
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// Whether every chip's routes are generated ones, which the oracle can follow; if not,
+    /// the first chip whose are not.
+    pub fn unknown_routes(&self) -> Option<usize> {
+        self.routings.iter().position(Option::is_none)
     }
 
     /// Chip `c`'s routes (`None`: not generated ones).
     pub fn routes(&self, c: usize) -> Option<&ChipRoutes> {
         let routing = (*self.routings.get(c)?)?;
-        Some(self.routes[c].get_or_init(|| ChipRoutes::new(self.topo, c, routing)))
+        Some(self.routes[c].get_or_init(|| ChipRoutes::new(&self.topo, c, routing)))
     }
 
     /// The hops of a packet with `tuple` from host `src` to host `dst`, from the first chip
@@ -233,7 +242,7 @@ mod tests {
     #[test]
     fn paths_go_up_and_down_through_the_hashed_spine() {
         let topo = leaf_spine(3, 2, 2);
-        let oracle = PathOracle::uniform(&topo, Routing::Ecmp);
+        let oracle = PathOracle::uniform(topo.clone(), Routing::Ecmp);
         let mut spines = BTreeSet::new();
         for flow in 0..64 {
             let t = FiveTuple::of_flow(&topo, 0, 5, flow);
@@ -296,7 +305,7 @@ mod tests {
                 .collect(),
         };
         let topo = Topology::resolve(spec).unwrap();
-        let oracle = PathOracle::uniform(&topo, Routing::Ecmp);
+        let oracle = PathOracle::uniform(topo.clone(), Routing::Ecmp);
         let t = FiveTuple::of_flow(&topo, 0, 1, 0);
         let w = oracle.walk(0, 1, &t).unwrap();
         let h = |chip, port| Hop { chip, port };

@@ -2,7 +2,8 @@
 //! 2025): congestion-root-based per-hop flow control with the stock ECMP routes. For each
 //! chip it gives:
 //! - entries: the routes ([`routers::routes`]); `ingress_cfg` per connected port (its PAUSE
-//!   copies' mirror session, none towards a host; the pipe's record session; its bit among
+//!   copies' mirror session, none towards a host unless `hosts_react`; the pipe's record
+//!   session; its bit among
 //!   the pipe's ports; the frame queue), and for the recirculation and packet-generator
 //!   ports; `egress_cfg` (the port's own root id and K_pause in cells) and egress
 //!   `port_resume` (K_resume); `path1` to `path4` (for each egress port, destination and
@@ -13,10 +14,15 @@
 //!   root's low 8 bits onto the IQs, for when none is free); `lowest_port` (the RESUME
 //!   walk's lowest set bit of an upstream-port mask);
 //! - registers: every connected port's stack of free IQs (`top`, `stack`: 1 to `niq`);
-//! - configuration: mirror session `p + 1` per chip-facing port `p` (to its frame queue,
+//! - configuration: mirror session `p + 1` per port `p` frames go out of (to its frame queue,
 //!   truncated to 64 bytes: the PAUSE copies), session `ports + 1 + pipe` to the pipe's
 //!   recirculation port (records); strict priority for the frame queue (the last) over
 //!   round robin among the OQ and the IQs, a quantum of one full-size frame each.
+//!
+//! With `hosts_react`, hosts obey the frames as flow-group pause frames (`asic_net::ctrl`):
+//! each flow's groups are the root ids of the ports on its path ([`PathOracle::walk`]), so a
+//! PAUSE naming a root stops the host's flows through it, the paper's per-flow reaction at
+//! the end host (§IV-E).
 //!
 //! Root ids: every connected chip port of the network, in topology order (chip, then port),
 //! numbered from 0 (`<switch-id:port-id>` as one dense number, 12 bits of which index the
@@ -24,16 +30,18 @@
 //! times the hop's round trip, twice the link's delay plus the chips' part of the loop
 //! (`pipeline_ns`), rounded up to cells.
 
-use crate::paths::PathOracle;
+use crate::paths::{FiveTuple, PathOracle};
 use crate::routers::{self, ChipRoutes, Routing};
 use crate::{ChipContext, ChipDeployment, Deployment, Embedded};
 use asic_model::chip::{ChipConfig, MirrorSession};
 use asic_model::profile::ChipProfile;
+use asic_net::network::FlowGroups;
 use asic_net::topology::{End, Topology};
 use pipelines::control::ControlOp;
 use pipelines::entries::{EntrySpec, KeySpec, RegisterWrite, Value};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use tm::config::SchedulerConfig;
 
 /// `programs/pyrrha`: Pyrrha with ECMP routing.
@@ -72,6 +80,10 @@ pub struct PyrrhaSpec {
     /// plus pipeline"; 2,100 is the model's own loop on 100G links (3.3 µs with 1.2 µs of
     /// links, measured by `tests/asic/pyrrha.rs`).
     pub pipeline_ns: u64,
+    /// Whether hosts react per root: the switches send their frames to hosts too, and a
+    /// host stops the flows that cross the root a PAUSE names (the paper's optional
+    /// end-host reaction); otherwise hosts get no frames and send as they would.
+    pub hosts_react: bool,
 }
 
 impl Default for PyrrhaSpec {
@@ -81,6 +93,7 @@ impl Default for PyrrhaSpec {
             k_resume: 1.0,
             max_iqs: 100,
             pipeline_ns: 2100,
+            hosts_react: false,
         }
     }
 }
@@ -227,7 +240,7 @@ fn one_root_one_row<'a>(rows: impl Iterator<Item = &'a Choice>) -> Vec<Choice> {
 
 /// Chip `c`'s routes, or an error: the path tables follow packets only through chips whose
 /// routes are generated ones.
-fn routes_of<'o>(oracle: &'o PathOracle, c: usize) -> Result<&'o ChipRoutes, String> {
+fn routes_of(oracle: &PathOracle, c: usize) -> Result<&ChipRoutes, String> {
     oracle.routes(c).ok_or_else(|| {
         format!(
             "pyrrha: the path tables follow packets through `{}`, whose routes are not \
@@ -301,6 +314,23 @@ impl Deployment for PyrrhaSpec {
         Some(Routing::Ecmp)
     }
 
+    fn flow_groups(&self, paths: &Arc<PathOracle>) -> Option<FlowGroups> {
+        if !self.hosts_react {
+            return None;
+        }
+        // Too many ports for root ids: `deploy` refuses every chip first.
+        let roots = RootIds::new(paths.topology()).ok()?;
+        let paths = Arc::clone(paths);
+        Some(Arc::new(move |src, dst, flow_id| {
+            let tuple = FiveTuple::of_flow(paths.topology(), src, dst, flow_id);
+            // A flow with no route to its destination is in no group (its packets are
+            // dropped at the chip without one).
+            paths.walk(src, dst, &tuple).map_or(Vec::new(), |w| {
+                w.hops.iter().map(|h| roots.of(h.chip, h.port)).collect()
+            })
+        }))
+    }
+
     fn deploy(&self, chip: &ChipContext, mut config: ChipConfig) -> Result<ChipDeployment, String> {
         let (prof, c, topo) = (chip.profile, chip.chip, chip.topology);
         let ports: Vec<u16> = topo.chip_ports[c].keys().copied().collect();
@@ -341,7 +371,8 @@ impl Deployment for PyrrhaSpec {
                 topo.peer(topo.chip_ports[c][&p], End::Chip(c, p)),
                 End::Chip(..)
             );
-            let pause_sess = if faces_chip { p as u64 + 1 } else { 0 };
+            let frames_out = faces_chip || self.hosts_react;
+            let pause_sess = if frames_out { p as u64 + 1 } else { 0 };
             entries.push(EntrySpec::new(
                 "ingress_cfg",
                 vec![KeySpec::Exact(n(p as u64))],
@@ -397,7 +428,7 @@ impl Deployment for PyrrhaSpec {
                     value: n(k as u64 + 1),
                 }));
             }
-            if faces_chip {
+            if frames_out {
                 config.mirror_sessions.push(MirrorSession {
                     id: p + 1,
                     port: p,
@@ -460,7 +491,7 @@ mod tests {
 
     /// Entries of `path1` to `path4` on chip `c`.
     fn sizes(t: &Topology, c: usize) -> [usize; 4] {
-        let oracle = PathOracle::uniform(t, Routing::Ecmp);
+        let oracle = PathOracle::uniform(t.clone(), Routing::Ecmp);
         let roots = RootIds::new(t).unwrap();
         let v = PyrrhaSpec::default()
             .path_entries(&oracle, &roots, c)

@@ -4,7 +4,6 @@
 //! bar, for one) passed on.
 
 use crate::build::build_routed;
-use crate::paths::PathOracle;
 use crate::scenario::NetScenario;
 use asic_io::pcap::PcapOut;
 use asic_io::trace::{TraceOptions, TraceWriter};
@@ -40,21 +39,17 @@ pub fn run_observed(
     opts: RunOptions,
     observer: &mut dyn Observer,
 ) -> Result<NetRun, String> {
-    let (mut network, routings) = build_routed(scenario, base)?;
+    let (mut network, paths) = build_routed(scenario, base)?;
     // The HOL check follows flows over the generated routes: every chip must have them.
-    let hol_topology = match network.hol_check {
-        Some(_) => {
-            if let Some(c) = routings.iter().position(Option::is_none) {
-                return Err(format!(
-                    "hol_check: chip `{}` forwards by routes of its own, which the path \
-                     oracle cannot follow",
-                    network.topology.spec.chips[c].name
-                ));
-            }
-            Some(network.topology.clone())
+    if network.hol_check.is_some() {
+        if let Some(c) = paths.unknown_routes() {
+            return Err(format!(
+                "hol_check: chip `{}` forwards by routes of its own, which the path oracle \
+                 cannot follow",
+                network.topology.spec.chips[c].name
+            ));
         }
-        None => None,
-    };
+    }
     let names: Vec<String> = network
         .topology
         .spec
@@ -82,10 +77,9 @@ pub fn run_observed(
     net.set_lockstep(opts.lockstep);
     net.set_threads(opts.threads);
     let mut run = net.run()?;
-    if let (Some(topo), Some(snaps)) = (&hol_topology, &run.record.queue_snapshots) {
-        let oracle = PathOracle::new(topo, &routings);
+    if let Some(snaps) = &run.record.queue_snapshots {
         run.record.hol =
-            Some(crate::hol::check(&oracle, snaps).map_err(|e| format!("hol_check: {e}"))?);
+            Some(crate::hol::check(&paths, snaps).map_err(|e| format!("hol_check: {e}"))?);
     }
     if !traced.is_empty()
         && traced

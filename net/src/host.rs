@@ -11,7 +11,9 @@
 //! packet per turn; the packet is made at that instant (the transport decides what it is
 //! then). Received 802.1Qbb PFC frames pause a class for `quanta × 512` bit times at the link
 //! rate (0 resumes) after the frame being sent; per-queue pause frames ([`crate::ctrl`])
-//! pause or resume one data queue until told otherwise. Receiving takes the whole frame (the
+//! pause or resume one data queue until told otherwise; flow-group pause frames stop the flows
+//! of a group (a flow whose group is paused is set aside until every group it is in has
+//! resumed). Receiving takes the whole frame (the
 //! host acts on a frame when its last bit has arrived). A flow's data queue is chosen by
 //! [`nic_queue_for`] (the hook for BFC's upstream-queue assignment).
 //!
@@ -30,7 +32,7 @@ use crate::topology::End;
 use crate::traffic::FlowSpec;
 use crate::transport::{Receiver, Sender, Shape};
 use pipelines::time::Time;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// The NIC data queue of the `k`-th flow a host sends: its class's queues (`q` with
 /// `q mod 8 = class`) in turn, so while a host has at most `nic_queues / 8` flows of a class
@@ -65,6 +67,10 @@ pub(crate) struct Host {
     pub(crate) class_paused_until: [Time; 8],
     pub(crate) class_paused: [bool; 8],
     pub(crate) queue_paused: Vec<bool>,
+    /// Per flow group: its pauses not yet resumed (flow-group pause frames); absent: 0.
+    pub(crate) group_paused: BTreeMap<u16, u32>,
+    /// Flows set aside while one of their groups is paused.
+    pub(crate) held: Vec<u32>,
     pub(crate) ctrl: [VecDeque<CtrlPkt>; 8],
     pub(crate) queues: Vec<VecDeque<u32>>,
     pub(crate) rr: [usize; 8],
@@ -94,6 +100,10 @@ pub(crate) struct Flow {
     /// ([`crate::transport::ndp::NdpSpec::pull_gap`]; zero for transports that do not pull).
     pub(crate) pull_gap: Time,
     pub(crate) ideal_ps: u64,
+    /// The groups flow-group pause frames name it by (none unless the network gives them).
+    pub(crate) groups: Box<[u16]>,
+    /// Set aside in its host's `held` while one of its groups is paused.
+    pub(crate) held: bool,
 }
 
 impl Flow {
@@ -121,6 +131,8 @@ impl Flow {
             pulls_sent: 0,
             pull_gap,
             ideal_ps,
+            groups: Box::default(),
+            held: false,
         }
     }
 }

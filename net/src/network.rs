@@ -42,7 +42,15 @@ pub struct Network {
     /// Record what a HOL-blocking check needs at each sampled instant
     /// ([`crate::records::QueueSnapshots`]); needs `sample_period_ns`.
     pub hol_check: Option<HolCheck>,
+    /// The groups each flow belongs to, for hosts that obey flow-group pause frames
+    /// ([`crate::ctrl`]); `None`: every flow in none, so those frames pause nothing.
+    pub flow_groups: Option<FlowGroups>,
 }
+
+/// The groups of a flow from (source host, destination host, flow id): for Pyrrha, the
+/// congestion-root ids of the ports on its path. Called once per flow as the network is
+/// built.
+pub type FlowGroups = std::sync::Arc<dyn Fn(usize, usize, u64) -> Vec<u16> + Send + Sync>;
 
 /// What a run records for a HOL-blocking check: at each sampled instant, every chip queue
 /// that is paused and holds packets, with the flows of the hosts' packets in it, and every

@@ -140,10 +140,11 @@ pub struct PauseEvent {
     pub node: String,
     /// Its port.
     pub port: u16,
-    /// `pfc` (with the priority) or `queue` (with the queue id: a host NIC queue paused by
-    /// BFC frames, or a chip queue paused by its program's advanced flow control).
+    /// `pfc` (with the priority), `queue` (with the queue id: a host NIC queue paused by
+    /// BFC frames, or a chip queue paused by its program's advanced flow control) or `group`
+    /// (with the group: a host's flows of a flow group, paused by flow-group frames).
     pub kind: String,
-    /// Priority or queue id.
+    /// Priority, queue id or group.
     pub class: u16,
     /// Paused (true) or resumed (false).
     pub paused: bool,

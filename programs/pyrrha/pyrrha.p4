@@ -55,7 +55,7 @@
 // one's IQ; the state lives in one pipe.
 
 const bit<16> ETHERTYPE_IPV4    = 0x0800;
-const bit<16> ETHERTYPE_PYRRHA  = 0x88B7;
+const bit<16> ETHERTYPE_PYRRHA  = 0x88B6;  // asic_net::ctrl: the flow-group pause frame
 const bit<8>  IP_PROTO_UDP      = 17;
 const bit<16> MODEL_UDP_PORT    = 4791;
 

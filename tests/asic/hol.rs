@@ -24,7 +24,7 @@ const TOPOLOGY: &str = "Generate((shape: LeafSpine(leaves: 3, spines: 2, hosts_p
 pub(crate) fn testbed_roles(topology: &str, base: &Path) -> [usize; 5] {
     let source: TopologySource = ron::from_str(topology).unwrap();
     let topo = build::topology(&source, asic_io::load::Base(base)).unwrap();
-    let oracle = PathOracle::uniform(&topo, Routing::Ecmp);
+    let oracle = PathOracle::uniform(topo.clone(), Routing::Ecmp);
     let core = |src: usize, dst: usize, flow: u64| {
         let p = oracle
             .path(src, dst, &FiveTuple::of_flow(&topo, src, dst, flow))

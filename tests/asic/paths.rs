@@ -33,7 +33,7 @@ fn oracle_matches_the_routers(topology: &str, flows: usize) {
     .unwrap();
     let net = build::build(s, Path::new(".")).unwrap();
     let (topo, chips) = (&net.topology, net.chips);
-    let oracle = PathOracle::uniform(topo, Routing::Ecmp);
+    let oracle = PathOracle::uniform(topo.clone(), Routing::Ecmp);
     let hosts = topo.host_ips.len();
     // Per chip: (arrival port, frame, flow, expected port) of each packet it should see.
     let mut at_chip: BTreeMap<usize, Vec<Visit>> = BTreeMap::new();

@@ -5,6 +5,7 @@
 use crate::hol::testbed_roles;
 use asic_bench::bench::Bench;
 use asic_deploy::{run as net, scenario::NetScenario};
+use asic_net::ctrl::{build_group, GROUP_PAUSE_ETHERTYPE};
 use asic_net::records::RunRecord;
 use pipelines::time::Time;
 use std::path::Path;
@@ -101,6 +102,66 @@ fn the_testbed_isolates_the_incast() {
     assert!(pfc_r1 > 0.99 * line && pfc_vr < to_vr - 15.0, "{pfc_vr}");
 }
 
+/// Leaf `leaf`'s peak buffer (cells) over the run, from its sampled series.
+fn peak_buffer(r: &RunRecord, leaf: usize) -> f64 {
+    let name = format!("leaf{leaf}.buffer_cells");
+    let s = r.series.iter().find(|s| s.name == name).unwrap();
+    s.points.iter().map(|p| p.1).fold(0.0, f64::max)
+}
+
+/// Hosts that react per root (`hosts_react`, the paper's optional end-host reaction): the
+/// senders' ToRs relay R1's root on to S1 and S2, which stop their flows through it (flow
+/// group: the root's id) and send again on RESUME, so the incast's backlog waits at the
+/// hosts: the senders' ToRs peak under 1,200 cells, where without the reaction they hold
+/// the line-rate senders' excess (over 8,000 each). The rates stay the paper's (R1 at line
+/// rate, VR two thirds of it); VS is paused only for the shared core port its own flow
+/// crosses (its OQ there is a root: VS sends at line rate into two thirds of a port), never
+/// for R1's root; no flow waits behind a port it does not cross.
+#[test]
+fn hosts_that_react_per_root_keep_the_incasts_backlog_at_home() {
+    let (r, roles) = testbed("Pyrrha((hosts_react: true))", "[]");
+    let [s1, s2, vs, r1, vr] = roles;
+    let line = 98.4;
+    let (to_r1, to_vr) = (
+        rate(&r, (r1 % 2) as u16, 60, 200),
+        rate(&r, (vr % 2) as u16, 60, 200),
+    );
+    println!("hosts react: to R1 {to_r1:.1} Gb/s, to VR {to_vr:.1} Gb/s");
+    assert!(to_r1 > 0.99 * line, "{to_r1}");
+    assert!((to_vr - line * 2.0 / 3.0).abs() < 0.05 * line, "{to_vr}");
+    let host = |h: usize| format!("h{}_{}", h / 2, h % 2);
+    let groups = |h: usize| -> std::collections::BTreeSet<u16> {
+        r.pauses
+            .iter()
+            .filter(|p| p.node == host(h) && p.paused)
+            .map(|p| {
+                assert_eq!(p.kind, "group");
+                p.class
+            })
+            .collect()
+    };
+    println!(
+        "groups paused: S1 {:?}, S2 {:?}, VS {:?}",
+        groups(s1),
+        groups(s2),
+        groups(vs)
+    );
+    let root = groups(s1);
+    assert_eq!(root.len(), 1, "S1 is paused for the incast's root alone");
+    assert_eq!(groups(s2), root);
+    assert!(!groups(vs).is_empty() && groups(vs).is_disjoint(&root));
+    let hol = r.hol.as_ref().unwrap();
+    println!("HOL {} of {}", hol.violations.len(), hol.flows_checked);
+    assert!(hol.flows_checked > 0 && hol.violations.is_empty());
+    assert!(r.drops.iter().all(|d| d.reason == "ingress_program_drop"));
+    let (quiet, _) = testbed("Pyrrha(())", "[]");
+    for leaf in [s1 / 2, s2 / 2] {
+        let (reacting, not) = (peak_buffer(&r, leaf), peak_buffer(&quiet, leaf));
+        println!("leaf{leaf} peak buffer: {reacting} cells with hosts reacting, {not} without");
+        assert!(reacting < 1200.0 && not > 8000.0);
+    }
+}
+
 /// B.5 item 11, the HOL check on the testbed under three flow controls: Pyrrha's paused
 /// queues hold only flows through the root they are paused for; BFC with every flow in one
 /// queue (`assignment: Single`, hash collisions at their worst) and PFC pause VS's flow with
@@ -156,7 +217,7 @@ fn line(vulnerable: Option<f64>) -> (asic_net::NetRun, Vec<Vec<u8>>) {
         .unwrap()
         .into_iter()
         .map(|f| f.data)
-        .filter(|d| d.len() >= 18 && d[12..14] == [0x88, 0xb7])
+        .filter(|d| d.len() >= 18 && d[12..14] == GROUP_PAUSE_ETHERTYPE.to_be_bytes())
         .collect();
     (r, frames)
 }
@@ -238,16 +299,10 @@ fn the_incast_stays_within_k_pause_and_the_loop_of_its_upstream() {
     assert!((0.8..=1.2).contains(&loops), "{loops:.2} BDPs past K_pause");
 }
 
-/// A Pyrrha frame (EtherType 0x88B7): `opcode` (1 PAUSE, 2 RESUME), `hop`, `root`.
+/// A Pyrrha frame from sw1's port 2 (`asic_net::ctrl`'s flow-group frame): `opcode` (1
+/// PAUSE, 2 RESUME), `hop`, `root`.
 fn frame(opcode: u8, hop: u8, root: u16) -> Vec<u8> {
-    let mut f = vec![0u8; 60];
-    f[0..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0, 0, 1]);
-    f[6..12].copy_from_slice(&[0x02, 0xfe, 0, 1, 0, 2]);
-    f[12..14].copy_from_slice(&[0x88, 0xb7]);
-    f[14] = opcode;
-    f[15] = hop;
-    f[16..18].copy_from_slice(&root.to_be_bytes());
-    f
+    build_group([0x02, 0xfe, 0, 1, 0, 2], opcode, (root, hop), (0, 0))
 }
 
 /// sw0 of the line (`line`), as its deployment built it with Pyrrha's parameters `spec`,
@@ -346,7 +401,7 @@ fn the_programs_path_is_the_oracles() {
         topo.chip_distances(0)[c] <= 3
     };
     let far: Vec<usize> = (0..topo.host_ips.len()).filter(|&h| !pod(h)).collect();
-    let oracle = PathOracle::uniform(&topo, Routing::Ecmp);
+    let oracle = PathOracle::uniform(topo.clone(), Routing::Ecmp);
     // Root ids: the connected chip ports in topology order.
     let mut root = std::collections::BTreeMap::new();
     for (c, ports) in topo.chip_ports.iter().enumerate() {

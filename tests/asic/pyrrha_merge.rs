@@ -5,6 +5,7 @@
 
 use asic_bench::bench::Bench;
 use asic_deploy::{build::build, run as net};
+use asic_net::ctrl::{build_group, GROUP_PAUSE_ETHERTYPE};
 use asic_net::packet::{build as frame_of, parse, Header, DATA};
 use pipelines::time::Time;
 use std::collections::BTreeMap;
@@ -64,7 +65,7 @@ fn a_false_root_merges_into_the_real_one_without_reordering() {
     };
     let frames: Vec<(u64, Fields)> = pcap("B-port2.pcap")
         .into_iter()
-        .filter(|(_, d)| d.len() >= 22 && d[12..14] == [0x88, 0xb7])
+        .filter(|(_, d)| d.len() >= 22 && d[12..14] == GROUP_PAUSE_ETHERTYPE.to_be_bytes())
         .map(|(t, d)| (t, fields(&d)))
         .collect();
     println!("frames B -> A: {frames:?}");
@@ -166,19 +167,29 @@ fn a_on_the_bench(frames_from_b: Vec<(u64, Vec<u8>)>) -> Bench {
     bench
 }
 
-/// A Pyrrha frame: `opcode` (1 PAUSE, 2 RESUME, 3 MERGE), the root and its hop, the old root
-/// and its hop.
+/// A Pyrrha frame from B's port 2 (`asic_net::ctrl`'s flow-group frame): `opcode` (1 PAUSE,
+/// 2 RESUME, 3 MERGE), the root and its hop, the old root and its hop.
 fn frame(opcode: u8, hop: u8, root: u16, old: u16, old_hop: u8) -> Vec<u8> {
-    let mut f = vec![0u8; 60];
-    f[0..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0, 0, 1]);
-    f[6..12].copy_from_slice(&[0x02, 0xfe, 0, 1, 0, 2]);
-    f[12..14].copy_from_slice(&[0x88, 0xb7]);
-    f[14] = opcode;
-    f[15] = hop;
-    f[16..18].copy_from_slice(&root.to_be_bytes());
-    f[18..20].copy_from_slice(&old.to_be_bytes());
-    f[20] = old_hop;
-    f
+    build_group(
+        [0x02, 0xfe, 0, 1, 0, 2],
+        opcode,
+        (root, hop),
+        (old, old_hop),
+    )
+}
+
+/// On A's port 2 to B: root 4's entry, root 6's entry, the IQ waiting behind IQ 100, the
+/// PAUSEs counted on IQs 100 and 99, the free IQs.
+fn merge_state(bench: &Bench) -> (u64, u64, u64, [u64; 2], u64) {
+    let c = bench.chip();
+    let reg = |name: &str, i: u32| c.register_read_by_name(0, name, i).unwrap();
+    (
+        reg("assign1", 2 << 12 | U as u32),
+        reg("assign2", 2 << 12 | P as u32),
+        reg("iq_next", 2 << 7 | 100),
+        [reg("iq_paused", 2 << 7 | 100), reg("iq_paused", 2 << 7 | 99)],
+        reg("top", 2),
+    )
 }
 
 /// B.5 item 6 on A alone. Root 4 (B:1) is paused twice (two PAUSEs outstanding, so that
@@ -200,25 +211,9 @@ fn a_merge_makes_the_old_iq_soft_merging_and_the_new_one_wait_behind_it() {
         (5_000, merge.clone()),
     ]);
     let c = held.chip();
-    let reg = |name: &str, i: u32| c.register_read_by_name(0, name, i).unwrap();
     let depth = |q: u16| c.tm().depth(2, q).0;
-    assert_eq!(
-        (
-            reg("assign1", 2 << 12 | U as u32),
-            reg("assign2", 2 << 12 | P as u32),
-            reg("iq_next", 2 << 7 | 100),
-            [
-                reg("iq_paused", 2 << 7 | 100),
-                reg("iq_paused", 2 << 7 | 99)
-            ],
-            [
-                c.tm().is_queue_paused(2, 100),
-                c.tm().is_queue_paused(2, 99)
-            ],
-            reg("top", 2),
-        ),
-        (0x80 | 100, 99, 99, [1, 1], [true, true], 98)
-    );
+    assert_eq!(merge_state(&held), (0x80 | 100, 99, 99, [1, 1], 98));
+    assert!(c.tm().is_queue_paused(2, 100) && c.tm().is_queue_paused(2, 99));
     // 30 packets wait in IQ 100, a0's last 10 in IQ 99.
     assert!(depth(99) > 0);
     assert_eq!(depth(100), 3 * depth(99));
@@ -231,21 +226,7 @@ fn a_merge_makes_the_old_iq_soft_merging_and_the_new_one_wait_behind_it() {
         (5_000, merge),
         (12_000, resume),
     ]);
-    let c = done.chip();
-    let reg = |name: &str, i: u32| c.register_read_by_name(0, name, i).unwrap();
-    assert_eq!(
-        (
-            reg("assign1", 2 << 12 | U as u32),
-            reg("assign2", 2 << 12 | P as u32),
-            reg("iq_next", 2 << 7 | 100),
-            [
-                reg("iq_paused", 2 << 7 | 100),
-                reg("iq_paused", 2 << 7 | 99)
-            ],
-            reg("top", 2),
-        ),
-        (0, 0, 0, [0, 0], 100)
-    );
+    assert_eq!(merge_state(&done), (0, 0, 0, [0, 0], 100));
     let out: Vec<Vec<u8>> = done
         .departures()
         .iter()

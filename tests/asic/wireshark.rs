@@ -1,12 +1,12 @@
 //! The Wireshark dissector `tools/wireshark/asic.lua`: its copy of the frame layouts matches
-//! the Rust and P4 sources, and tshark, with it, reads a BFC run's pcaps as the model's own
-//! parsers do.
+//! the Rust and P4 sources, and tshark, with it, reads a BFC run's and a Pyrrha run's pcaps
+//! as the model's own parsers do.
 //!
 //! The dissector keeps its own table of offsets (Lua cannot read Rust), so without the first
-//! test a change to `net/src/packet.rs`, `net/src/ctrl.rs` or `programs/bfc/bfc.p4` would
-//! leave Wireshark decoding the old layout without anyone noticing. The second needs
-//! `tshark` and fails, saying how to install it, when it is missing: a skipped test would
-//! pass on a machine that never checks the dissector.
+//! test a change to `net/src/packet.rs`, `net/src/ctrl.rs`, `programs/bfc/bfc.p4` or
+//! `programs/pyrrha/pyrrha.p4` would leave Wireshark decoding the old layout without anyone
+//! noticing. The others need `tshark` and fail, saying how to install it, when it is
+//! missing: a skipped test would pass on a machine that never checks the dissector.
 
 use crate::common::repo;
 use asic_deploy::{run as net, scenario::NetScenario};
@@ -121,6 +121,7 @@ fn dissector_layout_matches_the_rust_and_p4_sources() {
             packet::TRANSPORT_HEADER_BYTES as u64,
         ),
         ("ethertype_qpause", ctrl::QUEUE_PAUSE_ETHERTYPE as u64),
+        ("ethertype_group", ctrl::GROUP_PAUSE_ETHERTYPE as u64),
     ]
     .map(|(n, v)| (n.to_string(), v))
     .into();
@@ -261,6 +262,99 @@ fn dissector_layout_matches_the_rust_and_p4_sources() {
         opcodes,
         want.map(|(op, n, _)| (op as u64, n.to_string())),
         "OPCODES in {LUA} against ctrl.rs"
+    );
+
+    // The flow-group frame: pyrrha.p4's pyrrha_h (its root is the group), and what ctrl.rs
+    // writes at the table's offsets.
+    let pyrrha = std::fs::read_to_string(repo("programs/pyrrha/pyrrha.p4")).unwrap();
+    assert_eq!(
+        p4_const(&pyrrha, "ETHERTYPE_PYRRHA"),
+        ctrl::GROUP_PAUSE_ETHERTYPE as u64
+    );
+    let group = lua_ranges(lua_table(&lua, "GROUP"));
+    let ranges = |v: &[(String, Range<usize>)]| v.iter().map(|f| f.1.clone()).collect::<Vec<_>>();
+    let p4_group = p4_header(&pyrrha, "pyrrha_h");
+    assert_eq!(
+        ranges(&group),
+        ranges(&p4_group),
+        "GROUP against pyrrha.p4's pyrrha_h"
+    );
+    let merge = ctrl::build_group(src, ctrl::OP_GROUP_MERGE, (0x0102, 3), (0x0304, 2));
+    let g = |name: &str| {
+        let r = &group.iter().find(|(n, _)| n == name).unwrap().1;
+        merge[14 + r.start..14 + r.end]
+            .iter()
+            .fold(0u64, |v, b| v << 8 | *b as u64)
+    };
+    assert_eq!(
+        ["opcode", "hop", "group", "old_group", "old_hop", "reserved"].map(g),
+        [ctrl::OP_GROUP_MERGE as u64, 3, 0x0102, 0x0304, 2, 0]
+    );
+    let opcodes: Vec<(u64, String)> = re
+        .captures_iter(lua_table(&lua, "GROUP_OPCODES"))
+        .map(|c| (number(&c[1]), c[2].to_string()))
+        .collect();
+    let want = [
+        (ctrl::OP_GROUP_PAUSE, "pause", "OP_PAUSE"),
+        (ctrl::OP_GROUP_RESUME, "resume", "OP_RESUME"),
+        (ctrl::OP_GROUP_MERGE, "merge", "OP_MERGE"),
+    ];
+    for (op, _, p4_name) in want {
+        assert_eq!(
+            p4_const(&pyrrha, p4_name),
+            op as u64,
+            "pyrrha.p4's {p4_name}"
+        );
+    }
+    assert_eq!(
+        opcodes,
+        want.map(|(op, n, _)| (op as u64, n.to_string())),
+        "GROUP_OPCODES in {LUA} against ctrl.rs"
+    );
+}
+
+/// Pyrrha's false root and its MERGE (`programs/pyrrha/merge.ron`): the frames B sends A,
+/// as tshark reads them with the dissector and as `ctrl::parse` does.
+#[test]
+fn tshark_reads_a_pyrrha_run() {
+    let path = repo("programs/pyrrha/merge.ron");
+    let dir = tempfile::tempdir().unwrap();
+    net::run_detailed(
+        net::load(&path).unwrap(),
+        &repo("programs/pyrrha"),
+        Some(dir.path()),
+    )
+    .unwrap();
+    let p = dir.path().join("B-port2.pcap");
+    let rows = tshark(
+        &p,
+        "asic_group",
+        &[
+            "asic_group.opcode",
+            "asic_group.group",
+            "asic_group.old_group",
+        ],
+    );
+    let ctrls: Vec<Ctrl> = frames(&p)
+        .iter()
+        .filter(|f| f[12..14] == ctrl::GROUP_PAUSE_ETHERTYPE.to_be_bytes())
+        .map(|f| ctrl::parse(f).expect("a valid flow-group frame"))
+        .collect();
+    assert_eq!(rows.len(), ctrls.len());
+    let mut seen = [0; 3];
+    for (r, c) in rows.iter().zip(&ctrls) {
+        let want = match *c {
+            Ctrl::PauseGroup(g) => [ctrl::OP_GROUP_PAUSE as u16, g, 0],
+            Ctrl::ResumeGroup(g) => [ctrl::OP_GROUP_RESUME as u16, g, 0],
+            Ctrl::MergeGroup { old, new } => [ctrl::OP_GROUP_MERGE as u16, new, old],
+            _ => unreachable!("other frames have other EtherTypes"),
+        };
+        assert_eq!(*r, want.map(|v| v.to_string()));
+        seen[want[0] as usize - 1] += 1;
+    }
+    assert!(
+        seen.iter().all(|&n| n > 0),
+        "pause, resume, merge: {seen:?}"
     );
 }
 
@@ -446,6 +540,9 @@ fn tshark_reads_a_bfc_run() {
                 ]
             }
             Ctrl::Pfc(_) => unreachable!("PFC has its own EtherType"),
+            Ctrl::PauseGroup(_) | Ctrl::ResumeGroup(_) | Ctrl::MergeGroup { .. } => {
+                unreachable!("flow-group frames have their own EtherType")
+            }
         };
         assert_eq!(r[..], want[..]);
         seen[r[0].parse::<usize>().unwrap() - 1] += 1;

@@ -5,7 +5,9 @@
 --     (net/src/packet.rs). That port is RoCEv2's, so without this file Wireshark reads the
 --     header as InfiniBand ("RRoCE ... Unknown Attribute");
 --   * the per-queue pause / resume / bitmap frame of BFC-style control, EtherType 0x88B5
---     (net/src/ctrl.rs; programs/bfc/bfc.p4 builds and parses it as `qpause_h` + `bitmap_h`).
+--     (net/src/ctrl.rs; programs/bfc/bfc.p4 builds and parses it as `qpause_h` + `bitmap_h`);
+--   * the flow-group pause / resume / merge frame of control by congestion root, EtherType
+--     0x88B6 (net/src/ctrl.rs; programs/pyrrha/pyrrha.p4 builds and parses it as `pyrrha_h`).
 --
 -- PFC frames (802.1Qbb) are standard and Wireshark decodes them without help.
 --
@@ -16,19 +18,23 @@
 -- Filter fields: asic.flags (asic.flags.data, .ack, .nack, .pull, .trimmed, .ece, .last),
 -- asic.class, asic.queue, asic.seq, asic.echo, asic.flow_id, asic.ts_ps, asic.len,
 -- asic.trimmed_by_length; asic_qpause.opcode, asic_qpause.queue_id, asic_qpause.bitmap_len,
--- asic_qpause.bitmap, asic_qpause.paused, asic_qpause.resumed, asic_qpause.trailer.
+-- asic_qpause.bitmap, asic_qpause.paused, asic_qpause.resumed, asic_qpause.trailer;
+-- asic_group.opcode, asic_group.hop, asic_group.group, asic_group.old_group,
+-- asic_group.old_hop, asic_group.trailer.
 
 -- The layout. These tables mirror the Rust and P4 sources named beside each entry, and
 -- tests/asic/wireshark.rs parses them (one `name = { offset, length },` or `name = value,`
 -- per line) and compares them with those sources, so a change there fails the test until
 -- it is made here too.
 
--- Constants: packet::UDP_PORT, packet::TRANSPORT_HEADER_BYTES, ctrl::QUEUE_PAUSE_ETHERTYPE
--- (bfc.p4's MODEL_UDP_PORT and ETHERTYPE_QPAUSE are the same numbers).
+-- Constants: packet::UDP_PORT, packet::TRANSPORT_HEADER_BYTES, ctrl::QUEUE_PAUSE_ETHERTYPE,
+-- ctrl::GROUP_PAUSE_ETHERTYPE (bfc.p4's MODEL_UDP_PORT and ETHERTYPE_QPAUSE, pyrrha.p4's
+-- ETHERTYPE_PYRRHA are the same numbers).
 local CONST = {
     udp_port = 4791,
     transport_header_bytes = 32,
     ethertype_qpause = 0x88B5,
+    ethertype_group = 0x88B6,
 }
 
 -- The transport header, { offset in the UDP payload, length in bytes }, big-endian:
@@ -76,6 +82,24 @@ local OPCODES = {
 }
 local OP = {}
 for code, name in pairs(OPCODES) do OP[name] = code end
+
+-- The flow-group frame after the EtherType, { offset from frame byte 14, length }:
+-- net/src/ctrl.rs's table and pyrrha.p4's `pyrrha_h` (root = group).
+local GROUP = {
+    opcode = { 0, 1 },
+    hop = { 1, 1 },
+    group = { 2, 2 },
+    old_group = { 4, 2 },
+    old_hop = { 6, 1 },
+    reserved = { 7, 1 },
+}
+
+-- Opcodes: ctrl::OP_GROUP_PAUSE, OP_GROUP_RESUME, OP_GROUP_MERGE (pyrrha.p4's OP_*).
+local GROUP_OPCODES = {
+    [1] = "pause",
+    [2] = "resume",
+    [3] = "merge",
+}
 
 ---------------------------------------------------------------------------------------------
 -- The transport header.
@@ -303,5 +327,68 @@ function qpause.dissector(tvb, pinfo, tree)
     return tvb:len()
 end
 
+---------------------------------------------------------------------------------------------
+-- The flow-group frame.
+
+local group = Proto("asic_group", "asic model flow-group pause")
+local gf = {
+    opcode = ProtoField.uint8("asic_group.opcode", "Opcode", base.DEC, GROUP_OPCODES),
+    hop = ProtoField.uint8("asic_group.hop", "Hops", base.DEC, nil, nil,
+        "how far the group's port is from the receiver (switches read it; hosts ignore it)"),
+    group = ProtoField.uint16("asic_group.group", "Group", base.DEC, nil, nil,
+        "the group paused or resumed; of a merge, the new one (Pyrrha: a congestion root)"),
+    old_group = ProtoField.uint16("asic_group.old_group", "Old group", base.DEC, nil, nil,
+        "of a merge: the group whose pause ends"),
+    old_hop = ProtoField.uint8("asic_group.old_hop", "Old group's hops", base.DEC),
+    reserved = ProtoField.uint8("asic_group.reserved", "Reserved", base.HEX),
+}
+-- Bytes after the header, which receivers ignore (pyrrha.p4 makes frames from packets it
+-- had, as bfc.p4 does).
+local gf_trailer = ProtoField.bytes("asic_group.trailer", "Trailer (ignored: padding or leftover bytes)")
+for name in pairs(GROUP) do
+    assert(gf[name], "asic.lua: no ProtoField for flow-group field " .. name)
+end
+for _, f in pairs(gf) do table.insert(group.fields, f) end
+table.insert(group.fields, gf_trailer)
+local eg_short = ProtoExpert.new("asic_group.short", "Shorter than the flow-group header",
+    expert.group.MALFORMED, expert.severity.ERROR)
+local eg_opcode = ProtoExpert.new("asic_group.bad_opcode", "Unknown opcode (ignored)",
+    expert.group.MALFORMED, expert.severity.WARN)
+group.experts = { eg_short, eg_opcode }
+
+function group.dissector(tvb, pinfo, tree)
+    pinfo.cols.protocol = "ASIC-GROUP"
+    local fixed = GROUP.reserved[1] + GROUP.reserved[2]
+    local subtree = tree:add(group, tvb(0, math.min(tvb:len(), fixed)))
+    if tvb:len() < fixed then
+        subtree:add_proto_expert_info(eg_short)
+        pinfo.cols.info:set("flow-group frame, truncated")
+        return tvb:len()
+    end
+    local op = range(tvb, GROUP.opcode):uint()
+    local g = range(tvb, GROUP.group):uint()
+    local hop = range(tvb, GROUP.hop):uint()
+    local op_item = subtree:add(gf.opcode, range(tvb, GROUP.opcode))
+    for _, name in ipairs({ "hop", "group", "old_group", "old_hop", "reserved" }) do
+        subtree:add(gf[name], range(tvb, GROUP[name]))
+    end
+    local function hops(n) return n == 1 and "1 hop" or (n .. " hops") end
+    if op == 1 or op == 2 then
+        pinfo.cols.info:set(string.format("%s group %d (%s)", GROUP_OPCODES[op], g, hops(hop)))
+    elseif op == 3 then
+        pinfo.cols.info:set(string.format("merge group %d (%s) into %d (%s)",
+            range(tvb, GROUP.old_group):uint(), hops(range(tvb, GROUP.old_hop):uint()), g,
+            hops(hop)))
+    else
+        op_item:add_proto_expert_info(eg_opcode)
+        pinfo.cols.info:set(string.format("unknown opcode %d group %d", op, g))
+    end
+    if tvb:len() > fixed then
+        subtree:add(gf_trailer, tvb(fixed))
+    end
+    return tvb:len()
+end
+
 DissectorTable.get("udp.port"):add(CONST.udp_port, asic)
 DissectorTable.get("ethertype"):add(CONST.ethertype_qpause, qpause)
+DissectorTable.get("ethertype"):add(CONST.ethertype_group, group)

@@ -34,6 +34,7 @@ impl<'o> Net<'o> {
             sample_period_ns,
             captures,
             hol_check,
+            flow_groups,
         } = network;
         if chips.len() != topo.spec.chips.len() {
             return Err(format!(
@@ -129,6 +130,8 @@ impl<'o> Net<'o> {
                 class_paused_until: [Time::ZERO; 8],
                 class_paused: [false; 8],
                 queue_paused: vec![false; nq],
+                group_paused: BTreeMap::new(),
+                held: Vec::new(),
                 ctrl: Default::default(),
                 queues: (0..nq).map(|_| VecDeque::new()).collect(),
                 rr: [0; 8],
@@ -224,7 +227,12 @@ impl<'o> Net<'o> {
                 ),
                 _ => Time::ZERO,
             };
-            flows.push(Flow::new(f, shape, queue, pull_gap, ideal));
+            let mut flow = Flow::new(f, shape, queue, pull_gap, ideal);
+            if let Some(groups) = &flow_groups {
+                let s = &flow.spec;
+                flow.groups = groups(s.src, s.dst, flows.len() as u64).into();
+            }
+            flows.push(flow);
         }
         // Captures.
         let mut chip_captures: Vec<BTreeMap<u16, usize>> = vec![BTreeMap::new(); chips.len()];

@@ -12,8 +12,8 @@ use crate::transport::Ready;
 use asic_model::mac::slot_time;
 use pipelines::time::Time;
 
-/// Host `name` (node `node`) paused or resumed `class` (a PFC class, or a NIC queue for
-/// `kind` "queue") at `now`: the record, with the node that logged it.
+/// Host `name` (node `node`) paused or resumed `class` (a PFC class, a NIC queue for `kind`
+/// "queue", a flow group for "group") at `now`: the record, with the node that logged it.
 pub(crate) fn host_pause(
     now: Time,
     node: u32,
@@ -137,6 +137,7 @@ impl Part {
     pub(crate) fn host_ctrl(&mut self, now: Time, h: usize, c: Ctrl) {
         let host = &mut self.hosts[h];
         let mut changed = false;
+        let mut group_resumed = false;
         let node = self.q.node;
         let rec = |pauses: &mut Vec<(u32, PauseEvent)>, kind: &str, class: u16, paused: bool| {
             pauses.push(host_pause(now, node, &host.name, kind, class, paused))
@@ -193,6 +194,36 @@ impl Part {
                     }
                 }
             }
+            Ctrl::PauseGroup(g) => {
+                let n = host.group_paused.entry(g).or_insert(0);
+                *n += 1;
+                if *n == 1 {
+                    rec(&mut self.pauses, "group", g, true);
+                }
+            }
+            Ctrl::ResumeGroup(g) | Ctrl::MergeGroup { old: g, .. } => {
+                if let Some(n) = host.group_paused.get_mut(&g) {
+                    *n -= 1;
+                    if *n == 0 {
+                        host.group_paused.remove(&g);
+                        rec(&mut self.pauses, "group", g, false);
+                        group_resumed = true;
+                    }
+                }
+            }
+        }
+        if group_resumed {
+            // The flows set aside whose groups are all running again go back to their queues.
+            for f in std::mem::take(&mut self.hosts[h].held) {
+                let fl = &mut self.flows[f as usize];
+                let host = &mut self.hosts[h];
+                if fl.groups.iter().any(|g| host.group_paused.contains_key(g)) {
+                    host.held.push(f);
+                } else {
+                    fl.held = false;
+                    self.after_sender(now, f as usize);
+                }
+            }
         }
         if changed {
             self.kick(now, h);
@@ -245,7 +276,7 @@ impl Part {
                     .at_or_hold(t.max(now), Ev::FlowTimer { flow: f as u32 });
             }
         }
-        if fl.in_ring {
+        if fl.in_ring || fl.held {
             return;
         }
         match s.poll(now) {
@@ -323,6 +354,13 @@ impl Part {
                     let fu = f as usize;
                     let fl = &mut self.flows[fu];
                     fl.in_ring = false;
+                    let host = &mut self.hosts[h];
+                    if fl.groups.iter().any(|g| host.group_paused.contains_key(g)) {
+                        // A group it is in is paused: set aside until it resumes.
+                        fl.held = true;
+                        host.held.push(f);
+                        continue;
+                    }
                     let Some(s) = fl.sender.as_mut() else {
                         continue;
                     };
