@@ -91,6 +91,7 @@ repository_files!(
     "programs/net/leafspine.ron",
     "programs/net/minimal.ron",
     "programs/net/sweep-load.ron",
+    "programs/pyrrha/fat-tree-incast.ron",
     "programs/pyrrha/loop-one-flow.ron",
     "programs/pyrrha/loop-three-flows.ron",
     "programs/pyrrha/merge.ron",

@@ -3,6 +3,7 @@
 //! 4) claims to be the root first; C's port to c0 (root id 6) turns out to be the real root
 //! of a0's flow. Root ids: A's ports 0-2 are 0-2, B's 3-5, C's 6-9.
 
+use crate::pyrrha::assert_every_iq_back;
 use asic_bench::bench::Bench;
 use asic_deploy::{build::build, run as net};
 use asic_net::ctrl::{build_group, GROUP_PAUSE_ETHERTYPE};
@@ -102,26 +103,7 @@ fn a_false_root_merges_into_the_real_one_without_reordering() {
     let hol = r.hol.as_ref().unwrap();
     assert!(hol.flows_checked > 100);
     assert_eq!(hol.violations.len(), 0, "{:?}", hol.violations);
-    for (i, chip) in run.chips.iter().enumerate() {
-        let name = &r.chips[i].node;
-        for p in 0..4u32 {
-            let top = chip.register_read_by_name(0, "top", p).unwrap();
-            assert!(top == 100 || top == 0, "{name} port {p}: {top} free");
-        }
-        for reg in r.chips[i].state.pipes[0].state.ingress.registers.iter() {
-            if ["assign1", "assign2", "iq_root", "iq_paused", "iq_next"]
-                .iter()
-                .any(|k| reg.name == format!("Ingress.{k}"))
-            {
-                assert!(
-                    reg.elements.is_empty(),
-                    "{name}: {} {:?}",
-                    reg.name,
-                    reg.elements
-                );
-            }
-        }
-    }
+    assert_every_iq_back(&run);
 }
 
 /// A of `merge.ron` on the bench, with what B would send it on port 2 and packets from a0
@@ -187,7 +169,10 @@ fn merge_state(bench: &Bench) -> (u64, u64, u64, [u64; 2], u64) {
         reg("assign1", 2 << 12 | U as u32),
         reg("assign2", 2 << 12 | P as u32),
         reg("iq_next", 2 << 7 | 100),
-        [reg("iq_paused", 2 << 7 | 100), reg("iq_paused", 2 << 7 | 99)],
+        [
+            reg("iq_paused", 2 << 7 | 100),
+            reg("iq_paused", 2 << 7 | 99),
+        ],
         reg("top", 2),
     )
 }
