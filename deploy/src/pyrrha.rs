@@ -6,10 +6,11 @@
 //!   session; its bit among
 //!   the pipe's ports; the frame queue), and for the recirculation and packet-generator
 //!   ports; `egress_cfg` (the port's own root id and K_pause in cells) and egress
-//!   `port_resume` (K_resume); `path1` to `path4` (for each egress port, destination and
-//!   bucket of the downstream chips' ECMP hash bits, the root id of the port the next, the
-//!   second, third and fourth chip send the packet out of: the path oracle's choices,
-//!   [`ChipRoutes::choices`]);
+//!   `port_resume` (K_resume); `member1` (for each egress port whose next chip hashes with
+//!   one ECMP group, the port each bucket of it chooses) and `path1` to `path4` (for each
+//!   egress port, destination, next chip's choice and bucket of the later chips' ECMP hash
+//!   bits, the root id of the port the next, the second, third and fourth chip send the
+//!   packet out of: the path oracle's choices, [`ChipRoutes::choices`]);
 //!   `own_root` (this chip's root ids: frames naming one are ignored); `root_hash` (a
 //!   root's low 8 bits onto the IQs, for when none is free); `lowest_port` (the RESUME
 //!   walk's lowest set bit of an upstream-port mask);
@@ -151,10 +152,12 @@ impl PyrrhaSpec {
     }
 
     /// The path tables of chip `c`: for each egress port `e` and destination, the root ids
-    /// of the ports the next [`HOPS`] chips send the packet out of, by the hash bits their
-    /// ECMP reads. Destinations are aggregated as the routes are ([`routers::by_prefix`]): one
-    /// entry per choice for a /16 whose hosts routed through `e` all have the same choices,
-    /// else per /24, else per host.
+    /// of the ports the next [`HOPS`] chips send the packet out of, by the port the next
+    /// chip's ECMP group chooses (`member1`, when it has one group for the destinations `e`
+    /// leads to) and the hash bits the chips after it read. Destinations are aggregated as
+    /// the routes are ([`routers::by_prefix`]): one entry per choice for a /16 whose hosts
+    /// routed through `e` all have the same choices, else per /24, else per host. Also
+    /// `member1`'s entries: for each such `e`, the next chip's buckets.
     fn path_entries(
         &self,
         oracle: &PathOracle,
@@ -163,78 +166,139 @@ impl PyrrhaSpec {
     ) -> Result<Vec<EntrySpec>, String> {
         let topo = oracle.topology();
         let own = routes_of(oracle, c)?;
-        // Per egress port: each host routed through it, with its choices.
-        let mut per_port: BTreeMap<u16, Vec<(u32, Vec<Choice>)>> = BTreeMap::new();
+        // Per egress port: the hosts routed through it.
+        let mut via: BTreeMap<u16, Vec<usize>> = BTreeMap::new();
         for h in 0..topo.host_ips.len() {
             for &e in own.ports(h) {
-                let choices = path_choices(oracle, (c, e), h)?;
-                per_port
-                    .entry(e)
-                    .or_default()
-                    .push((topo.host_ips[h], choices));
+                via.entry(e).or_default().push(h);
             }
         }
         let mut v = Vec::new();
-        for (e, hosts) in per_port {
+        for (e, hosts) in via {
+            let group = next_group(oracle, (c, e), &hosts)?;
+            for &(value, mask, port) in group.iter().flatten() {
+                v.push(EntrySpec::new(
+                    "member1",
+                    vec![
+                        KeySpec::Exact(n(e as u64)),
+                        KeySpec::Ternary(n(value as u64), n(mask as u64)),
+                    ],
+                    "set_m1",
+                    vec![n(port as u64)],
+                    0,
+                ));
+            }
+            let mut hosts_choices = Vec::new();
+            for &h in &hosts {
+                let choices = path_choices(oracle, (c, e), h, group.as_deref())?;
+                hosts_choices.push((topo.host_ips[h], choices));
+            }
+            let hosts = hosts_choices;
             // Each table aggregated on its own: the next chip's port is often the same for
             // destinations whose second port differs.
             for t in 1..=HOPS {
-                let (table, action) = (format!("path{t}"), format!("hop{t}"));
                 let of_table: Vec<(u32, Vec<Choice>)> = hosts
                     .iter()
-                    .map(|(ip, ch)| (*ip, one_root_one_row(ch.iter().filter(|c| c.0 == t))))
+                    .map(|(ip, ch)| (*ip, one_root_one_row(ch.iter().filter(|c| c.table == t))))
                     .collect();
-                v.extend(path_table(&of_table, roots, e, &table, &action));
+                v.extend(path_table(oracle, &of_table, roots, e, t)?);
             }
         }
         Ok(v)
     }
 }
 
-/// The entries of `table` (`action`) for egress port `e`, from each host's choices of it.
+/// The entries of path table `t` (1 to [`HOPS`]) for egress port `e`, from each host's
+/// choices of it. Tables 1 and 2 are keyed by the hash bits of chips past the next one too;
+/// 3 and 4 are not (a row one TCAM block wide): an error names the chip whose hash a row
+/// of theirs would need.
 fn path_table(
+    oracle: &PathOracle,
     hosts: &[(u32, Vec<Choice>)],
     roots: &RootIds,
     e: u16,
-    table: &str,
-    action: &str,
-) -> Vec<EntrySpec> {
+    t: u8,
+) -> Result<Vec<EntrySpec>, String> {
     let mut v = Vec::new();
     for (prefix, len, choices) in routers::by_prefix(hosts) {
         let mask = u32::MAX << (32 - len);
-        for &(_, value, hmask, chip, port) in choices {
+        for &Choice {
+            m1,
+            value,
+            mask: hmask,
+            chip,
+            port,
+            ..
+        } in choices
+        {
             let root = roots.of(chip, port);
             let idx = ((e as u64 & 63) << 12) | (root as u64 & 0xfff);
+            let mut key = vec![
+                KeySpec::Exact(n(e as u64)),
+                KeySpec::Ternary(n(prefix as u64), n(mask as u64)),
+                match m1 {
+                    Some(p) => KeySpec::Ternary(n(p as u64), n(0x3f)),
+                    None => KeySpec::Ternary(n(0), n(0)),
+                },
+            ];
+            if t <= 2 {
+                key.push(KeySpec::Ternary(n(value as u64), n(hmask as u64)));
+            } else if hmask != 0 {
+                return Err(format!(
+                    "pyrrha: `path{t}` is keyed by the destination and the next chip's choice \
+                     alone, but packets to {}.{}.{}.{} out of port {e} take a path that \
+                     depends on the hash of a chip further on, before `{}`",
+                    prefix >> 24,
+                    prefix >> 16 & 255,
+                    prefix >> 8 & 255,
+                    prefix & 255,
+                    oracle.topology().spec.chips[chip].name
+                ));
+            }
             v.push(EntrySpec::new(
-                table,
-                vec![
-                    KeySpec::Exact(n(e as u64)),
-                    KeySpec::Ternary(n(prefix as u64), n(mask as u64)),
-                    KeySpec::Ternary(n(value as u64), n(hmask as u64)),
-                ],
-                action,
+                &format!("path{t}"),
+                key,
+                &format!("hop{t}"),
                 vec![n(root as u64), n(idx)],
                 0,
             ));
         }
     }
-    v
+    Ok(v)
 }
 
-/// One row of a path table for a destination: the table (1 to [`HOPS`]), the hash value and mask,
-/// and the root (chip, port) the packet will leave that chip by.
-type Choice = (u8, u16, u16, usize, u16);
+/// One row of a path table for a destination: the table (1 to [`HOPS`]); the port the next
+/// chip's group chooses (`member1`; `None`: any), the hash value and mask the chips after
+/// it read; the root (chip, port) the packet will leave that hop's chip by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Choice {
+    table: u8,
+    m1: Option<u16>,
+    value: u16,
+    mask: u16,
+    chip: usize,
+    port: u16,
+}
 
-/// A table's rows for one destination, as one row matching any hash when every choice on
-/// the way leads to the same port at this hop (the last hops of a fat tree's paths, which
-/// the hashes before them do not change), else as they are.
+/// A table's rows for one destination, as one row matching any member and hash when every
+/// choice on the way leads to the same port at this hop (the last hops of a fat tree's
+/// paths, which the hashes before them do not change), else as they are, each once.
 fn one_root_one_row<'a>(rows: impl Iterator<Item = &'a Choice>) -> Vec<Choice> {
-    let rows: Vec<Choice> = rows.copied().collect();
+    let rows: std::collections::BTreeSet<Choice> = rows.copied().collect();
     match rows.first() {
-        Some(&(t, _, _, chip, port)) if rows.iter().all(|r| (r.3, r.4) == (chip, port)) => {
-            vec![(t, 0, 0, chip, port)]
+        Some(&first)
+            if rows
+                .iter()
+                .all(|r| (r.chip, r.port) == (first.chip, first.port)) =>
+        {
+            vec![Choice {
+                m1: None,
+                value: 0,
+                mask: 0,
+                ..first
+            }]
         }
-        _ => rows,
+        _ => rows.into_iter().collect(),
     }
 }
 
@@ -254,33 +318,74 @@ fn routes_of(oracle: &PathOracle, c: usize) -> Result<&ChipRoutes, String> {
 /// of a 3-tier fat tree, to the host.
 const HOPS: u8 = 4;
 
+/// The ECMP group (hash value, mask, port per bucket) of the chip at the far end of chip
+/// port `(c, e)` that every destination of `hosts` the chip hashes for uses; `None` if it
+/// hashes for none of them or uses several groups (then the path tables key its choices by
+/// the hash bits themselves).
+type Group = Vec<(u16, u16, u16)>;
+fn next_group(
+    oracle: &PathOracle,
+    (c, e): (usize, u16),
+    hosts: &[usize],
+) -> Result<Option<Group>, String> {
+    let topo = oracle.topology();
+    let End::Chip(next, _) = topo.peer(topo.chip_ports[c][&e], End::Chip(c, e)) else {
+        return Ok(None);
+    };
+    let routes = routes_of(oracle, next)?;
+    let mut groups = hosts
+        .iter()
+        .map(|&h| routes.choices(h))
+        .filter(|ch| ch.len() > 1)
+        .collect::<Vec<_>>();
+    groups.dedup();
+    Ok(match groups.len() {
+        1 => groups.pop(),
+        _ => None,
+    })
+}
+
 /// The choices for packets to host `h` leaving chip port `(c, e)`: the next chip's port
-/// per bucket of its ECMP bits (table 1), the one after it per bucket of both chips' bits
-/// (table 2; bits both read must agree), and so on to table [`HOPS`].
+/// per port its group `group` chooses (`member1`; or per bucket of its ECMP bits if it
+/// uses another) (table 1), the one after it per bucket of the bits that chip reads (table
+/// 2; bits two chips read must agree), and so on to table [`HOPS`].
 fn path_choices(
     oracle: &PathOracle,
     (c, e): (usize, u16),
     h: usize,
+    group: Option<&[(u16, u16, u16)]>,
 ) -> Result<Vec<Choice>, String> {
     let topo = oracle.topology();
     let mut v = Vec::new();
-    // (chip, port it leaves by, hop, hash value, hash mask) still to follow.
-    let mut todo = vec![(c, e, 0u8, 0u16, 0u16)];
-    while let Some((c, e, hop, value, mask)) = todo.pop() {
+    // (chip, port it leaves by, hop, member, hash value, hash mask) still to follow.
+    let mut todo = vec![(c, e, 0u8, None, 0u16, 0u16)];
+    while let Some((c, e, hop, m1, value, mask)) = todo.pop() {
         if hop == HOPS {
             continue;
         }
         let End::Chip(next, _) = topo.peer(topo.chip_ports[c][&e], End::Chip(c, e)) else {
             continue;
         };
-        let routes = routes_of(oracle, next)?;
-        for (v2, m2, p2) in routes.choices(h) {
-            if (value ^ v2) & mask & m2 != 0 {
+        let choices = routes_of(oracle, next)?.choices(h);
+        // The next chip's choice by `member1`: its chosen port, not its bits.
+        let by_member = hop == 0 && group == Some(&choices[..]);
+        for (v2, m2, p2) in choices {
+            let (m1, value, mask) = if by_member {
+                (Some(p2), 0, 0)
+            } else if (value ^ v2) & mask & m2 != 0 {
                 continue;
-            }
-            let (value, mask) = ((value & mask) | (v2 & m2), mask | m2);
-            v.push((hop + 1, value, mask, next, p2));
-            todo.push((next, p2, hop + 1, value, mask));
+            } else {
+                (m1, (value & mask) | (v2 & m2), mask | m2)
+            };
+            v.push(Choice {
+                table: hop + 1,
+                m1,
+                value,
+                mask,
+                chip: next,
+                port: p2,
+            });
+            todo.push((next, p2, hop + 1, m1, value, mask));
         }
     }
     Ok(v)
@@ -509,25 +614,29 @@ mod tests {
         assert_eq!(sizes(&clos, 0), [36, 576, 0, 0]);
     }
 
-    /// An edge switch of a 3-tier fat tree (k = 8: 4 uplinks, 8 pods of 16 hosts) follows
-    /// paths to the host, four chips down. The aggregation switch's choice of core is 16
-    /// buckets of its hash (`ecmp_buckets`); the rows after it that the hash does not change
-    /// are one each: `path1` 4 uplinks × (7 remote pods × 16 buckets + 3 local edge
-    /// switches), `path2` 4 × (7 × 16 + 12 local hosts), `path3` one per uplink and remote
-    /// edge switch (4 × 28: the destination pod's aggregation switch is the uplink's own
-    /// number), `path4` one per uplink and remote host (4 × 112). Without those single rows
-    /// `path3` and `path4` would repeat each row for the 16 buckets: 1,792 and 7,168, past
-    /// the tables' 1,024.
+    /// An edge switch of a 3-tier fat tree follows paths to the host, four chips down, within
+    /// the tables (512, 1,024, 512 and 3,072 rows). The aggregation switch's choice of core,
+    /// which its hash makes, is keyed by the core it chose (`member1`), not by the hash's
+    /// buckets (16 at k = 8, 256 at k = 12: 6 members do not split 16 evenly); the rows after
+    /// it that the hash does not change are one each. k = 8 (4 uplinks, 8 pods of 16
+    /// hosts): `path1` 4 uplinks × (7 remote pods × 4 cores + 3 local edge switches), `path2`
+    /// 4 × (7 × 4 + 12 local hosts), `path3` one per uplink and remote edge switch (4 × 28),
+    /// `path4` one per uplink and remote host (4 × 112). k = 12 (6 uplinks, 12 pods of 36):
+    /// 6 × (11 × 6 + 5), 6 × (11 × 6 + 30), 6 × 66, 6 × 396. By buckets, `path1` at k = 12
+    /// took 16,926 rows; without the single rows `path3` and `path4` at k = 8 1,792 and
+    /// 7,168.
     #[test]
     fn a_fat_trees_edge_follows_four_hops_within_the_tables() {
         use asic_net::shapes::{generate, Generate, Shape};
-        let shape = Shape::FatTree {
-            k: 8,
-            tiers: 3,
-            uplinks: None,
-        };
-        let g = Generate::new(shape, "x");
-        let t = Topology::resolve(generate(&g, &g.uniform_ports(64, 100)).unwrap()).unwrap();
-        assert_eq!(sizes(&t, 0), [460, 496, 112, 448]);
+        for (k, want) in [(8, [124, 160, 112, 448]), (12, [426, 576, 396, 2376])] {
+            let shape = Shape::FatTree {
+                k,
+                tiers: 3,
+                uplinks: None,
+            };
+            let g = Generate::new(shape, "x");
+            let t = Topology::resolve(generate(&g, &g.uniform_ports(64, 100)).unwrap()).unwrap();
+            assert_eq!(sizes(&t, 0), want, "k = {k}");
+        }
     }
 }

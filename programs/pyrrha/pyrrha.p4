@@ -12,11 +12,12 @@
 // A data packet, at ingress:
 // 1. route (ipv4_lpm / ecmp_select, as programs/ecmp_router), giving the egress port and the
 //    flow hash;
-// 2. path calculation: `path1` to `path4` give the ports the packet will leave the next four
-//    chips by (their root ids), from the egress port, the destination and the bits of the
-//    flow hash the downstream chips' ECMP reads (tables the deployment generates with the
-//    path oracle, deploy/src/paths.rs); four reach a host from the edge of a 3-tier fat
-//    tree;
+// 2. path calculation: `member1` gives the port the next chip's ECMP group will choose, from
+//    the egress port and the bits of the flow hash that chip reads; `path1` to `path4` the
+//    ports the packet will leave the next four chips by (their root ids), from the egress
+//    port, the destination, that choice and (`path1`, `path2`) the bits chips further on
+//    read (tables the deployment generates with the path oracle, deploy/src/paths.rs); four
+//    reach a host from the edge of a 3-tier fat tree;
 // 3. root matching and queue choice: `assign1` to `assign4` hold, per (port, root n hops
 //    downstream), the IQ this chip gave that root on that port; the nearest matched root's
 //    IQ takes the packet, else the nearest soft-merging one's, else the OQ;
@@ -163,6 +164,7 @@ struct metadata_t {
     bit<19> k_pause;
     bit<7>  ctrl_q;
     // path and roots
+    bit<16> m1;      // the port the next chip's ECMP sends the packet out of (`member1`)
     bit<1>  fr_ok;   // a frame this chip acts on (not its own root; a hop it tracks)
     bit<8>  f_empty; // a RESUME walk record's: its IQ was released
     bit<8>  known;   // the frame's root's IQ on its port (0: none)
@@ -515,49 +517,71 @@ control Ingress(inout headers_t hdr,
         meta.a4_op = 1;
         meta.a4_idx = idx;
     }
+    // The port the next chip's ECMP group sends a packet out of, by this chip's egress port
+    // and the bits of the flow hash the next chip reads: one row per bucket of its group, so
+    // that the path tables need a row per port it may choose rather than per bucket (the
+    // issue's "a core's table replicated once"). Egress ports whose next chip has no group,
+    // or groups that differ by destination, have none.
+    action set_m1(bit<16> port) {
+        meta.m1 = port;
+    }
+    table member1 {
+        key = {
+            meta.out_port       : exact;
+            meta.ecmp_hash      : ternary;
+        }
+        actions = { set_m1; NoAction; }
+        default_action = NoAction();
+        size = 2048;
+    }
     // The port the next chip sends the packet out of (its root id), by this chip's egress
-    // port, the destination and the bits of the flow hash the next chip's ECMP reads.
+    // port, the destination, the port the next chip's ECMP group chooses (`member1`) and
+    // the bits of the flow hash chips further on read.
     table path1 {
         key = {
             meta.out_port       : exact;
             hdr.ipv4.dst_addr   : ternary;
+            meta.m1             : ternary;
             meta.ecmp_hash      : ternary;
         }
         actions = { hop1; NoAction; }
         default_action = NoAction();
-        size = 1024;
+        size = 512;
     }
     // The same for the chip after it.
     table path2 {
         key = {
             meta.out_port       : exact;
             hdr.ipv4.dst_addr   : ternary;
+            meta.m1             : ternary;
             meta.ecmp_hash      : ternary;
         }
         actions = { hop2; NoAction; }
         default_action = NoAction();
         size = 1024;
     }
-    // The third and the fourth chip.
+    // The third and the fourth chip: by the destination and the next chip's choice alone
+    // (the chips beyond it do not hash: a fat tree's and a leaf-spine's down paths), so a
+    // row is 44 bits, one TCAM block wide, and they hold a row per remote host.
     table path3 {
         key = {
-            meta.out_port       : exact;
+            meta.out_port[5:0]  : exact;
             hdr.ipv4.dst_addr   : ternary;
-            meta.ecmp_hash      : ternary;
+            meta.m1[5:0]        : ternary;
         }
         actions = { hop3; NoAction; }
         default_action = NoAction();
-        size = 1024;
+        size = 3072;
     }
     table path4 {
         key = {
-            meta.out_port       : exact;
+            meta.out_port[5:0]  : exact;
             hdr.ipv4.dst_addr   : ternary;
-            meta.ecmp_hash      : ternary;
+            meta.m1[5:0]        : ternary;
         }
         actions = { hop4; NoAction; }
         default_action = NoAction();
-        size = 1024;
+        size = 3072;
     }
 
     // ---- frames ----
@@ -758,6 +782,9 @@ control Ingress(inout headers_t hdr,
 
         // ---- the data packet's path ----
         egress_cfg.apply();
+        if (meta.kind == K_DATA && meta.out_port != 0x1ff) {
+            member1.apply();
+        }
         if (meta.kind == K_DATA && meta.out_port != 0x1ff) {
             path1.apply();
             path2.apply();

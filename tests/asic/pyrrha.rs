@@ -488,24 +488,29 @@ fn the_programs_path_is_the_oracles() {
     let host_of = |ip: u128| topo.host_ips.iter().position(|&a| a as u128 == ip).unwrap();
     let (mut looked, mut cores) = (0, std::collections::BTreeSet::new());
     for t in bench.packet_traces() {
-        for rec in &t.records {
-            let TraceEvent::Table {
-                table, key, args, ..
-            } = &rec.event
-            else {
-                continue;
-            };
-            let Some(hops) = table
-                .strip_prefix("Ingress.path")
-                .and_then(|n| n.parse::<usize>().ok())
-            else {
-                continue;
-            };
-            let (e, dst, hash) = (
-                key[0].value as u16,
-                host_of(key[1].value),
-                key[2].value as u16,
-            );
+        let lookups: Vec<_> = t
+            .records
+            .iter()
+            .filter_map(|rec| match &rec.event {
+                TraceEvent::Table {
+                    table, key, args, ..
+                } => {
+                    let hops = table.strip_prefix("Ingress.path")?.parse::<usize>().ok()?;
+                    Some((table, hops, key, args))
+                }
+                _ => None,
+            })
+            .collect();
+        // The flow hash, a key of `path1` and `path2` (`path3` and `path4` do without).
+        let Some(hash) = lookups
+            .iter()
+            .find(|l| l.1 == 1)
+            .map(|l| l.2[3].value as u16)
+        else {
+            continue;
+        };
+        for (table, hops, key, args) in lookups {
+            let (e, dst) = (key[0].value as u16, host_of(key[1].value));
             // Follow the oracle from the edge switch's egress port `e`.
             let mut at = topo.peer(topo.chip_ports[edge][&e], End::Chip(edge, e));
             let mut want = None;
