@@ -38,7 +38,11 @@
 // free, R's low bits pick one, shared) and pauses it by advanced flow control; RESUME
 // resumes it when no other PAUSE on it is outstanding (and releases it if it is already
 // empty). A frame naming one of this chip's own ports is ignored (`own_root`: the paper's
-// guard against routing loops).
+// guard against routing loops). Two races of the passes are closed: a PAUSE that finds its
+// root's IQ released since (the release's own pass, which clears the assignment, not yet
+// run) takes its count off again and gives the root a new IQ (a REDO pass); a RESUME or a
+// MERGE for a root the port does not know is tried once more as a record, behind an
+// install its PAUSE may have started.
 // MERGE (§IV-A): PAUSE(R) naming a new root on port p makes p's OQ, if it is a root,
 // resign: MERGE(old: p, new: R) goes to the upstream ports it paused (a walk, as RESUME's).
 // MERGE(old O, new R) received on port q: O's IQ there is no longer held by O and turns
@@ -69,10 +73,11 @@ const bit<8> K_DATA    = 0;  // bridged with a data packet
 const bit<8> K_PASS    = 1;  // bridged with a frame made at ingress: egress strips it
 const bit<8> K_PAUSE   = 2;  // mirror header of a pause copy: egress makes the PAUSE frame
 const bit<8> K_DEQ     = 3;  // from egress: queue `q` of `port` fell below K_resume / emptied
-const bit<8> K_WALK    = 4;  // frames (RESUME or MERGE, `op`) still to send to upstream ports `todo`
+const bit<8> K_WALK    = 4;  // frames (RESUME or MERGE: `op`) for upstream ports `todo`
 const bit<8> K_INSTALL = 5;  // give root `root` at hop `hop` the IQ `q` of `port`
 const bit<8> K_MNEW    = 6;  // a MERGE's new root `root` at hop `hop` on `port`, behind IQ `link`
 const bit<8> K_LIFT    = 7;  // IQ `q` of `port` no longer waits behind a soft-merging IQ
+const bit<8> K_REDO    = 8;  // root `root` was steered to IQ `q`, released: undo; a new IQ
 // What a received frame is, apart from the records' kinds: its opcode with this bit.
 const bit<8> K_FRAME   = 0x10;
 const bit<8> K_FPAUSE  = 0x11;  // K_FRAME | OP_PAUSE
@@ -234,7 +239,9 @@ struct metadata_t {
     bit<8>  w_old_hop;
     // MERGE and soft-merging
     bit<8>  n_hop;       // a MERGE frame's new root's hop (`f_hop` is the old one's)
+    bit<16> f_old;       // a MERGE frame's old root (`f_root` is the new one); else `f_root`
     bit<1>  merging;     // the data packet's IQ is soft-merging
+    bit<1>  fresh;       // a frame from the wire (not a RESUME retried as a record)
     bit<8>  link;        // MNEW, INSTALL: the soft-merging IQ to wait behind
     bit<2>  nx_op;       // iq_next: 1 set if free, 2 set (0: read and clear)
     bit<13> nx_idx;
@@ -641,6 +648,10 @@ control Ingress(inout headers_t hdr,
             (K_MNEW, 2, 0, 0) : ops(0, 1, 0, 0, 1);
             (K_MNEW, 3, 0, 0) : ops(0, 0, 1, 0, 1);
             (K_MNEW, 4, 0, 0) : ops(0, 0, 0, 1, 1);
+            (K_REDO, 1, 0, 0) : ops(1, 0, 0, 0, 1);
+            (K_REDO, 2, 0, 0) : ops(0, 1, 0, 0, 1);
+            (K_REDO, 3, 0, 0) : ops(0, 0, 1, 0, 1);
+            (K_REDO, 4, 0, 0) : ops(0, 0, 0, 1, 1);
             (K_WALK, 2, 0, 1) : ops(3, 0, 0, 0, 0);
             (K_WALK, 3, 0, 1) : ops(0, 3, 0, 0, 0);
             (K_WALK, 4, 0, 1) : ops(0, 0, 3, 0, 0);
@@ -723,8 +734,17 @@ control Ingress(inout headers_t hdr,
                         if (hdr.rec.kind == K_MNEW) {
                             meta.nx_idx = hdr.rec.port[5:0] ++ hdr.rec.link[6:0];
                         } else {
-                            if (hdr.rec.kind != K_LIFT) {
-                                drop();
+                            if (hdr.rec.kind == K_FMERGE) {
+                                // A MERGE tried again: the record names the old root
+                                // (looked up) and carries the new one.
+                                meta.f_root = hdr.rec.old_root;
+                                meta.n_hop = hdr.rec.old_hop;
+                                meta.f_old = hdr.rec.root;
+                            } else {
+                                if (hdr.rec.kind != K_LIFT && hdr.rec.kind != K_REDO
+                                        && hdr.rec.kind != K_FRESUME) {
+                                    drop();
+                                }
                             }
                         }
                     }
@@ -734,6 +754,7 @@ control Ingress(inout headers_t hdr,
             if (hdr.pyr.isValid()) {
                 // A frame from the chip downstream of this port.
                 meta.kind = hdr.pyr.opcode | K_FRAME;
+                meta.fresh = 1;
                 meta.f_port = meta.in_port;
                 meta.f_root = hdr.pyr.root;
                 meta.out_port = meta.in_port;
@@ -741,12 +762,14 @@ control Ingress(inout headers_t hdr,
                     // The old root's entry: its IQ becomes soft-merging.
                     meta.f_hop = hdr.pyr.old_hop;
                     meta.n_hop = hdr.pyr.hop;
+                    meta.f_old = hdr.pyr.old_root;
                     meta.a1_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.old_root[11:0];
                     meta.a2_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.old_root[11:0];
                     meta.a3_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.old_root[11:0];
                     meta.a4_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.old_root[11:0];
                 } else {
                     meta.f_hop = hdr.pyr.hop;
+                    meta.f_old = hdr.pyr.root;
                     meta.a1_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
                     meta.a2_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
                     meta.a3_idx = ig_intr_md.ingress_port[5:0] ++ hdr.pyr.root[11:0];
@@ -892,11 +915,13 @@ control Ingress(inout headers_t hdr,
             meta.above = 1;
         }
         if (meta.kind == K_FPAUSE && meta.fr_ok == 1 && meta.known != 0) {
-            // Known root: pause its IQ.
+            // Known root: pause its IQ (and read its record: released, the assignment was
+            // stale, a REDO pass follows).
             meta.afc = 1;
             meta.new_q = meta.known;
             meta.ip_op = 1;
             meta.iq_idx = meta.f_port[5:0] ++ meta.known[6:0];
+            meta.ir_op = 1;
         } else {
             if (meta.kind == K_MNEW && meta.fr_ok == 1 && meta.known != 0
                     && meta.known[6:0] != meta.link[6:0]) {
@@ -905,6 +930,7 @@ control Ingress(inout headers_t hdr,
                 meta.new_q = meta.known;
                 meta.ip_op = 1;
                 meta.iq_idx = meta.f_port[5:0] ++ meta.known[6:0];
+                meta.ir_op = 1;
                 meta.nx_op = 2;
                 meta.nx_val = 1w0 ++ meta.known[6:0];
             } else {
@@ -914,53 +940,66 @@ control Ingress(inout headers_t hdr,
                     meta.st_op = 1;
                     meta.st_port = meta.f_port[5:0];
                 } else {
-                    if (meta.kind == K_FRESUME && meta.known != 0
-                            || meta.kind == K_FMERGE && meta.known != 0 && meta.known < 0x80) {
-                        // RESUME; MERGE: the old root no longer holds its IQ (soft-merging).
+                    if (meta.kind == K_REDO) {
+                        // The count a stale assignment put on a released IQ comes off;
+                        // the root gets an IQ as a new one (the release has cleared its
+                        // assignment by now: its pass was ahead in the recirculation).
                         meta.afc = 1;
                         meta.credit = 1;
-                        meta.new_q = meta.known;
+                        meta.new_q = hdr.rec.q;
                         meta.ip_op = 2;
-                        meta.iq_idx = meta.f_port[5:0] ++ meta.known[6:0];
-                        meta.release = 1;
-                        meta.qlen = qd.read(meta.f_port[8:0], meta.known[6:0]);
+                        meta.st_op = 1;
+                        meta.st_port = meta.f_port[5:0];
                     } else {
-                        if (meta.kind == K_LIFT) {
-                            // The soft-merging IQ it waited behind is released.
+                        if ((meta.kind == K_FRESUME || meta.kind == K_FMERGE) && meta.known != 0) {
+                            // RESUME; MERGE: the old root no longer holds its IQ (soft-merging;
+                            // again if it was, after the old root paused it once more).
                             meta.afc = 1;
                             meta.credit = 1;
-                            meta.new_q = hdr.rec.q;
+                            meta.new_q = meta.known;
                             meta.ip_op = 2;
+                            meta.iq_idx = meta.f_port[5:0] ++ meta.known[6:0];
                             meta.release = 1;
-                            meta.qlen = qd.read(meta.f_port[8:0], hdr.rec.q[6:0]);
+                            meta.qlen = qd.read(meta.f_port[8:0], meta.known[6:0]);
                         } else {
-                            if (meta.kind == K_INSTALL && meta.known != 0) {
-                                // The root had an IQ already: pause it (unless it is the
-                                // one to wait behind), give the popped one back.
-                                meta.st_op = 2;
-                                meta.st_port = hdr.rec.port[5:0];
-                                meta.st_val = hdr.rec.q;
-                                if (meta.known[6:0] != meta.link[6:0]) {
-                                    meta.afc = 1;
-                                    meta.new_q = meta.known;
-                                    meta.ip_op = 1;
-                                    meta.iq_idx = hdr.rec.port[5:0] ++ meta.known[6:0];
-                                }
-                                if (meta.link != 0 && meta.known[6:0] != meta.link[6:0]) {
-                                    meta.nx_op = 2;
-                                    meta.nx_val = 1w0 ++ meta.known[6:0];
-                                }
+                            if (meta.kind == K_LIFT) {
+                                // The soft-merging IQ it waited behind is released.
+                                meta.afc = 1;
+                                meta.credit = 1;
+                                meta.new_q = hdr.rec.q;
+                                meta.ip_op = 2;
+                                meta.release = 1;
+                                meta.qlen = qd.read(meta.f_port[8:0], hdr.rec.q[6:0]);
                             } else {
-                                if (meta.kind == K_INSTALL) {
-                                    meta.ir_op = 2;
-                                    meta.ir_val = hdr.rec.hop[3:0] ++ hdr.rec.root[11:0];
-                                    if (hdr.rec.q != meta.link) {
+                                if (meta.kind == K_INSTALL && meta.known != 0) {
+                                    // The root had an IQ already: pause it (unless it is the
+                                    // one to wait behind), give the popped one back.
+                                    meta.st_op = 2;
+                                    meta.st_port = hdr.rec.port[5:0];
+                                    meta.st_val = hdr.rec.q;
+                                    if (meta.known[6:0] != meta.link[6:0]) {
                                         meta.afc = 1;
+                                        meta.new_q = meta.known;
                                         meta.ip_op = 1;
+                                        meta.iq_idx = hdr.rec.port[5:0] ++ meta.known[6:0];
+                                        meta.ir_op = 1;
                                     }
-                                    if (meta.link != 0 && hdr.rec.q != meta.link) {
+                                    if (meta.link != 0 && meta.known[6:0] != meta.link[6:0]) {
                                         meta.nx_op = 2;
-                                        meta.nx_val = hdr.rec.q;
+                                        meta.nx_val = 1w0 ++ meta.known[6:0];
+                                    }
+                                } else {
+                                    if (meta.kind == K_INSTALL) {
+                                        meta.ir_op = 2;
+                                        meta.ir_val = hdr.rec.hop[3:0] ++ hdr.rec.root[11:0];
+                                        if (hdr.rec.q != meta.link) {
+                                            meta.afc = 1;
+                                            meta.ip_op = 1;
+                                        }
+                                        if (meta.link != 0 && hdr.rec.q != meta.link) {
+                                            meta.nx_op = 2;
+                                            meta.nx_val = hdr.rec.q;
+                                        }
                                     }
                                 }
                             }
@@ -974,9 +1013,10 @@ control Ingress(inout headers_t hdr,
             // upstream ports it paused get MERGE(old: this port, new: the frame's root).
             meta.um_op = 2;
         }
-        if (meta.kind == K_FMERGE && meta.known != 0 && meta.known < 0x80) {
+        if (meta.kind == K_FMERGE && meta.known != 0) {
             // Forward the MERGE to the upstream ports this IQ paused; reserve its place
-            // for the IQ the new root takes here.
+            // for the IQ the new root takes here (taken already if it was soft-merging
+            // with packets: no second one).
             meta.um_op = 2;
             meta.nx_op = 1;
             meta.nx_val = 0xff;
@@ -1059,7 +1099,7 @@ control Ingress(inout headers_t hdr,
                         meta.w_root = meta.f_root;
                         meta.w_hop = meta.n_hop + 1;
                         meta.w_op = OP_MERGE;
-                        meta.w_old = hdr.pyr.old_root;
+                        meta.w_old = meta.f_old;
                         meta.w_old_hop = meta.f_hop + 1;
                     }
                 }
@@ -1098,93 +1138,131 @@ control Ingress(inout headers_t hdr,
         }
 
         // ---- records: what the pass leaves for the next (one choice, one stage) ----
-        if ((meta.kind == K_FPAUSE || meta.kind == K_MNEW) && meta.st_op == 1) {
-            // Install the popped (or hashed) IQ in a second pass.
+        if ((meta.kind == K_FRESUME || meta.kind == K_FMERGE) && meta.fresh == 1
+                && meta.fr_ok == 1 && meta.known == 0) {
+            // A RESUME or MERGE for a root this port does not know: its PAUSE may have just
+            // popped an IQ whose install pass is still in the recirculation (or a REDO
+            // pass is giving it one), so it is tried once more, as a record, behind it.
             hdr.rec.setValid();
             hdr.rec.magic = REC_MAGIC;
-            hdr.rec.kind = K_INSTALL;
+            hdr.rec.kind = meta.kind;
             hdr.rec.port = meta.f_port;
-            hdr.rec.q = meta.hash_q;
             hdr.rec.hop = meta.f_hop;
-            hdr.rec.root = meta.f_root;
-            hdr.rec.link = meta.link;
+            hdr.rec.root = meta.f_old;
+            hdr.rec.old_root = meta.f_root;
+            hdr.rec.old_hop = meta.n_hop;
             hdr.ethernet.setInvalid();
             hdr.pyr.setInvalid();
             ig_dprsr_md.drop_ctl = 0;
             ig_tm_md.recirculate = 1;
         } else {
-            if ((meta.kind == K_FRESUME || meta.kind == K_FMERGE || meta.kind == K_LIFT)
-                    && meta.release == 1 && meta.qlen == 0 && meta.ip_old < 2) {
-                // Resumed and already empty: a DEQ record releases it.
+            if (meta.ir_op == 1 && meta.ir_old == 0 && meta.kind != K_DEQ) {
+                // The root's assignment named an IQ released since (in the window before the
+                // release's own pass clears the assignment): a REDO pass.
                 hdr.rec.setValid();
                 hdr.rec.magic = REC_MAGIC;
-                hdr.rec.kind = K_DEQ;
+                hdr.rec.kind = K_REDO;
                 hdr.rec.port = meta.f_port;
-                hdr.rec.q = 1w0 ++ meta.new_q[6:0];
-                hdr.rec.empty = 1;
+                hdr.rec.q = 1w0 ++ meta.known[6:0];
+                hdr.rec.hop = meta.f_hop;
+                hdr.rec.root = meta.f_root;
+                hdr.rec.link = meta.link;
                 hdr.ethernet.setInvalid();
                 hdr.pyr.setInvalid();
                 ig_dprsr_md.drop_ctl = 0;
                 ig_tm_md.recirculate = 1;
             } else {
-                if (meta.kind == K_FMERGE && meta.release == 1 && meta.nx_old == 0) {
-                    // Soft-merging with packets in it: the new root takes an IQ here
-                    // that waits behind it (an MNEW pass).
+                if ((meta.kind == K_FPAUSE || meta.kind == K_MNEW || meta.kind == K_REDO)
+                        && meta.st_op == 1) {
+                    // Install the popped (or hashed) IQ in a second pass.
                     hdr.rec.setValid();
                     hdr.rec.magic = REC_MAGIC;
-                    hdr.rec.kind = K_MNEW;
+                    hdr.rec.kind = K_INSTALL;
                     hdr.rec.port = meta.f_port;
-                    hdr.rec.hop = meta.n_hop;
+                    hdr.rec.q = meta.hash_q;
+                    hdr.rec.hop = meta.f_hop;
                     hdr.rec.root = meta.f_root;
-                    hdr.rec.link = 1w0 ++ meta.new_q[6:0];
+                    hdr.rec.link = meta.link;
                     hdr.ethernet.setInvalid();
                     hdr.pyr.setInvalid();
                     ig_dprsr_md.drop_ctl = 0;
                     ig_tm_md.recirculate = 1;
                 } else {
-                    if (meta.kind == K_INSTALL || meta.kind == K_MNEW || meta.kind == K_LIFT) {
-                        drop();
+                    if ((meta.kind == K_FRESUME || meta.kind == K_FMERGE || meta.kind == K_LIFT)
+                            && meta.release == 1 && meta.qlen == 0 && meta.ip_old < 2) {
+                        // Resumed and already empty: a DEQ record releases it.
+                        hdr.rec.setValid();
+                        hdr.rec.magic = REC_MAGIC;
+                        hdr.rec.kind = K_DEQ;
+                        hdr.rec.port = meta.f_port;
+                        hdr.rec.q = 1w0 ++ meta.new_q[6:0];
+                        hdr.rec.empty = 1;
+                        hdr.ethernet.setInvalid();
+                        hdr.pyr.setInvalid();
+                        ig_dprsr_md.drop_ctl = 0;
+                        ig_tm_md.recirculate = 1;
                     } else {
-                        if (meta.w_clear == 1) {
-                            // Released: a pass of its own clears its root's assignment
-                            // and finds the IQ waiting behind it; the RESUMEs follow, a
-                            // copy walking them.
-                            hdr.rec.kind = K_WALK;
-                            hdr.rec.todo = 0;
-                            hdr.rec.empty = 1;
-                            hdr.rec.root = meta.w_root;
-                            hdr.rec.hop = meta.w_hop;
+                        if (meta.kind == K_FMERGE && meta.release == 1 && meta.nx_old == 0) {
+                            // Soft-merging with packets in it: the new root takes an IQ here
+                            // that waits behind it (an MNEW pass).
+                            hdr.rec.setValid();
+                            hdr.rec.magic = REC_MAGIC;
+                            hdr.rec.kind = K_MNEW;
+                            hdr.rec.port = meta.f_port;
+                            hdr.rec.hop = meta.n_hop;
+                            hdr.rec.root = meta.f_root;
+                            hdr.rec.link = 1w0 ++ meta.new_q[6:0];
+                            hdr.ethernet.setInvalid();
+                            hdr.pyr.setInvalid();
+                            ig_dprsr_md.drop_ctl = 0;
                             ig_tm_md.recirculate = 1;
                         } else {
-                            if (meta.walk == 1 && meta.todo != 0) {
-                                // The frame to the lowest upstream port left, in place of
-                                // the record.
-                                hdr.rec.kind = K_PASS;
-                                hdr.ethernet.setValid();
-                                hdr.ethernet.dst_addr = 0x0180C2000001;
-                                hdr.ethernet.src_addr = 0x02fe00000000;
-                                hdr.ethernet.ether_type = ETHERTYPE_PYRRHA;
-                                hdr.pyr.setValid();
-                                hdr.pyr.opcode = meta.w_op;
-                                hdr.pyr.hop = meta.w_hop;
-                                hdr.pyr.root = meta.w_root;
-                                hdr.pyr.old_root = meta.w_old;
-                                hdr.pyr.old_hop = meta.w_old_hop;
-                                hdr.pyr.reserved = 0;
-                                ig_tm_md.ucast_egress_port = meta.walk_port[8:0];
-                                ig_tm_md.qid = meta.ctrl_q;
-                                ig_dprsr_md.drop_ctl = 0;
+                            if (meta.kind == K_INSTALL || meta.kind == K_MNEW
+                                    || meta.kind == K_LIFT) {
+                                drop();
                             } else {
-                                if (meta.kind == K_WALK && meta.nx_old != 0
-                                        && meta.nx_old < 0x80) {
-                                    // The IQ that waited behind the released one: a LIFT
-                                    // pass lets it go.
-                                    hdr.rec.kind = K_LIFT;
-                                    hdr.rec.q = meta.nx_old;
+                                if (meta.w_clear == 1) {
+                                    // Released: a pass of its own clears its root's assignment
+                                    // and finds the IQ waiting behind it; the RESUMEs follow, a
+                                    // copy walking them.
+                                    hdr.rec.kind = K_WALK;
+                                    hdr.rec.todo = 0;
+                                    hdr.rec.empty = 1;
+                                    hdr.rec.root = meta.w_root;
+                                    hdr.rec.hop = meta.w_hop;
                                     ig_tm_md.recirculate = 1;
                                 } else {
-                                    if (meta.walk == 1) {
-                                        drop();
+                                    if (meta.walk == 1 && meta.todo != 0) {
+                                        // The frame to the lowest upstream port left, in place of
+                                        // the record.
+                                        hdr.rec.kind = K_PASS;
+                                        hdr.ethernet.setValid();
+                                        hdr.ethernet.dst_addr = 0x0180C2000001;
+                                        hdr.ethernet.src_addr = 0x02fe00000000;
+                                        hdr.ethernet.ether_type = ETHERTYPE_PYRRHA;
+                                        hdr.pyr.setValid();
+                                        hdr.pyr.opcode = meta.w_op;
+                                        hdr.pyr.hop = meta.w_hop;
+                                        hdr.pyr.root = meta.w_root;
+                                        hdr.pyr.old_root = meta.w_old;
+                                        hdr.pyr.old_hop = meta.w_old_hop;
+                                        hdr.pyr.reserved = 0;
+                                        ig_tm_md.ucast_egress_port = meta.walk_port[8:0];
+                                        ig_tm_md.qid = meta.ctrl_q;
+                                        ig_dprsr_md.drop_ctl = 0;
+                                    } else {
+                                        if (meta.kind == K_WALK && meta.nx_old != 0
+                                                && meta.nx_old < 0x80) {
+                                            // The IQ that waited behind the released one: a LIFT
+                                            // pass lets it go.
+                                            hdr.rec.kind = K_LIFT;
+                                            hdr.rec.q = meta.nx_old;
+                                            ig_tm_md.recirculate = 1;
+                                        } else {
+                                            if (meta.walk == 1) {
+                                                drop();
+                                            }
+                                        }
                                     }
                                 }
                             }

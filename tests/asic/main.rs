@@ -39,6 +39,7 @@ mod plumbing_more;
 mod pyrrha;
 mod pyrrha_loops;
 mod pyrrha_merge;
+mod pyrrha_scale;
 mod readout;
 mod report;
 mod resource_view;

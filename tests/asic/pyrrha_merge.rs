@@ -220,3 +220,47 @@ fn a_merge_makes_the_old_iq_soft_merging_and_the_new_one_wait_behind_it() {
         .collect();
     assert_eq!(overtaking(&out), (40, 0));
 }
+
+/// A root that claims again after its MERGE and resigns a second time: on A alone, root 4
+/// paused twice, MERGE(6 <- 4) (IQ 100 soft-merging with packets, IQ 99 waiting behind it),
+/// PAUSE(4) again (B:1's OQ a root once more), then MERGE(7 <- 4), C's port to c1 this time.
+/// The second MERGE takes its PAUSE off IQ 100 too (found soft-merging already; no second
+/// IQ, as IQ 99 holds the place), so one RESUME(4) lets everything drain and be released.
+/// (Ignoring a MERGE for an IQ already soft-merging left that PAUSE counted for ever: a
+/// paused IQ no frame would resume.)
+#[test]
+fn a_second_merge_of_a_soft_merging_iq_takes_its_pause_off_too() {
+    let pause = frame(1, 1, U, 0, 0);
+    let done = a_on_the_bench(vec![
+        (0, pause.clone()),
+        (300, pause.clone()),
+        (5_000, frame(3, 2, P, U, 1)),
+        (6_000, pause),
+        (7_000, frame(3, 2, P + 1, U, 1)),
+        (12_000, frame(2, 1, U, 0, 0)),
+    ]);
+    assert_eq!(merge_state(&done), (0, 0, 0, [0, 0], 100));
+    assert!(!done.chip().tm().is_queue_paused(2, 100));
+    let out: Vec<Vec<u8>> = done
+        .departures()
+        .iter()
+        .filter(|d| d.port == 2)
+        .map(|d| d.data.clone())
+        .collect();
+    assert_eq!(overtaking(&out), (40, 0));
+}
+
+/// Frames that arrive while the IQ their root's PAUSE popped is still being installed (the
+/// install is a second, recirculated pass): on A alone, PAUSE(4) and, 100 ns behind it,
+/// RESUME(4) or MERGE(6 <- 4). Each finds root 4 unknown and is tried once more as a record,
+/// behind the install: the IQ is resumed, and as it is empty released. (Dropped, they left
+/// IQ 100 paused for good, counting a PAUSE no frame would take off.)
+#[test]
+fn a_resume_or_merge_racing_its_pauses_install_still_resumes() {
+    for second in [frame(2, 1, U, 0, 0), frame(3, 2, P, U, 1)] {
+        let op = second[14];
+        let bench = a_on_the_bench(vec![(0, frame(1, 1, U, 0, 0)), (100, second)]);
+        assert_eq!(merge_state(&bench), (0, 0, 0, [0, 0], 100), "opcode {op}");
+        assert!(!bench.chip().tm().is_queue_paused(2, 100), "opcode {op}");
+    }
+}
