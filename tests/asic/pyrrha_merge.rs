@@ -177,6 +177,20 @@ fn merge_state(bench: &Bench) -> (u64, u64, u64, [u64; 2], u64) {
     )
 }
 
+/// A after its frames and packets: nothing left on port 2 (no assignment, link, count or
+/// IQ given out, IQ 100 running) and both flows' 20 packets each sent on in order.
+fn assert_drained_in_order(bench: &Bench) {
+    assert_eq!(merge_state(bench), (0, 0, 0, [0, 0], 100));
+    assert!(!bench.chip().tm().is_queue_paused(2, 100));
+    let out: Vec<Vec<u8>> = bench
+        .departures()
+        .iter()
+        .filter(|d| d.port == 2)
+        .map(|d| d.data.clone())
+        .collect();
+    assert_eq!(overtaking(&out), (40, 0));
+}
+
 /// B.5 item 6 on A alone. Root 4 (B:1) is paused twice (two PAUSEs outstanding, so that
 /// IQ 100 stays paused through the MERGE and what it did can be read), and A's IQ 100 holds
 /// the first 10 packets of a0 and of a1. MERGE(new 6 at hop 2, old 4) at 5 µs takes one
@@ -211,14 +225,7 @@ fn a_merge_makes_the_old_iq_soft_merging_and_the_new_one_wait_behind_it() {
         (5_000, merge),
         (12_000, resume),
     ]);
-    assert_eq!(merge_state(&done), (0, 0, 0, [0, 0], 100));
-    let out: Vec<Vec<u8>> = done
-        .departures()
-        .iter()
-        .filter(|d| d.port == 2)
-        .map(|d| d.data.clone())
-        .collect();
-    assert_eq!(overtaking(&out), (40, 0));
+    assert_drained_in_order(&done);
 }
 
 /// A root that claims again after its MERGE and resigns a second time: on A alone, root 4
@@ -239,15 +246,7 @@ fn a_second_merge_of_a_soft_merging_iq_takes_its_pause_off_too() {
         (7_000, frame(3, 2, P + 1, U, 1)),
         (12_000, frame(2, 1, U, 0, 0)),
     ]);
-    assert_eq!(merge_state(&done), (0, 0, 0, [0, 0], 100));
-    assert!(!done.chip().tm().is_queue_paused(2, 100));
-    let out: Vec<Vec<u8>> = done
-        .departures()
-        .iter()
-        .filter(|d| d.port == 2)
-        .map(|d| d.data.clone())
-        .collect();
-    assert_eq!(overtaking(&out), (40, 0));
+    assert_drained_in_order(&done);
 }
 
 /// Frames that arrive while the IQ their root's PAUSE popped is still being installed (the
