@@ -160,8 +160,13 @@ enum Store {
         lpm: usize,
         levels: Levels<KeyValues>,
     },
-    /// Entries by descending priority, insertion order among equals.
-    Ordered(Vec<Ranked>),
+    /// Entries by descending priority, insertion order among equals (`list`), and each
+    /// entry's slot by its key and priority (`slots`: a duplicate found without a search of
+    /// the list, which made installing n entries take n² comparisons).
+    Ordered {
+        list: Vec<Ranked>,
+        slots: FxHashMap<(Vec<KeyMatch>, u32), u32>,
+    },
 }
 
 /// A table's entries.
@@ -252,7 +257,10 @@ impl TableState {
                 levels: Vec::new(),
             }
         } else {
-            Store::Ordered(Vec::new())
+            Store::Ordered {
+                list: Vec::new(),
+                slots: FxHashMap::default(),
+            }
         };
         let mut s = TableState {
             name: t.name.clone(),
@@ -477,14 +485,20 @@ impl TableState {
                 }
                 level.insert(k, entry);
             }
-            Store::Ordered(list) => {
-                if let Some(held) = list.iter().find(|x| x.key == key && x.priority == priority) {
-                    return Err(dup(&held.entry));
+            Store::Ordered { list, slots } => {
+                match slots.entry((key.clone(), priority)) {
+                    std::collections::hash_map::Entry::Occupied(held) => {
+                        return Err(TableError::Duplicate {
+                            table: self.name.clone(),
+                            slot: *held.get(),
+                        });
+                    }
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(slot);
+                    }
                 }
-                let pos = list
-                    .iter()
-                    .position(|x| x.priority < priority)
-                    .unwrap_or(list.len());
+                // Descending priority: the first entry of a lower one, found by halving.
+                let pos = list.partition_point(|x| x.priority >= priority);
                 list.insert(
                     pos,
                     Ranked {
@@ -555,10 +569,7 @@ impl TableState {
                     m.get(&k).map(|e| e.slot)
                 })
             }
-            Store::Ordered(list) => list
-                .iter()
-                .find(|x| x.key == key && x.priority == priority)
-                .map(|x| x.entry.slot),
+            Store::Ordered { slots, .. } => slots.get(&(key.to_vec(), priority)).copied(),
         };
         found.ok_or_else(missing)
     }
@@ -668,7 +679,7 @@ impl TableState {
                     })
                 })
                 .collect(),
-            Store::Ordered(list) => list
+            Store::Ordered { list, .. } => list
                 .iter()
                 .map(|r| view(r.key.clone(), r.priority, &r.entry))
                 .collect(),
@@ -708,10 +719,11 @@ impl TableState {
                     m.remove(&k).map(|e| e.slot)
                 })
             }
-            Store::Ordered(list) => list
-                .iter()
-                .position(|x| x.key == key && x.priority == priority)
-                .map(|i| list.remove(i).entry.slot),
+            Store::Ordered { list, slots } => {
+                slots.remove(&(key.to_vec(), priority)).inspect(|&slot| {
+                    list.retain(|x| x.entry.slot != slot);
+                })
+            }
         };
         let Some(slot) = removed else {
             return Err(missing);
@@ -752,7 +764,7 @@ impl TableState {
                     m.get_mut(&k)
                 })
             }
-            Store::Ordered(list) => list
+            Store::Ordered { list, .. } => list
                 .iter_mut()
                 .find(|x| x.key == key && x.priority == priority)
                 .map(|x| &mut x.entry),
@@ -766,7 +778,7 @@ impl TableState {
         let [(stage, _)] = self.parts.as_slice() else {
             let position = match &self.store {
                 Store::Exact(_) | Store::ExactOne(_) => e.slot,
-                Store::Ordered(list) => list
+                Store::Ordered { list, .. } => list
                     .iter()
                     .position(|x| std::ptr::eq(&x.entry, e))
                     .unwrap_or(0) as u32,
@@ -841,7 +853,7 @@ impl TableState {
                     m.get(&k)
                 })
             }
-            Store::Ordered(list) => first_match(list, key, &self.widths).map(|e| &e.entry),
+            Store::Ordered { list, .. } => first_match(list, key, &self.widths).map(|e| &e.entry),
         }
     }
 
@@ -877,7 +889,7 @@ impl TableState {
                     })
                 })
             }
-            Store::Ordered(list) => {
+            Store::Ordered { list, .. } => {
                 first_match(list, key, &self.widths).map(|e| (e.key.clone(), e.priority))
             }
         }
@@ -1312,5 +1324,42 @@ mod tests {
         t.insert(tern(0x10, 0xf0, 5)).unwrap();
         assert_eq!(t.lookup(&[0x13]).unwrap().args, vec![5]);
         assert_eq!(t.lookup(&[0x23]).unwrap().args, vec![1]);
+    }
+
+    /// A ternary table's entries by key and priority: the same key at another priority is
+    /// another entry; at the same one a duplicate naming the slot it holds; deleted, the
+    /// key can be installed again (in the freed slot) and is found; equal priorities match
+    /// in the order they were installed.
+    #[test]
+    fn ternary_entries_are_known_by_key_and_priority() {
+        let mut t =
+            TableState::new(&table(&[MatchKind::Ternary], 4), &[8], &shapes(&[1, 0])).unwrap();
+        let tern = |v, m, p, arg: u128| Entry {
+            key: vec![KeyMatch::Ternary { value: v, mask: m }],
+            action: call(0, &[arg]),
+            priority: p,
+        };
+        assert_eq!(t.insert(tern(0x10, 0xf0, 1, 1)), Ok(0));
+        assert_eq!(t.insert(tern(0x10, 0xf0, 2, 2)), Ok(1));
+        assert!(matches!(
+            t.insert(tern(0x10, 0xf0, 1, 3)),
+            Err(TableError::Duplicate { slot: 0, .. })
+        ));
+        assert_eq!(t.insert(tern(0x00, 0x00, 2, 4)), Ok(2));
+        // Priority 2 first, installed first among them: the /4 entry, then the catch-all.
+        assert_eq!(t.lookup(&[0x13]).unwrap().args, vec![2]);
+        assert_eq!(t.lookup(&[0x23]).unwrap().args, vec![4]);
+        let key = [KeyMatch::Ternary {
+            value: 0x10,
+            mask: 0xf0,
+        }];
+        assert_eq!(t.slot_of(&key, 2), Ok(1));
+        t.delete(&key, 2).unwrap();
+        assert!(t.slot_of(&key, 2).is_err());
+        assert_eq!(t.lookup(&[0x13]).unwrap().args, vec![4]);
+        assert_eq!(t.insert(tern(0x10, 0xf0, 2, 5)), Ok(1));
+        assert_eq!(t.slot_of(&key, 2), Ok(1));
+        assert_eq!(t.lookup(&[0x23]).unwrap().args, vec![4]);
+        assert_eq!(t.lookup(&[0x13]).unwrap().args, vec![4]);
     }
 }
