@@ -318,11 +318,12 @@ fn routes_of(oracle: &PathOracle, c: usize) -> Result<&ChipRoutes, String> {
 /// of a 3-tier fat tree, to the host.
 const HOPS: u8 = 4;
 
-/// The ECMP group (hash value, mask, port per bucket) of the chip at the far end of chip
-/// port `(c, e)` that every destination of `hosts` the chip hashes for uses; `None` if it
-/// hashes for none of them or uses several groups (then the path tables key its choices by
-/// the hash bits themselves).
+/// An ECMP group as a chip's routes give it: (hash value, mask, port) per bucket.
 type Group = Vec<(u16, u16, u16)>;
+
+/// The ECMP group of the chip at the far end of chip port `(c, e)` that every destination
+/// of `hosts` the chip hashes for uses; `None` if it hashes for none of them or uses
+/// several groups (then the path tables key its choices by the hash bits themselves).
 fn next_group(
     oracle: &PathOracle,
     (c, e): (usize, u16),
