@@ -171,7 +171,7 @@ struct metadata_t {
     // path and roots
     bit<16> m1;      // the port the next chip's ECMP sends the packet out of (`member1`)
     bit<1>  fr_ok;   // a frame this chip acts on (not its own root; a hop it tracks)
-    bit<8>  f_empty; // a RESUME walk record's: its IQ was released
+    bit<8>  f_empty; // a walk record's: its IQ was released
     bit<8>  known;   // the frame's root's IQ on its port (0: none)
     bit<8>  known12; // ... in the tables of hops 1 and 2
     bit<8>  known34; // ... of hops 3 and 4
@@ -668,8 +668,8 @@ control Ingress(inout headers_t hdr,
         default_action = set_hash_q(1);
         size = 256;
     }
-    // The RESUME walk: the lowest upstream port still to resume, and the mask that clears
-    // it.
+    // The walk of RESUMEs or MERGEs: the lowest upstream port still to send to, and the
+    // mask that clears it.
     action walk_to(bit<16> port, bit<32> clear) {
         meta.walk_port = port;
         meta.walk_clear = clear;
