@@ -176,7 +176,7 @@ impl PyrrhaSpec {
         let mut v = Vec::new();
         for (e, hosts) in via {
             let group = next_group(oracle, (c, e), &hosts)?;
-            for &(value, mask, port) in group.iter().flatten() {
+            for &(value, mask, port) in group.iter().flat_map(|g| &g.buckets) {
                 v.push(EntrySpec::new(
                     "member1",
                     vec![
@@ -190,7 +190,8 @@ impl PyrrhaSpec {
             }
             let mut hosts_choices = Vec::new();
             for &h in &hosts {
-                let choices = path_choices(oracle, (c, e), h, group.as_deref())?;
+                let choices =
+                    path_choices(oracle, (c, e), h, group.as_ref().map(|g| &g.ports[..]))?;
                 hosts_choices.push((topo.host_ips[h], choices));
             }
             let hosts = hosts_choices;
@@ -318,43 +319,53 @@ fn routes_of(oracle: &PathOracle, c: usize) -> Result<&ChipRoutes, String> {
 /// of a 3-tier fat tree, to the host.
 const HOPS: u8 = 4;
 
-/// An ECMP group as a chip's routes give it: (hash value, mask, port) per bucket.
-type Group = Vec<(u16, u16, u16)>;
+/// The ECMP group of the chip at the far end of an egress port: its ports, and (hash value,
+/// mask, port) per bucket, as its routes give them.
+struct NextGroup {
+    ports: Vec<u16>,
+    buckets: Vec<(u16, u16, u16)>,
+}
 
 /// The ECMP group of the chip at the far end of chip port `(c, e)` that every destination
 /// of `hosts` the chip hashes for uses; `None` if it hashes for none of them or uses
-/// several groups (then the path tables key its choices by the hash bits themselves).
+/// several groups (then the path tables key its choices by the hash bits themselves). A
+/// chip's groups are told apart by their ports: its buckets follow from them.
 fn next_group(
     oracle: &PathOracle,
     (c, e): (usize, u16),
     hosts: &[usize],
-) -> Result<Option<Group>, String> {
+) -> Result<Option<NextGroup>, String> {
     let topo = oracle.topology();
     let End::Chip(next, _) = topo.peer(topo.chip_ports[c][&e], End::Chip(c, e)) else {
         return Ok(None);
     };
     let routes = routes_of(oracle, next)?;
-    let mut groups = hosts
-        .iter()
-        .map(|&h| routes.choices(h))
-        .filter(|ch| ch.len() > 1)
-        .collect::<Vec<_>>();
-    groups.dedup();
-    Ok(match groups.len() {
-        1 => groups.pop(),
-        _ => None,
-    })
+    // A destination the group is for.
+    let mut of: Option<usize> = None;
+    for &h in hosts {
+        let ports = routes.ports(h);
+        match of {
+            _ if ports.len() < 2 => {}
+            None => of = Some(h),
+            Some(f) if routes.ports(f) == ports => {}
+            Some(_) => return Ok(None),
+        }
+    }
+    Ok(of.map(|h| NextGroup {
+        ports: routes.ports(h).to_vec(),
+        buckets: routes.choices(h),
+    }))
 }
 
 /// The choices for packets to host `h` leaving chip port `(c, e)`: the next chip's port
-/// per port its group `group` chooses (`member1`; or per bucket of its ECMP bits if it
-/// uses another) (table 1), the one after it per bucket of the bits that chip reads (table
+/// per port of its group whose ports are `group` (`member1`; or per bucket of its ECMP bits
+/// if it uses another) (table 1), the one after it per bucket of the bits that chip reads (table
 /// 2; bits two chips read must agree), and so on to table [`HOPS`].
 fn path_choices(
     oracle: &PathOracle,
     (c, e): (usize, u16),
     h: usize,
-    group: Option<&[(u16, u16, u16)]>,
+    group: Option<&[u16]>,
 ) -> Result<Vec<Choice>, String> {
     let topo = oracle.topology();
     let mut v = Vec::new();
@@ -367,10 +378,10 @@ fn path_choices(
         let End::Chip(next, _) = topo.peer(topo.chip_ports[c][&e], End::Chip(c, e)) else {
             continue;
         };
-        let choices = routes_of(oracle, next)?.choices(h);
+        let routes = routes_of(oracle, next)?;
         // The next chip's choice by `member1`: its chosen port, not its bits.
-        let by_member = hop == 0 && group == Some(&choices[..]);
-        for (v2, m2, p2) in choices {
+        let by_member = hop == 0 && group == Some(routes.ports(h));
+        for (v2, m2, p2) in routes.choices(h) {
             let (m1, value, mask) = if by_member {
                 (Some(p2), 0, 0)
             } else if (value ^ v2) & mask & m2 != 0 {
