@@ -169,6 +169,7 @@ impl BfcSpec {
                 port: p,
                 queue: self.ctrl_queue(),
                 truncate_bytes: Some(TRUNCATE),
+                mcast_group: None,
             });
         }
         for pipe in 0..prof.pipes {
@@ -180,6 +181,7 @@ impl BfcSpec {
                 port: rp,
                 queue: 0,
                 truncate_bytes: Some(TRUNCATE),
+                mcast_group: None,
             });
             if let Some(&first) = ports.iter().find(|&&p| prof.pipe_of_port(p) == Some(pipe)) {
                 let mut template = vec![0u8; REC_BYTES];

@@ -551,6 +551,7 @@ impl Deployment for PyrrhaSpec {
                     port: p,
                     queue: ctrl_q,
                     truncate_bytes: Some(TRUNCATE),
+                    mcast_group: None,
                 });
             }
         }
@@ -574,6 +575,7 @@ impl Deployment for PyrrhaSpec {
             port: rp,
             queue: 0,
             truncate_bytes: Some(TRUNCATE),
+            mcast_group: None,
         });
         for r in 0..256u64 {
             entries.push(EntrySpec::new(

@@ -422,6 +422,7 @@ impl TrimmingSpec {
                 port: p,
                 queue: HDR_Q,
                 truncate_bytes: Some(truncate),
+                mcast_group: None,
             });
             let mut members: Vec<(u16, u16)> = recirc.iter().map(|&r| (r, 1)).collect();
             members.push((p, 0));
@@ -434,6 +435,7 @@ impl TrimmingSpec {
                     port: rp,
                     queue: HDR_Q,
                     truncate_bytes: Some(truncate),
+                    mcast_group: None,
                 });
             }
         }

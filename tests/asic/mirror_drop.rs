@@ -31,6 +31,7 @@ fn tapped(ttl: u8, frames: u32) -> (Vec<asic_bench::bench::Departure>, u64, u64)
             port: 3,
             queue: 0,
             truncate_bytes: Some(64),
+            mcast_group: None,
         }],
         ..ChipConfig::default()
     };

@@ -142,6 +142,7 @@ fn a_deflected_packet_mirrored_and_dropped_in_egress_makes_exactly_one_copy() {
             port: rp,
             queue: 1,
             truncate_bytes: Some(40),
+            mcast_group: None,
         }],
         ..ChipConfig::default()
     };
@@ -190,12 +191,14 @@ fn mirror_copies_have_exactly_the_truncation_length() {
                 port: 2,
                 queue: 0,
                 truncate_bytes: Some(40),
+                mcast_group: None,
             },
             MirrorSession {
                 id: 6,
                 port: 3,
                 queue: 0,
                 truncate_bytes: None,
+                mcast_group: None,
             },
         ],
         ..ChipConfig::default()
@@ -256,6 +259,63 @@ fn mirror_copies_have_exactly_the_truncation_length() {
     assert_eq!(on(3), vec![len]);
     let pc = b.chip().plumbing_counters();
     assert_eq!((pc.mirror_copies, pc.mirror_unknown_session), (3, 1));
+}
+
+/// A mirror session naming a multicast group copies to its port and to every member of the
+/// group, each copy truncated as the session says; a session naming a group the chip does
+/// not have is refused with its id.
+#[test]
+fn a_mirror_session_with_a_group_copies_to_its_port_and_every_member() {
+    let profile = big_teaching();
+    let session = MirrorSession {
+        id: 5,
+        port: 2,
+        queue: 0,
+        truncate_bytes: Some(40),
+        mcast_group: Some(7),
+    };
+    let config = ChipConfig {
+        mirror_sessions: vec![session],
+        mcast_groups: vec![McastGroup {
+            id: 7,
+            members: vec![(3, 30), (0, 40)],
+        }],
+        ..ChipConfig::default()
+    };
+    let mut b = bench(&profile, config.clone());
+    let frame = Ctl {
+        port: 1,
+        mirror: 5,
+        ..Ctl::default()
+    }
+    .frame(300);
+    b.add_frames(0, vec![(Time(0), frame)]).unwrap();
+    let r = b.run().unwrap();
+    conserved(&r);
+    let on = |p: u16| -> Vec<usize> {
+        b.departures()
+            .iter()
+            .filter(|d| d.port == p)
+            .map(|d| d.data.len())
+            .collect()
+    };
+    assert_eq!(
+        [on(0), on(1), on(2), on(3)],
+        [vec![40], vec![300], vec![40], vec![40]]
+    );
+    assert_eq!(b.chip().plumbing_counters().mirror_copies, 3);
+
+    let mut wrong = config;
+    wrong.mcast_groups.clear();
+    let program = compile("tests/programs/plumbing.p4", &profile);
+    let err = asic_model::chip::Chip::with_config(profile.clone(), &program, wrong)
+        .err()
+        .expect("a session naming no group is refused")
+        .to_string();
+    assert!(
+        err.contains("mirror session 5: no multicast group 7"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -102,6 +102,10 @@ pub struct MirrorSession {
     pub queue: u16,
     /// Truncate copies to this many bytes (`None`: whole packet).
     pub truncate_bytes: Option<u16>,
+    /// A multicast group whose every member gets a copy too, with its replication id (the
+    /// real session's `mcast_grp_a`: Tofino's mirror sessions replicate through the PRE), so
+    /// that one mirror reaches, say, every pipe's recirculation port.
+    pub mcast_group: Option<u16>,
 }
 
 /// A multicast group: one copy per member.

@@ -33,7 +33,9 @@
 //!   deparsed packet, truncated (header included) to the session's `truncate_bytes` and to
 //!   `mtu_trunc_len` if non-zero (the smaller), and enqueues the copy to the session's port
 //!   and queue as a packet of its own (own cells, own bandwidth, through that port's egress
-//!   pipe like any packet). An unknown session makes no copy
+//!   pipe like any packet), and, if the session names a multicast group, one more copy to
+//!   each of its members (queue the session's, `egress_rid` the member's). An unknown
+//!   session makes no copy
 //!   ([`PlumbingCounters::mirror_unknown_session`]). Session ids are
 //!   `1..plumbing.mirror_sessions`.
 //! - **Multicast.** A non-zero `mcast_grp_a` replicates the packet to every member of the
@@ -144,6 +146,14 @@ impl Plumbing {
             }
             if mirror[s.id as usize].replace(*s).is_some() {
                 return bad(format!("mirror session {} is configured twice", s.id));
+            }
+            if let Some(g) = s.mcast_group {
+                if !config.mcast_groups.iter().any(|m| m.id == g && g != 0) {
+                    return bad(format!(
+                        "mirror session {}: no multicast group {g} to copy to",
+                        s.id
+                    ));
+                }
             }
         }
         let mut mcast = HashMap::new();
@@ -334,15 +344,24 @@ impl Chip {
         if trunc != 0 {
             max = max.min(trunc as usize);
         }
-        let c = self.copy_packet(h, r.mirror_header.as_bytes(), max);
-        let carries = dropped && self.packets.slots[h as usize].carries;
-        let copy = &mut self.packets.slots[c as usize];
-        copy.made_here = true;
-        copy.carries = carries;
-        self.plumbing.counters.mirror_copies += 1;
-        if self.trace.is_some() {
-            self.trace_made(c, Some(h), Origin::Mirror { session, gress }, now);
+        let members = match s.mcast_group {
+            Some(g) => self.plumbing.mcast.get(&g).cloned().unwrap_or_default(),
+            None => Vec::new(),
+        };
+        // The session's port first, then the group's members; only the first copy stands
+        // for a packet dropped as it is mirrored.
+        let dests = std::iter::once((s.port, 0)).chain(members);
+        for (i, (port, rid)) in dests.enumerate() {
+            let c = self.copy_packet(h, r.mirror_header.as_bytes(), max);
+            let carries = dropped && i == 0 && self.packets.slots[h as usize].carries;
+            let copy = &mut self.packets.slots[c as usize];
+            copy.made_here = true;
+            copy.carries = carries;
+            self.plumbing.counters.mirror_copies += 1;
+            if self.trace.is_some() {
+                self.trace_made(c, Some(h), Origin::Mirror { session, gress }, now);
+            }
+            self.enqueue_to(now, c, port, s.queue, rid, 0, false, q);
         }
-        self.enqueue_to(now, c, s.port, s.queue, 0, 0, false, q);
     }
 }
