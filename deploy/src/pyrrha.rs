@@ -2,10 +2,11 @@
 //! 2025): congestion-root-based per-hop flow control with the stock ECMP routes. For each
 //! chip it gives:
 //! - entries: the routes ([`routers::routes`]); `ingress_cfg` per connected port (its PAUSE
-//!   copies' mirror session, none towards a host unless `hosts_react`; the pipe's record
-//!   session; its bit among
-//!   the pipe's ports; the frame queue), and for the recirculation and packet-generator
-//!   ports; `egress_cfg` (the port's own root id and K_pause in cells) and egress
+//!   copies' mirror session, none towards a host unless `hosts_react`; its pipe's record
+//!   sessions and multicast group, and the pipe; its bit among the chip's connected ports;
+//!   the frame queue), and for each such pipe's recirculation and packet-generator ports;
+//!   `egress_cfg` (the port's own root id, K_pause in cells, its pipe and the (pipe, MAC)
+//!   advanced flow control names it by) and egress
 //!   `port_resume` (K_resume); `member1` (for each egress port whose next chip hashes with
 //!   one ECMP group, the port each bucket of it chooses) and `path1` to `path4` (for each
 //!   egress port, destination, next chip's choice and bucket of the later chips' ECMP hash
@@ -16,9 +17,12 @@
 //!   walk's lowest set bit of an upstream-port mask);
 //! - registers: every connected port's stack of free IQs (`top`, `stack`: 1 to `niq`);
 //! - configuration: mirror session `p + 1` per port `p` frames go out of (to its frame queue,
-//!   truncated to 64 bytes: the PAUSE copies), session `ports + 1 + pipe` to the pipe's
-//!   recirculation port (records); strict priority for the frame queue (the last) over
-//!   round robin among the OQ and the IQs, a quantum of one full-size frame each.
+//!   truncated to 64 bytes: the PAUSE copies), session `ports + 1 + pipe` to each pipe's
+//!   recirculation port (records); on a chip whose ports span pipes, multicast group
+//!   `1 + pipe` of the other pipes' recirculation ports and session `ports + 1 + pipes +
+//!   pipe` to all of them (the state each pipe keeps: [`PipeSessions`]); strict priority for
+//!   the frame queue (the last) over round robin among the OQ and the IQs, a quantum of one
+//!   full-size frame each.
 //!
 //! With `hosts_react`, hosts obey the frames as flow-group pause frames (`asic_net::ctrl`):
 //! each flow's groups are the root ids of the ports on its path ([`PathOracle::walk`]), so a
@@ -34,7 +38,7 @@
 use crate::paths::{FiveTuple, PathOracle};
 use crate::routers::{self, ChipRoutes, Routing};
 use crate::{ChipContext, ChipDeployment, Deployment, Embedded};
-use asic_model::chip::{ChipConfig, MirrorSession};
+use asic_model::chip::{ChipConfig, McastGroup, MirrorSession};
 use asic_model::profile::ChipProfile;
 use asic_net::network::FlowGroups;
 use asic_net::topology::{End, Topology};
@@ -60,8 +64,9 @@ const MAX_ROOTS: usize = 4096;
 /// Ports the program's arrays index (6 bits of the port number).
 const MAX_PORT: u16 = 64;
 
-/// Upstream ports a pipe's `up_map` masks hold (32 bits).
-const MAX_PIPE_PORTS: usize = 32;
+/// Connected ports an `up_map` mask holds (32 bits: a bit per port of the chip, each pipe's
+/// masks holding its own ports' bits).
+const MAX_CHIP_PORTS: usize = 32;
 
 /// Pyrrha's parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -451,34 +456,39 @@ impl Deployment for PyrrhaSpec {
     fn deploy(&self, chip: &ChipContext, mut config: ChipConfig) -> Result<ChipDeployment, String> {
         let (prof, c, topo) = (chip.profile, chip.chip, chip.topology);
         let ports: Vec<u16> = topo.chip_ports[c].keys().copied().collect();
-        let pipes: std::collections::BTreeSet<u16> =
-            ports.iter().filter_map(|&p| prof.pipe_of_port(p)).collect();
-        if pipes.len() > 1 {
-            return Err(format!(
-                "pyrrha: the chip's connected ports span {} pipes; this program keeps its \
-                 state in one pipe (ports {:?})",
-                pipes.len(),
-                ports
-            ));
-        }
+        let pipe_of = |p: u16| prof.pipe_of_port(p).unwrap_or(0);
+        let pipes: std::collections::BTreeSet<u16> = ports.iter().map(|&p| pipe_of(p)).collect();
         if let Some(&p) = ports.iter().find(|&&p| p >= MAX_PORT) {
             return Err(format!(
                 "pyrrha: port {p}: the program's arrays index ports below {MAX_PORT}"
             ));
         }
-        if ports.len() > MAX_PIPE_PORTS {
+        if ports.len() > MAX_CHIP_PORTS {
             return Err(format!(
-                "pyrrha: {} connected ports; an upstream-port mask holds {MAX_PIPE_PORTS}",
+                "pyrrha: {} connected ports; an upstream-port mask holds {MAX_CHIP_PORTS}",
                 ports.len()
             ));
         }
-        let pipe = pipes.into_iter().next().unwrap_or(0);
         let roots = RootIds::new(topo)?;
         let qpp = prof.tm.queues_per_port;
         let niq = self.iqs(qpp);
         let ctrl_q = qpp - 1;
-        let rec_sess = prof.ports_total() as u16 + 1 + pipe;
         let cell = prof.tm.cell_bytes;
+        let sessions = PipeSessions::new(prof, &pipes, &mut config)?;
+        // Advanced flow control names a port by its pipe (2 bits) and its MAC in the pipe
+        // (4 bits).
+        let per_pipe = prof.ports_per_pipe_count() as u16;
+        let afc_id = |p: u16| {
+            let mac = p % per_pipe.max(1);
+            if mac >= 16 || pipe_of(p) >= 4 {
+                return Err(format!(
+                    "pyrrha: port {p} (pipe {}, MAC {mac}): advanced flow control names 4 \
+                     pipes of 16 MACs",
+                    pipe_of(p)
+                ));
+            }
+            Ok((pipe_of(p) as u64) << 4 | mac as u64)
+        };
 
         let mut entries = routers::route_entries(topo, c, routes_of(chip.paths, c)?);
         let mut control = Vec::new();
@@ -490,18 +500,7 @@ impl Deployment for PyrrhaSpec {
             );
             let frames_out = faces_chip || self.hosts_react;
             let pause_sess = if frames_out { p as u64 + 1 } else { 0 };
-            entries.push(EntrySpec::new(
-                "ingress_cfg",
-                vec![KeySpec::Exact(n(p as u64))],
-                "set_ingress",
-                vec![
-                    n(pause_sess),
-                    n(rec_sess as u64),
-                    n(1 << i),
-                    n(ctrl_q as u64),
-                ],
-                0,
-            ));
+            entries.push(sessions.ingress_cfg(p, pipe_of(p), pause_sess, 1 << i, ctrl_q));
             let delay = topo.spec.links[topo.chip_ports[c][&p]].delay_ns;
             let k_pause = self.cells(self.k_pause, link.gbps, delay, cell);
             let k_resume = self.cells(self.k_resume, link.gbps, delay, cell);
@@ -509,7 +508,12 @@ impl Deployment for PyrrhaSpec {
                 "egress_cfg",
                 vec![KeySpec::Exact(n(p as u64))],
                 "set_egress",
-                vec![n(roots.of(c, p) as u64), n(k_pause)],
+                vec![
+                    n(roots.of(c, p) as u64),
+                    n(k_pause),
+                    n(pipe_of(p) as u64),
+                    n(afc_id(p)?),
+                ],
                 0,
             ));
             entries.push(EntrySpec::new(
@@ -555,28 +559,14 @@ impl Deployment for PyrrhaSpec {
                 });
             }
         }
-        for internal in [prof.recirc_port(pipe, 0), prof.pktgen_port(pipe)]
-            .into_iter()
-            .flatten()
-        {
-            entries.push(EntrySpec::new(
-                "ingress_cfg",
-                vec![KeySpec::Exact(n(internal as u64))],
-                "set_ingress",
-                vec![n(0), n(rec_sess as u64), n(0), n(ctrl_q as u64)],
-                0,
-            ));
+        for &pipe in &pipes {
+            for internal in [prof.recirc_port(pipe, 0), prof.pktgen_port(pipe)]
+                .into_iter()
+                .flatten()
+            {
+                entries.push(sessions.ingress_cfg(internal, pipe, 0, 0, ctrl_q));
+            }
         }
-        let Some(rp) = prof.recirc_port(pipe, 0) else {
-            return Err(format!("pyrrha: `{}` has no recirculation port", prof.name));
-        };
-        config.mirror_sessions.push(MirrorSession {
-            id: rec_sess,
-            port: rp,
-            queue: 0,
-            truncate_bytes: Some(TRUNCATE),
-            mcast_group: None,
-        });
         for r in 0..256u64 {
             entries.push(EntrySpec::new(
                 "root_hash",
@@ -600,6 +590,92 @@ impl Deployment for PyrrhaSpec {
             config,
             agents: Vec::new(),
         })
+    }
+}
+
+/// The mirror sessions and multicast groups by which records reach the pipes that keep the
+/// state they change. Every pipe with a connected port keeps its copy of the root tables and
+/// the IQs' roots, and its own ports' `up_map`: session `ports + 1 + pipe` sends a record
+/// back to its pipe's recirculation port; on a chip whose ports span pipes, multicast group
+/// `1 + pipe` holds the other pipes' recirculation ports (a record that changes the root
+/// tables goes to all), and session `ports + 1 + pipes + pipe` sends a departure's record
+/// to every pipe (the session's port and that group).
+struct PipeSessions {
+    /// Pipe: its record session, its departure records' session and its group (0: none).
+    by_pipe: BTreeMap<u16, (u16, u16, u16)>,
+}
+
+impl PipeSessions {
+    fn new(
+        prof: &ChipProfile,
+        pipes: &std::collections::BTreeSet<u16>,
+        config: &mut ChipConfig,
+    ) -> Result<PipeSessions, String> {
+        let recirc = |pipe: u16| {
+            prof.recirc_port(pipe, 0)
+                .ok_or_else(|| format!("pyrrha: `{}` has no recirculation port", prof.name))
+        };
+        let spread = pipes.len() > 1;
+        let mut by_pipe = BTreeMap::new();
+        for &pipe in pipes {
+            let rp = recirc(pipe)?;
+            let rec_sess = prof.ports_total() as u16 + 1 + pipe;
+            config.mirror_sessions.push(MirrorSession {
+                id: rec_sess,
+                port: rp,
+                queue: 0,
+                truncate_bytes: Some(TRUNCATE),
+                mcast_group: None,
+            });
+            if !spread {
+                by_pipe.insert(pipe, (rec_sess, rec_sess, 0));
+                continue;
+            }
+            let fan = 1 + pipe;
+            let members = pipes
+                .iter()
+                .filter(|&&o| o != pipe)
+                .map(|&o| recirc(o).map(|p| (p, 0)))
+                .collect::<Result<Vec<_>, _>>()?;
+            config.mcast_groups.push(McastGroup { id: fan, members });
+            let deq_sess = prof.ports_total() as u16 + 1 + prof.pipes + pipe;
+            config.mirror_sessions.push(MirrorSession {
+                id: deq_sess,
+                port: rp,
+                queue: 0,
+                truncate_bytes: Some(TRUNCATE),
+                mcast_group: Some(fan),
+            });
+            by_pipe.insert(pipe, (rec_sess, deq_sess, fan));
+        }
+        Ok(PipeSessions { by_pipe })
+    }
+
+    /// `ingress_cfg` of port `port` of pipe `pipe`.
+    fn ingress_cfg(
+        &self,
+        port: u16,
+        pipe: u16,
+        pause_sess: u64,
+        in_bit: u64,
+        ctrl_q: u16,
+    ) -> EntrySpec {
+        let (rec_sess, deq_sess, fan) = self.by_pipe[&pipe];
+        EntrySpec::new(
+            "ingress_cfg",
+            vec![KeySpec::Exact(n(port as u64))],
+            "set_ingress",
+            vec![
+                n(pause_sess),
+                n(rec_sess as u64),
+                n(deq_sess as u64),
+                n(in_bit),
+                n(ctrl_q as u64),
+                n(fan as u64),
+                n(pipe as u64),
+            ],
+            0,
+        )
     }
 }
 

@@ -53,11 +53,20 @@
 // from the old IQ to the new one leaves in order: the single-tier stand-in for HIQ's
 // soft-merging IQ feeding the next level.
 //
+// A chip whose ports span pipes: each pipe keeps its copy of the root tables and the IQs'
+// roots (which its data packets and walks read) and its own ports' `up_map`; the pipe of a
+// port alone keeps its IQs' counts, stack and `iq_next` and sends its AFC (`home`). So a
+// record that changes the tables (INSTALL, the release's WALK) goes to every pipe's
+// recirculation port (`fan`), a departure's DEQ to every pipe (a mirror session with a
+// multicast group), a MERGE from the wire to every pipe first, as a record; an INSTALL from
+// a PAUSE makes the OQ resign in the other pipes too. On a chip in one pipe none of this
+// happens and nothing changes.
+//
 // Internal packets (records) start with 0xB7, which no model MAC starts with (a multicast,
 // globally administered address that data never carries).
 //
 // Not yet (programs/pyrrha/README.md): a flow crossing two known roots takes the nearer
-// one's IQ; the state lives in one pipe.
+// one's IQ.
 
 const bit<16> ETHERTYPE_IPV4    = 0x0800;
 const bit<16> ETHERTYPE_PYRRHA  = 0x88B6;  // asic_net::ctrl: the flow-group pause frame
@@ -101,7 +110,7 @@ header rec_h {
     bit<8>  op;       // WALK: the frames' opcode
     bit<8>  old_hop;  // WALK of MERGEs: the old root's hop
     bit<8>  link;     // MNEW, INSTALL: the soft-merging IQ the new root's IQ waits behind
-    bit<8>  pad;
+    bit<8>  fresh;    // MERGE, RESUME: the frame as it came from the wire (not a retry)
 }
 
 header ethernet_h {
@@ -164,14 +173,27 @@ struct metadata_t {
     bit<8>  pause_sess;
     bit<8>  rec_sess;
     bit<32> in_bit;
+    // ... the session of a departure's record (DEQ): to every pipe's recirculation port on
+    // a chip whose ports span pipes, else `rec_sess`; the multicast group of the other
+    // pipes' recirculation ports (0: one pipe); this pipe
+    bit<16> deq_sess;
+    bit<16> fan;
+    bit<16> my_pipe;
     // egress_cfg: the port's own root id, thresholds (cells), frame queue
     bit<16> own_root;
     bit<19> k_pause;
     bit<7>  ctrl_q;
+    // ... and the port's pipe: a record about a port of this pipe acts on the state only
+    // its pipe keeps (`home`: the IQs' counts and stack, AFC); every pipe keeps its copy of
+    // the root tables, the IQs' roots and its own ports' `up_map`
+    bit<16> port_pipe;
+    bit<16> afc_id;  // the port as advanced flow control names it: pipe[1:0] ++ mac[3:0]
+    bit<1>  home;
+    bit<1>  resign;  // an INSTALL from a PAUSE, in another pipe: its OQ resigns there too
     // path and roots
     bit<16> m1;      // the port the next chip's ECMP sends the packet out of (`member1`)
     bit<1>  fr_ok;   // a frame this chip acts on (not its own root; a hop it tracks)
-    bit<8>  f_empty; // a walk record's: its IQ was released
+    bit<8>  f_empty; // a walk record's: its IQ was released; a MERGE's: spread it to all pipes
     bit<8>  known;   // the frame's root's IQ on its port (0: none)
     bit<8>  known12; // ... in the tables of hops 1 and 2
     bit<8>  known34; // ... of hops 3 and 4
@@ -478,11 +500,15 @@ control Ingress(inout headers_t hdr,
     }
 
     // ---- per-port configuration ----
-    action set_ingress(bit<8> pause_sess, bit<8> rec_sess, bit<32> in_bit, bit<7> ctrl_q) {
+    action set_ingress(bit<8> pause_sess, bit<8> rec_sess, bit<16> deq_sess, bit<32> in_bit,
+                       bit<7> ctrl_q, bit<16> fan, bit<16> pipe) {
         meta.pause_sess = pause_sess;
         meta.rec_sess = rec_sess;
+        meta.deq_sess = deq_sess;
         meta.in_bit = in_bit;
         meta.ctrl_q = ctrl_q;
+        meta.fan = fan;
+        meta.my_pipe = pipe;
     }
     table ingress_cfg {
         key = { ig_intr_md.ingress_port : exact; }
@@ -490,9 +516,11 @@ control Ingress(inout headers_t hdr,
         default_action = NoAction();
         size = 256;
     }
-    action set_egress(bit<16> own_root, bit<19> k_pause) {
+    action set_egress(bit<16> own_root, bit<19> k_pause, bit<16> pipe, bit<16> afc_id) {
         meta.own_root = own_root;
         meta.k_pause = k_pause;
+        meta.port_pipe = pipe;
+        meta.afc_id = afc_id;
     }
     table egress_cfg {
         key = { meta.out_port : exact; }
@@ -705,6 +733,7 @@ control Ingress(inout headers_t hdr,
             meta.a3_idx = hdr.rec.port[5:0] ++ hdr.rec.root[11:0];
             meta.a4_idx = hdr.rec.port[5:0] ++ hdr.rec.root[11:0];
             meta.link = hdr.rec.link;
+            meta.fresh = hdr.rec.fresh[0:0];
             if (hdr.rec.kind == K_DEQ) {
                 // Whom to resume; whether to release the IQ.
                 meta.um_op = 2;
@@ -735,14 +764,14 @@ control Ingress(inout headers_t hdr,
                             meta.nx_idx = hdr.rec.port[5:0] ++ hdr.rec.link[6:0];
                         } else {
                             if (hdr.rec.kind == K_FMERGE) {
-                                // A MERGE tried again: the record names the old root
-                                // (looked up) and carries the new one.
+                                // A MERGE spread to every pipe or tried again: the record
+                                // names the old root (looked up) and carries the new one.
                                 meta.f_root = hdr.rec.old_root;
                                 meta.n_hop = hdr.rec.old_hop;
                                 meta.f_old = hdr.rec.root;
+                                drop();
                             } else {
-                                if (hdr.rec.kind != K_LIFT && hdr.rec.kind != K_REDO
-                                        && hdr.rec.kind != K_FRESUME) {
+                                if (hdr.rec.kind != K_LIFT && hdr.rec.kind != K_REDO) {
                                     drop();
                                 }
                             }
@@ -777,6 +806,12 @@ control Ingress(inout headers_t hdr,
                 }
                 own_root.apply();
                 drop();
+                if (hdr.pyr.opcode == OP_MERGE && meta.fan != 0) {
+                    // Every pipe keeps its ports' `up_map` and its copy of the root tables:
+                    // the MERGE goes to all of them first, as a record (`hop_ops` matches
+                    // no MERGE with this set: the pass acts on nothing).
+                    meta.f_empty = 1;
+                }
             } else {
                 if (hdr.ipv4.isValid() && hdr.ipv4.ttl > 1) {
                     // A data packet: route it; its bridged record (written here, not
@@ -787,7 +822,7 @@ control Ingress(inout headers_t hdr,
                     hdr.rec.magic = REC_MAGIC;
                     hdr.rec.kind = K_DATA;
                     hdr.rec.port = meta.in_port;
-                    hdr.rec.sess = meta.rec_sess;
+                    hdr.rec.sess = meta.deq_sess[7:0];
                     ipv4_lpm.apply();
                     if (meta.ecmp_group != 0) {
                         ecmp_select.apply();
@@ -813,6 +848,11 @@ control Ingress(inout headers_t hdr,
             path2.apply();
             path3.apply();
             path4.apply();
+        }
+
+        // ---- whose state a record is about: this pipe's port's, or another's ----
+        if (meta.my_pipe == meta.port_pipe) {
+            meta.home = 1;
         }
 
         // ---- the roots this chip knows downstream, by hop ----
@@ -951,7 +991,8 @@ control Ingress(inout headers_t hdr,
                         meta.st_op = 1;
                         meta.st_port = meta.f_port[5:0];
                     } else {
-                        if ((meta.kind == K_FRESUME || meta.kind == K_FMERGE) && meta.known != 0) {
+                        if ((meta.kind == K_FRESUME || meta.kind == K_FMERGE) && meta.known != 0
+                                && meta.home == 1) {
                             // RESUME; MERGE: the old root no longer holds its IQ (soft-merging;
                             // again if it was, after the old root paused it once more).
                             meta.afc = 1;
@@ -971,7 +1012,7 @@ control Ingress(inout headers_t hdr,
                                 meta.release = 1;
                                 meta.qlen = qd.read(meta.f_port[8:0], hdr.rec.q[6:0]);
                             } else {
-                                if (meta.kind == K_INSTALL && meta.known != 0) {
+                                if (meta.kind == K_INSTALL && meta.known != 0 && meta.home == 1) {
                                     // The root had an IQ already: pause it (unless it is the
                                     // one to wait behind), give the popped one back.
                                     meta.st_op = 2;
@@ -989,14 +1030,17 @@ control Ingress(inout headers_t hdr,
                                         meta.nx_val = 1w0 ++ meta.known[6:0];
                                     }
                                 } else {
-                                    if (meta.kind == K_INSTALL) {
+                                    if (meta.kind == K_INSTALL && meta.known == 0) {
+                                        // (Every pipe keeps the IQ's root, for the
+                                        // RESUMEs its walks send.)
                                         meta.ir_op = 2;
                                         meta.ir_val = hdr.rec.hop[3:0] ++ hdr.rec.root[11:0];
-                                        if (hdr.rec.q != meta.link) {
+                                        if (hdr.rec.q != meta.link && meta.home == 1) {
                                             meta.afc = 1;
                                             meta.ip_op = 1;
                                         }
-                                        if (meta.link != 0 && hdr.rec.q != meta.link) {
+                                        if (meta.link != 0 && hdr.rec.q != meta.link
+                                                && meta.home == 1) {
                                             meta.nx_op = 2;
                                             meta.nx_val = hdr.rec.q;
                                         }
@@ -1008,19 +1052,28 @@ control Ingress(inout headers_t hdr,
                 }
             }
         }
-        if (meta.kind == K_FPAUSE && meta.fr_ok == 1 && meta.known == 0) {
+        if (meta.kind == K_FPAUSE && meta.fr_ok == 1 && meta.known == 0
+                || meta.kind == K_INSTALL && meta.home == 0 && meta.known == 0
+                    && hdr.rec.op == OP_MERGE) {
             // A new root downstream: if this port's OQ is a root it resigns, and the
-            // upstream ports it paused get MERGE(old: this port, new: the frame's root).
+            // upstream ports it paused get MERGE(old: this port, new: the frame's root);
+            // in the other pipes, when the INSTALL that PAUSE made reaches them.
             meta.um_op = 2;
         }
+        if (meta.kind == K_INSTALL && meta.home == 0 && meta.known == 0
+                && hdr.rec.op == OP_MERGE) {
+            meta.resign = 1;
+        }
         if (meta.kind == K_FMERGE && meta.known != 0) {
-            // Forward the MERGE to the upstream ports this IQ paused; reserve its place
-            // for the IQ the new root takes here (taken already if it was soft-merging
-            // with packets: no second one).
+            // Forward the MERGE to the upstream ports this IQ paused (in every pipe);
+            // reserve its place for the IQ the new root takes here (taken already if it was
+            // soft-merging with packets: no second one).
             meta.um_op = 2;
-            meta.nx_op = 1;
-            meta.nx_val = 0xff;
-            meta.nx_idx = meta.f_port[5:0] ++ meta.known[6:0];
+            if (meta.home == 1) {
+                meta.nx_op = 1;
+                meta.nx_val = 0xff;
+                meta.nx_idx = meta.f_port[5:0] ++ meta.known[6:0];
+            }
         }
 
         // ---- the state behind it: who was paused upstream; the IQ's root and state ----
@@ -1034,13 +1087,15 @@ control Ingress(inout headers_t hdr,
             meta.ip_old = iq_paused_step.execute(meta.iq_idx);
         }
         if (meta.afc == 1) {
-            meta.afc_port = meta.f_port;
+            meta.afc_port = meta.afc_id;
             meta.afc_q = meta.new_q[6:0];
         }
-        if (meta.kind == K_DEQ && hdr.rec.empty == 1 && hdr.rec.q != 0 && meta.ip_old == 0) {
+        if (meta.kind == K_DEQ && hdr.rec.empty == 1 && hdr.rec.q != 0 && meta.ip_old == 0
+                && meta.home == 1 || meta.kind == K_WALK && meta.f_empty == 1) {
             // Empty and resumed: released, if it is still given out (its record goes, so a
             // second record for the same IQ, from packets the pipe had already steered to
-            // it, finds none and cannot put it on the stack twice).
+            // it, finds none and cannot put it on the stack twice). The walk of a released
+            // IQ takes its root from the other pipes' copies.
             meta.ir_op = 3;
         }
         if (meta.ir_op != 0) {
@@ -1054,7 +1109,8 @@ control Ingress(inout headers_t hdr,
             // The upstream ports to resume: this record sends the first RESUME itself.
             meta.walk = 1;
         }
-        if (meta.kind == K_DEQ || meta.kind == K_FPAUSE || meta.kind == K_FMERGE) {
+        if (meta.kind == K_DEQ || meta.kind == K_FPAUSE || meta.kind == K_FMERGE
+                || meta.resign == 1) {
             meta.todo = meta.um_old;
         }
         if (meta.walk == 1) {
@@ -1068,7 +1124,8 @@ control Ingress(inout headers_t hdr,
             meta.st_port = hdr.rec.port[5:0];
             meta.st_val = hdr.rec.q;
         }
-        if (meta.w_clear == 1 || meta.kind == K_FPAUSE || meta.kind == K_FMERGE) {
+        if (meta.w_clear == 1 || meta.kind == K_FPAUSE || meta.kind == K_FMERGE
+                || meta.resign == 1) {
             // Every frame of the walk goes in later passes.
             meta.todo_rest = meta.todo;
         } else {
@@ -1087,7 +1144,7 @@ control Ingress(inout headers_t hdr,
                 meta.w_hop = 1;
                 meta.w_op = OP_RESUME;
             } else {
-                if (meta.kind == K_FPAUSE) {
+                if (meta.kind == K_FPAUSE || meta.resign == 1) {
                     // MERGE(old: this port, new: the frame's root), each a hop further.
                     meta.w_root = meta.f_root;
                     meta.w_hop = meta.f_hop + 1;
@@ -1137,9 +1194,27 @@ control Ingress(inout headers_t hdr,
             root_hash.apply();
         }
 
-        // ---- records: what the pass leaves for the next (one choice, one stage) ----
+        // ---- records: what the pass leaves for the next (one choice, one stage); a
+        // record that changes the root tables goes to every pipe's recirculation port
+        // (`fan`: the other pipes'), the others to this pipe's ----
+        if (meta.kind == K_FMERGE && meta.f_empty == 1) {
+            hdr.rec.setValid();
+            hdr.rec.magic = REC_MAGIC;
+            hdr.rec.kind = K_FMERGE;
+            hdr.rec.port = meta.f_port;
+            hdr.rec.hop = meta.f_hop;
+            hdr.rec.root = meta.f_old;
+            hdr.rec.old_root = meta.f_root;
+            hdr.rec.old_hop = meta.n_hop;
+            hdr.rec.fresh = 1;
+            hdr.ethernet.setInvalid();
+            hdr.pyr.setInvalid();
+            ig_dprsr_md.drop_ctl = 0;
+            ig_tm_md.recirculate = 1;
+            ig_tm_md.mcast_grp_a = meta.fan;
+        } else {
         if ((meta.kind == K_FRESUME || meta.kind == K_FMERGE) && meta.fresh == 1
-                && meta.fr_ok == 1 && meta.known == 0) {
+                && meta.fr_ok == 1 && meta.known == 0 && meta.home == 1) {
             // A RESUME or MERGE for a root this port does not know: its PAUSE may have just
             // popped an IQ whose install pass is still in the recirculation (or a REDO
             // pass is giving it one), so it is tried once more, as a record, behind it.
@@ -1151,10 +1226,12 @@ control Ingress(inout headers_t hdr,
             hdr.rec.root = meta.f_old;
             hdr.rec.old_root = meta.f_root;
             hdr.rec.old_hop = meta.n_hop;
+            hdr.rec.fresh = 0;
             hdr.ethernet.setInvalid();
             hdr.pyr.setInvalid();
             ig_dprsr_md.drop_ctl = 0;
             ig_tm_md.recirculate = 1;
+            ig_tm_md.mcast_grp_a = meta.fan;
         } else {
             if (meta.ir_op == 1 && meta.ir_old == 0 && meta.kind != K_DEQ) {
                 // The root's assignment named an IQ released since (in the window before the
@@ -1183,10 +1260,12 @@ control Ingress(inout headers_t hdr,
                     hdr.rec.hop = meta.f_hop;
                     hdr.rec.root = meta.f_root;
                     hdr.rec.link = meta.link;
+                    hdr.rec.op = meta.w_op;
                     hdr.ethernet.setInvalid();
                     hdr.pyr.setInvalid();
                     ig_dprsr_md.drop_ctl = 0;
                     ig_tm_md.recirculate = 1;
+                    ig_tm_md.mcast_grp_a = meta.fan;
                 } else {
                     if ((meta.kind == K_FRESUME || meta.kind == K_FMERGE || meta.kind == K_LIFT)
                             && meta.release == 1 && meta.qlen == 0 && meta.ip_old < 2) {
@@ -1231,6 +1310,7 @@ control Ingress(inout headers_t hdr,
                                     hdr.rec.root = meta.w_root;
                                     hdr.rec.hop = meta.w_hop;
                                     ig_tm_md.recirculate = 1;
+                                    ig_tm_md.mcast_grp_a = meta.fan;
                                 } else {
                                     if (meta.walk == 1 && meta.todo != 0) {
                                         // The frame to the lowest upstream port left, in place of
@@ -1270,6 +1350,7 @@ control Ingress(inout headers_t hdr,
                     }
                 }
             }
+        }
         }
         if (meta.todo_rest != 0) {
             // A copy walks on to the other upstream ports.

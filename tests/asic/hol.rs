@@ -15,13 +15,14 @@ use std::path::Path;
 const TOPOLOGY: &str = "Generate((shape: LeafSpine(leaves: 3, spines: 2, hosts_per_leaf: 2), \
                         chip: \"rmt2013\", delay_ns: 1000))";
 
-/// The testbed's roles among the hosts of `topology` (3 leaves, 2 spines, 2 hosts a leaf:
-/// leaf 0 = rack A, 1 = B, 2 = C): (S1, S2, VS, R1, VR) as host indexes, chosen so that,
+/// The testbed's roles among the hosts of `topology` (3 leaves, 2 spines, `per_leaf` hosts a
+/// leaf: leaf 0 = rack A, 1 = B, 2 = C; the roles from the first two of each rack): (S1,
+/// S2, VS, R1, VR) as host indexes, chosen so that,
 /// with the flow ids 0, 1, 2 the runtime gives the three sources in order, S1 and S2 reach
 /// R1 through different cores and VS's flow crosses S2's core. VS is S1's rack neighbour:
 /// the only port its flow shares with the incast is S2's core port to R1's ToR (§V-B).
 /// Profiles named in `topology` are relative to `base`.
-pub(crate) fn testbed_roles(topology: &str, base: &Path) -> [usize; 5] {
+pub(crate) fn testbed_roles(topology: &str, base: &Path, per_leaf: usize) -> [usize; 5] {
     let source: TopologySource = ron::from_str(topology).unwrap();
     let topo = build::topology(&source, asic_io::load::Base(base)).unwrap();
     let oracle = PathOracle::uniform(topo.clone(), Routing::Ecmp);
@@ -31,10 +32,10 @@ pub(crate) fn testbed_roles(topology: &str, base: &Path) -> [usize; 5] {
             .unwrap();
         p[1]
     };
-    // Hosts 0, 1 are rack A's; 2, 3 rack B's; 4, 5 rack C's.
+    let (b, c) = (per_leaf, 2 * per_leaf);
     for (s1, vs) in [(0, 1), (1, 0)] {
-        for s2 in [2, 3] {
-            for (r1, vr) in [(4, 5), (5, 4)] {
+        for s2 in [b, b + 1] {
+            for (r1, vr) in [(c, c + 1), (c + 1, c)] {
                 let (c1, c2, cv) = (core(s1, r1, 0), core(s2, r1, 1), core(vs, vr, 2));
                 if c1.chip != c2.chip && c2 == cv {
                     return [s1, s2, vs, r1, vr];
@@ -48,7 +49,7 @@ pub(crate) fn testbed_roles(topology: &str, base: &Path) -> [usize; 5] {
 /// The testbed with 10G links under `chips` (the chips' settings): S1 and S2 at line rate
 /// to R1, VS at 2 Gb/s to VR from 50 µs; the queues looked at every 10 µs.
 fn testbed(chips: &str) -> (asic_net::NetRun, HolReport, [usize; 5]) {
-    let roles = testbed_roles(TOPOLOGY, Path::new("."));
+    let roles = testbed_roles(TOPOLOGY, Path::new("."), 2);
     let [s1, s2, vs, r1, vr] = roles.map(|h| format!("h{}_{}", h / 2, h % 2));
     let s: NetScenario = ron::from_str(&format!(
         r#"(

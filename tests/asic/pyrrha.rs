@@ -10,18 +10,29 @@ use asic_net::records::RunRecord;
 use pipelines::time::Time;
 use std::path::Path;
 
-const TOPOLOGY: &str = "Generate((shape: LeafSpine(leaves: 3, spines: 2, hosts_per_leaf: 2), \
-                        chip: \"tofino2-100g-128q.ron\", delay_ns: 600))";
+/// The testbed's topology with `per_leaf` hosts a leaf (2: the paper's).
+fn topology(per_leaf: usize) -> String {
+    format!(
+        "Generate((shape: LeafSpine(leaves: 3, spines: 2, hosts_per_leaf: {per_leaf}), \
+         chip: \"tofino2-100g-128q.ron\", delay_ns: 600))"
+    )
+}
 
 /// The testbed under `deploy` with `chips` (the chips' settings): S1 and S2 at 100 Gb/s to
 /// R1 from 0 and 20 µs, VS at 100 Gb/s to VR from 40 µs, all until 200 µs; the queues
 /// sampled every µs and checked for HOL blocking. Also the roles (host indexes).
 fn testbed(deploy: &str, chips: &str) -> (RunRecord, [usize; 5]) {
-    let roles = testbed_roles(TOPOLOGY, Path::new("programs/pyrrha"));
-    let [s1, s2, vs, r1, vr] = roles.map(|h| format!("h{}_{}", h / 2, h % 2));
+    testbed_with(2, deploy, chips)
+}
+
+/// The same with `per_leaf` hosts a leaf (the roles among the first two of each).
+fn testbed_with(per_leaf: usize, deploy: &str, chips: &str) -> (RunRecord, [usize; 5]) {
+    let topology = topology(per_leaf);
+    let roles = testbed_roles(&topology, Path::new("programs/pyrrha"), per_leaf);
+    let [s1, s2, vs, r1, vr] = roles.map(|h| format!("h{}_{}", h / per_leaf, h % per_leaf));
     let s: NetScenario = ron::from_str(&format!(
         r#"(
-            topology: {TOPOLOGY},
+            topology: {topology},
             deploy: {deploy},
             chips: {chips},
             traffic: [
@@ -119,17 +130,53 @@ fn peak_buffer(r: &RunRecord, leaf: usize) -> f64 {
 /// for R1's root; no flow waits behind a port it does not cross.
 #[test]
 fn hosts_that_react_per_root_keep_the_incasts_backlog_at_home() {
-    let (r, roles) = testbed("Pyrrha((hosts_react: true))", "[]");
+    let (r, [s1, s2, ..]) = hosts_react(2);
+    let (quiet, _) = testbed("Pyrrha(())", "[]");
+    for leaf in [s1 / 2, s2 / 2] {
+        let (reacting, not) = (peak_buffer(&r, leaf), peak_buffer(&quiet, leaf));
+        println!("leaf{leaf} peak buffer: {reacting} cells with hosts reacting, {not} without");
+        assert!(reacting < 1200.0 && not > 8000.0);
+    }
+}
+
+/// The same on chips whose ports span pipes: 15 hosts a leaf, so a leaf's hosts and its
+/// uplink to spine 0 (port 15) are in pipe 0 and its uplink to spine 1 (port 16) in pipe 1.
+/// The sender whose flow to R1 crosses spine 1 has its packets steered, in pipe 0, into the
+/// IQ its leaf's port 16 was given in pipe 1 (each pipe keeps a copy of the root tables), and
+/// is paused from pipe 0 and resumed when that IQ drains (a departure's record reaches
+/// every pipe); R1's leaf, whose uplinks are in both pipes, pauses and resumes both spines.
+/// The figures are the one-pipe testbed's (`pyrrha_merge` checks that every pipe's state
+/// comes back).
+#[test]
+fn hosts_that_react_on_chips_whose_ports_span_pipes() {
+    let (r, _) = hosts_react(15);
+    let iq = |node: &str, port: u16| {
+        r.pauses
+            .iter()
+            .any(|p| p.node == node && p.port == port && p.class != 0 && p.paused)
+    };
+    assert!(
+        iq("leaf0", 16) || iq("leaf1", 16),
+        "an uplink in pipe 1 held an IQ"
+    );
+    assert!(
+        iq("spine0", 2) && iq("spine1", 2),
+        "R1's leaf paused both spines"
+    );
+}
+
+/// The testbed with `per_leaf` hosts a leaf and hosts that react, checked as
+/// `hosts_that_react_per_root_keep_the_incasts_backlog_at_home` says; the run and the roles.
+fn hosts_react(per_leaf: usize) -> (RunRecord, [usize; 5]) {
+    let (r, roles) = testbed_with(per_leaf, "Pyrrha((hosts_react: true))", "[]");
     let [s1, s2, vs, r1, vr] = roles;
     let line = 98.4;
-    let (to_r1, to_vr) = (
-        rate(&r, (r1 % 2) as u16, 60, 200),
-        rate(&r, (vr % 2) as u16, 60, 200),
-    );
+    let port = |h: usize| (h % per_leaf) as u16;
+    let (to_r1, to_vr) = (rate(&r, port(r1), 60, 200), rate(&r, port(vr), 60, 200));
     println!("hosts react: to R1 {to_r1:.1} Gb/s, to VR {to_vr:.1} Gb/s");
     assert!(to_r1 > 0.99 * line, "{to_r1}");
     assert!((to_vr - line * 2.0 / 3.0).abs() < 0.05 * line, "{to_vr}");
-    let host = |h: usize| format!("h{}_{}", h / 2, h % 2);
+    let host = |h: usize| format!("h{}_{}", h / per_leaf, h % per_leaf);
     let groups = |h: usize| -> std::collections::BTreeSet<u16> {
         r.pauses
             .iter()
@@ -154,12 +201,7 @@ fn hosts_that_react_per_root_keep_the_incasts_backlog_at_home() {
     println!("HOL {} of {}", hol.violations.len(), hol.flows_checked);
     assert!(hol.flows_checked > 0 && hol.violations.is_empty());
     assert!(r.drops.iter().all(|d| d.reason == "ingress_program_drop"));
-    let (quiet, _) = testbed("Pyrrha(())", "[]");
-    for leaf in [s1 / 2, s2 / 2] {
-        let (reacting, not) = (peak_buffer(&r, leaf), peak_buffer(&quiet, leaf));
-        println!("leaf{leaf} peak buffer: {reacting} cells with hosts reacting, {not} without");
-        assert!(reacting < 1200.0 && not > 8000.0);
-    }
+    (r, roles)
 }
 
 /// B.5 item 5, the relay, four hops deep (`programs/pyrrha/fat-tree-incast.ron`: a 4:1
@@ -421,6 +463,53 @@ fn a_pause_naming_the_chips_own_port_is_ignored() {
     );
 }
 
+/// State kept per pipe, on a chip whose ports span pipes: sw0 of `Dumbbell(left: 16, right:
+/// 2)` has its hosts on ports 0 to 15 (pipe 0) and its port to sw1 on 16 (pipe 1). PAUSE for
+/// sw1's port to r0 (root 17) on port 16 pops IQ 100 from port 16's stack and pauses it in
+/// pipe 1, which keeps the count; both pipes' root tables give root 17 IQ 100 (the INSTALL
+/// went to both), so packets from the hosts, in pipe 0, find it. RESUME releases it: the
+/// stack whole again, the tables of both pipes and their IQ records cleared.
+#[test]
+fn each_pipe_keeps_its_copy_of_the_root_tables() {
+    let run = |frames: Vec<Vec<u8>>| {
+        let s: NetScenario = ron::from_str(
+            r#"(topology: Generate((shape: Dumbbell(left: 16, right: 2),
+                                    chip: "tofino2-100g-128q.ron", delay_ns: 600)),
+                deploy: Pyrrha(()))"#,
+        )
+        .unwrap();
+        let net = asic_deploy::build::build(s, Path::new("programs/pyrrha")).unwrap();
+        let sw0 = net.chips.into_iter().next().unwrap();
+        let mut bench = Bench::on_chip(sw0, "pyrrha".into());
+        let timed = frames
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| (Time(i as u64 * 5_000_000), f))
+            .collect();
+        bench.add_frames(16, timed).unwrap();
+        bench.run().unwrap();
+        let c = bench.chip();
+        let reg = |pipe: u16, name: &str, i: u32| c.register_read_by_name(pipe, name, i).unwrap();
+        let iq = 16 << 7 | 100;
+        (
+            c.tm().is_queue_paused(16, 100),
+            [0, 1].map(|p| reg(p, "assign1", 16 << 12 | 17)),
+            [0, 1].map(|p| reg(p, "iq_root", iq)),
+            [0, 1].map(|p| reg(p, "iq_paused", iq)),
+            [0, 1].map(|p| reg(p, "top", 16)),
+        )
+    };
+    let hop1 = 1 << 12 | 17;
+    assert_eq!(
+        run(vec![frame(1, 1, 17)]),
+        (true, [100, 100], [hop1, hop1], [0, 1], [100, 99])
+    );
+    assert_eq!(
+        run(vec![frame(1, 1, 17), frame(2, 1, 17)]),
+        (false, [0, 0], [0, 0], [0, 0], [100, 100])
+    );
+}
+
 /// B.5 item 3, path fidelity: the edge switch of host 0 in a 3-tier fat tree (k = 4) alone
 /// on the bench, 400 packets from host 0 to random hosts of the other pods with random flow
 /// ids. At every lookup of `path1` to `path4` the root the program found is the one the
@@ -555,11 +644,12 @@ fn bad_parameters_are_named() {
             "Dumbbell(left: 1, right: 1)",
             "pyrrha: `max_iqs` 0 leaves no isolation queue",
         ),
-        // 17 hosts on one switch: ports 0 to 16 span pipes 0 and 1.
+        // 33 hosts on one switch (ports 0 to 32, in three pipes): a bit each in the
+        // upstream-port masks is one too many.
         (
             "()",
-            "SingleSwitch(hosts: 17)",
-            "the chip's connected ports span 2 pipes",
+            "SingleSwitch(hosts: 33)",
+            "pyrrha: 33 connected ports; an upstream-port mask holds 32",
         ),
     ] {
         let s: NetScenario = ron::from_str(&format!(

@@ -44,6 +44,45 @@ fn overtaking(packets: &[Vec<u8>]) -> (usize, usize) {
     (n, late)
 }
 
+/// `merge.ron`'s ports: A's to B, B's from A, C's to c1; how soon after the MERGE leaves
+/// B A has moved its IQs (µs).
+struct Ports {
+    a_to_b: u16,
+    b_from_a: u16,
+    c_to_c1: u16,
+    merge_us: u64,
+}
+
+/// The file's ports, all in pipe 0 of each chip.
+const ONE_PIPE: Ports = Ports {
+    a_to_b: 2,
+    b_from_a: 2,
+    c_to_c1: 1,
+    merge_us: 2,
+};
+
+/// The same line on ports of every pipe (A: a0 0, a1 17, to B 33; B: b0 0, to C 17, from A
+/// 34; C: c0 0, c1 17, c2 33, from B 50): each chip's ports span pipes, and in the same
+/// order, so the root ids stay. The MERGE takes one recirculated pass more at A (to every
+/// pipe first): 1 µs.
+const SPREAD: Ports = Ports {
+    a_to_b: 33,
+    b_from_a: 34,
+    c_to_c1: 17,
+    merge_us: 3,
+};
+const RENUMBERED: [(&str, &str); 9] = [
+    ("\"A:1\"", "\"A:17\""),
+    ("\"A:2\"", "\"A:33\""),
+    ("\"B:2\"", "\"B:34\""),
+    ("\"B:1\"", "\"B:17\""),
+    ("\"C:3\"", "\"C:50\""),
+    ("\"C:1\"", "\"C:17\""),
+    ("\"C:2\"", "\"C:33\""),
+    ("(node: \"B\", port: 2)", "(node: \"B\", port: 34)"),
+    ("(node: \"C\", port: 1)", "(node: \"C\", port: 17)"),
+];
+
 /// B.5 item 6 in a network. B's port to C claims the root (PAUSE(4, hop 1) to A), then C
 /// pauses B for its port to c0: B's port resigns and A gets MERGE(new 6 at hop 2, old 4 at
 /// hop 1), and no RESUME(4) for the PAUSE it had sent (the root is gone, not resumed). A
@@ -53,8 +92,30 @@ fn overtaking(packets: &[Vec<u8>]) -> (usize, usize) {
 /// at the end every IQ is back on its stack with no state left (the `iq_next` links too).
 #[test]
 fn a_false_root_merges_into_the_real_one_without_reordering() {
+    merges_without_reordering(&ONE_PIPE);
+}
+
+/// The same on chips whose ports span pipes: every pipe keeps its copy of the root tables
+/// and its own ports' upstream maps, so a0's and a1's packets (pipes 0 and 1) find the IQs
+/// A's port to B (pipe 2) was given, the MERGE reaches every pipe of A, and B's OQ resigns
+/// in the pipe of its port from A (1) when C's PAUSE came in on its port to C (pipe 1 too
+/// here, but the INSTALL goes to all). Without the copies a0's and a1's packets would stay
+/// in the OQ of A's port to B and no IQ would be paused.
+#[test]
+fn a_false_root_merges_without_reordering_on_chips_whose_ports_span_pipes() {
+    merges_without_reordering(&SPREAD);
+}
+
+fn merges_without_reordering(ports: &Ports) {
     let dir = tempfile::tempdir().unwrap();
-    let s = net::load(Path::new(FILE)).unwrap();
+    let mut text = std::fs::read_to_string(FILE).unwrap();
+    if ports.a_to_b != ONE_PIPE.a_to_b {
+        for (from, to) in RENUMBERED {
+            assert!(text.contains(from), "{from}");
+            text = text.replace(from, to);
+        }
+    }
+    let s = ron::from_str(&text).unwrap();
     let run = net::run_detailed(s, Path::new("programs/pyrrha"), Some(dir.path())).unwrap();
     let r = &run.record;
     let pcap = |name: &str| -> Vec<(u64, Vec<u8>)> {
@@ -64,7 +125,7 @@ fn a_false_root_merges_into_the_real_one_without_reordering() {
             .map(|f| (f.ts_ns as u64 * 1000, f.data))
             .collect()
     };
-    let frames: Vec<(u64, Fields)> = pcap("B-port2.pcap")
+    let frames: Vec<(u64, Fields)> = pcap(&format!("B-port{}.pcap", ports.b_from_a))
         .into_iter()
         .filter(|(_, d)| d.len() >= 22 && d[12..14] == GROUP_PAUSE_ETHERTYPE.to_be_bytes())
         .map(|(t, d)| (t, fields(&d)))
@@ -80,19 +141,22 @@ fn a_false_root_merges_into_the_real_one_without_reordering() {
     // No RESUME of the resigned root before B claims it again.
     let after = frames[merge + 1..].iter().find(|(_, f)| f.2 == U).unwrap();
     assert_eq!(after.1 .0, 1, "{after:?}");
-    // A: the IQ for 4 (100) resumed, the one for 6 (99) paused, within 2 µs of the MERGE.
-    let at = frames[merge].0;
+    // A: the IQ for 4 (100) resumed, the one for 6 (99) paused, soon after the MERGE.
+    let (at, within) = (frames[merge].0, ports.merge_us * 1_000_000);
     let soon = |q: u16, paused: bool| {
         r.pauses.iter().any(|p| {
             p.node == "A"
-                && (p.port, p.class, p.paused) == (2, q, paused)
-                && (at..at + 2_000_000).contains(&p.at_ps)
+                && (p.port, p.class, p.paused) == (ports.a_to_b, q, paused)
+                && (at..at + within).contains(&p.at_ps)
         })
     };
     assert!(soon(100, false) && soon(99, true));
     // In order at both receivers.
-    for port in ["C-port0.pcap", "C-port1.pcap"] {
-        let packets: Vec<Vec<u8>> = pcap(port).into_iter().map(|(_, d)| d).collect();
+    for port in [
+        "C-port0.pcap".to_string(),
+        format!("C-port{}.pcap", ports.c_to_c1),
+    ] {
+        let packets: Vec<Vec<u8>> = pcap(&port).into_iter().map(|(_, d)| d).collect();
         let (n, late) = overtaking(&packets);
         println!("{port}: {n} data packets, {late} out of order");
         assert!(n > 700);
