@@ -19,17 +19,28 @@ const BDP_BYTES: u64 = 41_250;
 /// µs.
 fn pod_stress(k: u16, m: usize, flows: u32) -> NetScenario {
     let half = k / 2;
-    let edges: Vec<(u16, u16)> = (0..k)
+    let racks: Vec<Vec<String>> = (0..k)
         .flat_map(|p| (0..half).map(move |e| (p, e)))
+        .map(|(p, e)| (0..half).map(|h| format!("h{p}_{e}_{h}")).collect())
         .collect();
-    let hosts = |edges: &[(u16, u16)]| -> Vec<String> {
-        edges
-            .iter()
-            .flat_map(|&(p, e)| (0..half).map(move |h| format!("h{p}_{e}_{h}")))
-            .collect()
-    };
-    let (receivers, senders) = edges.split_at(edges.len() / m);
-    let (receivers, senders) = (hosts(receivers), hosts(senders));
+    stress(&format!("FatTree(k: {k}, tiers: 3)"), &racks, m, flows)
+}
+
+/// The same stress on a leaf-spine (`leaves` ToRs of `per_leaf` hosts, `spines` spines).
+fn leaf_stress(leaves: u16, spines: u16, per_leaf: u16, m: usize, flows: u32) -> NetScenario {
+    let racks: Vec<Vec<String>> = (0..leaves)
+        .map(|l| (0..per_leaf).map(|h| format!("h{l}_{h}")).collect())
+        .collect();
+    let shape =
+        format!("LeafSpine(leaves: {leaves}, spines: {spines}, hosts_per_leaf: {per_leaf})");
+    stress(&shape, &racks, m, flows)
+}
+
+/// `shape` with the hosts of each ToR in `racks`: the first 1/`m` of the racks receive, the
+/// rest send (the traffic of [`pod_stress`]).
+fn stress(shape: &str, racks: &[Vec<String>], m: usize, flows: u32) -> NetScenario {
+    let (receivers, senders) = racks.split_at(racks.len() / m);
+    let (receivers, senders) = (receivers.concat(), senders.concat());
     let mut to: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (i, s) in senders.iter().enumerate() {
         to.entry(&receivers[i % receivers.len()])
@@ -46,7 +57,7 @@ fn pod_stress(k: u16, m: usize, flows: u32) -> NetScenario {
         })
         .collect();
     ron::from_str(&format!(
-        "(topology: Generate((shape: FatTree(k: {k}, tiers: 3), chip: \"tofino2-100g-128q.ron\", \
+        "(topology: Generate((shape: {shape}, chip: \"tofino2-100g-128q.ron\", \
          delay_ns: 600)), deploy: Pyrrha(()), transport: Raw(()), traffic: [{}], \
          sample_period_ns: Some(1000))",
         traffic.join(", ")
@@ -134,6 +145,47 @@ fn a_pod_level_incast_leaves_nothing_paused() {
         let most = peak_iqs(r).into_values().max().unwrap_or(0);
         println!("k = 8, m = {m}: at most {most} IQs in use at a port");
         assert!(most > 1);
+    }
+}
+
+/// The stress on ToRs whose ports span pipes (6 ToRs of 14 hosts and 4 uplinks: the hosts
+/// and the first two uplinks in pipe 0, the other two in pipe 1; 4 spines), 4 of 6 ToRs
+/// sending to the other 2 (m = 3) and 5 to 1 (m = 6), 40 flows a host: every packet
+/// delivered and every IQ back in every pipe (the copies of the root tables and the IQs'
+/// roots cleared wherever they are kept), and the IQs of uplinks in pipe 1 held the hosts'
+/// packets that came in by pipe 0 (without the copies they hold none).
+#[test]
+fn a_clos_incast_on_tors_spanning_pipes_leaves_nothing_paused() {
+    for m in [3, 6] {
+        let s = leaf_stress(6, 4, 14, m, 40);
+        let run = net::run_detailed(s, Path::new("programs/pyrrha"), None).unwrap();
+        let r = &run.record;
+        let c = asic_report::metrics::conservation(r);
+        println!("Clos, m = {m}: {c:?}");
+        assert!(c.sent > 45_000);
+        assert_eq!(
+            (c.received, c.dropped, c.in_flight),
+            (c.sent, 0, 0),
+            "m = {m}"
+        );
+        assert!(r.flows.iter().all(|f| f.end_ps.is_some()));
+        assert!(r.drops.iter().all(|d| d.reason == "ingress_program_drop"));
+        assert_every_iq_back(&run);
+        // The IQs of the uplinks in pipe 1 (ports 16, 17) held cells: the hosts' packets, which
+        // come in by pipe 0, found them in pipe 0's copy of the root tables.
+        let held: f64 = r
+            .series
+            .iter()
+            .filter(|s| {
+                s.name.starts_with("leaf")
+                    && (s.name.contains(".port16.q") || s.name.contains(".port17.q"))
+                    && !s.name.contains(".q0.")
+                    && s.name.ends_with(".depth_cells")
+            })
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .fold(0.0, f64::max);
+        println!("Clos, m = {m}: IQs of uplinks in pipe 1 held up to {held} cells");
+        assert!(held > 100.0);
     }
 }
 
