@@ -94,6 +94,9 @@ impl Corpus {
                 "programs/bfc/testbed-two-flows.ron",
                 "programs/bfc/two-flows.ron",
                 "programs/bfc/clos.ron",
+                "programs/pyrrha/testbed.ron",
+                "programs/pyrrha/merge.ron",
+                "programs/pyrrha/loop-three-flows.ron",
             ]
             .iter()
             .map(|p| {

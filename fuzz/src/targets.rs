@@ -188,8 +188,9 @@ impl Fixture {
         Outcome::of(run_scenario(&sf, Some(&self.path("out")), false))
     }
 
-    /// Parsed as from `programs/bfc/` (where the BFC scenarios' profile, topology and entries
-    /// files are; the others name built-in chips), its stop lowered, run if small enough.
+    /// Parsed as from `programs/pyrrha/` if it names Pyrrha's profile, else from
+    /// `programs/bfc/` (where the BFC scenarios' profile, topology and entries files are;
+    /// the others name built-in chips), its stop lowered, run if small enough.
     fn net(&self, text: &str) -> Outcome {
         let Ok(mut s) = located::parse_ron::<NetScenario>(text, "fuzz.ron") else {
             return Outcome::Rejected;
@@ -204,7 +205,12 @@ impl Fixture {
                 f.stop_ns = f.stop_ns.min(NET_STOP_NS);
             }
         }
-        let base = self.path("programs/bfc");
+        let folder = if text.contains("tofino2-100g-128q.ron") {
+            "programs/pyrrha"
+        } else {
+            "programs/bfc"
+        };
+        let base = self.path(folder);
         let Ok(topo) = topology(&s.topology, Base(&base)) else {
             return Outcome::Rejected;
         };
