@@ -23,22 +23,37 @@ fn pod_stress(k: u16, m: usize, flows: u32) -> NetScenario {
         .flat_map(|p| (0..half).map(move |e| (p, e)))
         .map(|(p, e)| (0..half).map(|h| format!("h{p}_{e}_{h}")).collect())
         .collect();
-    stress(&format!("FatTree(k: {k}, tiers: 3)"), &racks, m, flows)
+    stress(
+        &format!("FatTree(k: {k}, tiers: 3)"),
+        PROFILE,
+        &racks,
+        m,
+        flows,
+    )
 }
 
-/// The same stress on a leaf-spine (`leaves` ToRs of `per_leaf` hosts, `spines` spines).
-fn leaf_stress(leaves: u16, spines: u16, per_leaf: u16, m: usize, flows: u32) -> NetScenario {
+/// The same stress on a leaf-spine (`leaves` ToRs of `per_leaf` hosts, `spines` spines) of
+/// chips `chip` (a profile file).
+fn leaf_stress(
+    chip: &str,
+    (leaves, spines, per_leaf): (u16, u16, u16),
+    m: usize,
+    flows: u32,
+) -> NetScenario {
     let racks: Vec<Vec<String>> = (0..leaves)
         .map(|l| (0..per_leaf).map(|h| format!("h{l}_{h}")).collect())
         .collect();
     let shape =
         format!("LeafSpine(leaves: {leaves}, spines: {spines}, hosts_per_leaf: {per_leaf})");
-    stress(&shape, &racks, m, flows)
+    stress(&shape, chip, &racks, m, flows)
 }
 
-/// `shape` with the hosts of each ToR in `racks`: the first 1/`m` of the racks receive, the
-/// rest send (the traffic of [`pod_stress`]).
-fn stress(shape: &str, racks: &[Vec<String>], m: usize, flows: u32) -> NetScenario {
+/// The profile the stresses' chips are built to (in `programs/pyrrha`).
+const PROFILE: &str = "tofino2-100g-128q.ron";
+
+/// `shape` of `chip`s with the hosts of each ToR in `racks`: the first 1/`m` of the racks
+/// receive, the rest send (the traffic of [`pod_stress`]).
+fn stress(shape: &str, chip: &str, racks: &[Vec<String>], m: usize, flows: u32) -> NetScenario {
     let (receivers, senders) = racks.split_at(racks.len() / m);
     let (receivers, senders) = (receivers.concat(), senders.concat());
     let mut to: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
@@ -57,7 +72,7 @@ fn stress(shape: &str, racks: &[Vec<String>], m: usize, flows: u32) -> NetScenar
         })
         .collect();
     ron::from_str(&format!(
-        "(topology: Generate((shape: {shape}, chip: \"tofino2-100g-128q.ron\", \
+        "(topology: Generate((shape: {shape}, chip: {chip:?}, \
          delay_ns: 600)), deploy: Pyrrha(()), transport: Raw(()), traffic: [{}], \
          sample_period_ns: Some(1000))",
         traffic.join(", ")
@@ -157,7 +172,7 @@ fn a_pod_level_incast_leaves_nothing_paused() {
 #[test]
 fn a_clos_incast_on_tors_spanning_pipes_leaves_nothing_paused() {
     for m in [3, 6] {
-        let s = leaf_stress(6, 4, 14, m, 40);
+        let s = leaf_stress(PROFILE, (6, 4, 14), m, 40);
         let run = net::run_detailed(s, Path::new("programs/pyrrha"), None).unwrap();
         let r = &run.record;
         let c = asic_report::metrics::conservation(r);
@@ -187,6 +202,40 @@ fn a_clos_incast_on_tors_spanning_pipes_leaves_nothing_paused() {
         println!("Clos, m = {m}: IQs of uplinks in pipe 1 held up to {held} cells");
         assert!(held > 100.0);
     }
+}
+
+/// Frames and records are never refused, so their edge-triggered sending needs no refresh:
+/// the same stress (m = 6) on chips with 30,000 cells of buffer (5.3 MB, not 69 MB), whose
+/// senders, which do not react, overflow their ToRs' IQs: tens of thousands of data packets
+/// are refused by the dynamic threshold, and nothing else. A frame or record goes into a
+/// queue that holds few (its frame queue, the recirculation port's), which DT admits while
+/// any cell is free. Nothing is left inside a chip and every IQ comes back.
+#[test]
+fn only_data_is_refused_when_the_buffer_overflows() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(Path::new("programs/pyrrha").join(PROFILE)).unwrap();
+    let line = "        cells: 393_216,";
+    assert!(text.contains(line));
+    let small = dir.path().join("small.ron");
+    std::fs::write(&small, text.replace(line, "        cells: 30_000,")).unwrap();
+    let s = leaf_stress(small.to_str().unwrap(), (6, 4, 14), 6, 40);
+    let run = net::run_detailed(s, Path::new("programs/pyrrha"), None).unwrap();
+    let r = &run.record;
+    let c = asic_report::metrics::conservation(r);
+    println!("small buffer: {c:?}");
+    assert!(c.dropped > 10_000);
+    assert_eq!(c.in_flight, 0);
+    let refused: u64 = r
+        .drops
+        .iter()
+        .filter(|d| d.reason != "ingress_program_drop")
+        .map(|d| {
+            assert_eq!(d.reason, "tm_dt_threshold");
+            d.packets
+        })
+        .sum();
+    assert_eq!(refused, c.dropped, "only data packets were refused");
+    assert_every_iq_back(&run);
 }
 
 /// Fig. 7 (ignored: about 100 s a run in release, four runs): a k = 12 fat tree, (m − 1)/m
