@@ -18,6 +18,15 @@ fn deflected(d: &Departure) -> u8 {
     d.data[19]
 }
 
+/// The lengths of the frames that left port `port`, in order.
+fn lengths_out_of(b: &Bench, port: u16) -> Vec<usize> {
+    b.departures()
+        .iter()
+        .filter(|d| d.port == port)
+        .map(|d| d.data.len())
+        .collect()
+}
+
 /// A bench running plumbing.p4.
 fn bench(profile: &ChipProfile, config: ChipConfig) -> Bench {
     plumbing::bench(
@@ -247,13 +256,7 @@ fn mirror_copies_have_exactly_the_truncation_length() {
     b.add_frames(0, frames).unwrap();
     let r = b.run().unwrap();
     conserved(&r);
-    let on = |p: u16| -> Vec<usize> {
-        b.departures()
-            .iter()
-            .filter(|d| d.port == p)
-            .map(|d| d.data.len())
-            .collect()
-    };
+    let on = |p: u16| lengths_out_of(&b, p);
     assert_eq!(on(1), vec![len; 4]);
     assert_eq!(on(2), vec![40, 30]);
     assert_eq!(on(3), vec![len]);
@@ -292,13 +295,7 @@ fn a_mirror_session_with_a_group_copies_to_its_port_and_every_member() {
     b.add_frames(0, vec![(Time(0), frame)]).unwrap();
     let r = b.run().unwrap();
     conserved(&r);
-    let on = |p: u16| -> Vec<usize> {
-        b.departures()
-            .iter()
-            .filter(|d| d.port == p)
-            .map(|d| d.data.len())
-            .collect()
-    };
+    let on = |p: u16| lengths_out_of(&b, p);
     assert_eq!(
         [on(0), on(1), on(2), on(3)],
         [vec![40], vec![300], vec![40], vec![40]]

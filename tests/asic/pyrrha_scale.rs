@@ -80,6 +80,29 @@ fn stress(shape: &str, chip: &str, racks: &[Vec<String>], m: usize, flows: u32) 
     .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Run `s` (`what` names it in messages): more than `at_least` packets sent, every one
+/// delivered, every flow complete, nothing dropped but the frames and records the program
+/// ends, and every IQ back in every pipe of every chip.
+fn delivered(s: NetScenario, what: &str, at_least: u64) -> asic_net::NetRun {
+    let run = net::run_detailed(s, Path::new("programs/pyrrha"), None).unwrap();
+    let r = &run.record;
+    let c = asic_report::metrics::conservation(r);
+    println!("{what}: {c:?}");
+    assert!(c.sent > at_least, "{what}");
+    assert_eq!(
+        (c.received, c.dropped, c.in_flight),
+        (c.sent, 0, 0),
+        "{what}"
+    );
+    assert!(r.flows.iter().all(|f| f.end_ps.is_some()), "{what}");
+    assert!(
+        r.drops.iter().all(|d| d.reason == "ingress_program_drop"),
+        "{what}"
+    );
+    assert_every_iq_back(&run);
+    run
+}
+
 /// A change of a queue of a port: (time, queue, a depth (true) or a pause (false), on).
 type Change = (u64, u16, bool, bool);
 
@@ -143,19 +166,8 @@ fn peak_iqs(r: &RunRecord) -> BTreeMap<(String, u16), usize> {
 #[test]
 fn a_pod_level_incast_leaves_nothing_paused() {
     for m in [3, 4] {
-        let run =
-            net::run_detailed(pod_stress(8, m, 40), Path::new("programs/pyrrha"), None).unwrap();
+        let run = delivered(pod_stress(8, m, 40), &format!("k = 8, m = {m}"), 100_000);
         let r = &run.record;
-        let c = asic_report::metrics::conservation(r);
-        println!("k = 8, m = {m}: {c:?}");
-        assert!(c.sent > 100_000);
-        assert_eq!(
-            (c.received, c.dropped, c.in_flight),
-            (c.sent, 0, 0),
-            "m = {m}"
-        );
-        assert!(r.flows.iter().all(|f| f.end_ps.is_some()));
-        assert_every_iq_back(&run);
         // Ports used several IQs at once (roots at several ToRs behind them).
         let most = peak_iqs(r).into_values().max().unwrap_or(0);
         println!("k = 8, m = {m}: at most {most} IQs in use at a port");
@@ -173,19 +185,8 @@ fn a_pod_level_incast_leaves_nothing_paused() {
 fn a_clos_incast_on_tors_spanning_pipes_leaves_nothing_paused() {
     for m in [3, 6] {
         let s = leaf_stress(PROFILE, (6, 4, 14), m, 40);
-        let run = net::run_detailed(s, Path::new("programs/pyrrha"), None).unwrap();
+        let run = delivered(s, &format!("Clos, m = {m}"), 45_000);
         let r = &run.record;
-        let c = asic_report::metrics::conservation(r);
-        println!("Clos, m = {m}: {c:?}");
-        assert!(c.sent > 45_000);
-        assert_eq!(
-            (c.received, c.dropped, c.in_flight),
-            (c.sent, 0, 0),
-            "m = {m}"
-        );
-        assert!(r.flows.iter().all(|f| f.end_ps.is_some()));
-        assert!(r.drops.iter().all(|d| d.reason == "ingress_program_drop"));
-        assert_every_iq_back(&run);
         // The IQs of the uplinks in pipe 1 (ports 16, 17) held cells: the hosts' packets, which
         // come in by pipe 0, found them in pipe 0's copy of the root tables.
         let held: f64 = r
@@ -243,13 +244,16 @@ fn only_data_is_refused_when_the_buffer_overflows() {
 /// paper: 6 to 20 IQs used, roughly in proportion to k. Printed: per m, the flows and the
 /// peak IQs in use per port, most and median over the ports that used any, by tier. Checked:
 /// every packet arrives, and the most any port uses is moderate, between the paper's 6 and
-/// a third of the cap of 100 (the model: 2, 9, 20 and 25 for m = 2, 3, 4, 6, the most at
+/// a third of the cap of 100 (the model: 2, 9, 20 and 27 for m = 2, 3, 4, 6, the most at
 /// a core port into a receiving pod, which sees a root at every receiving host's port).
+/// Written: `out/pyrrha-fig7/iq-usage.csv` (each port's peak, per m) and the CDF of the
+/// peaks over the ports that used an IQ, `iq-usage.png` and `.svg`.
 ///   cargo test --release --test asic iq_usage -- --ignored --nocapture
 #[test]
 #[ignore]
 fn iq_usage_on_a_k12_fat_tree() {
     let mut most = 0;
+    let (mut csv, mut curves) = (String::from("m,node,port,peak_iqs\n"), Vec::new());
     for m in [2, 3, 4, 6] {
         let run =
             net::run_detailed(pod_stress(12, m, 40), Path::new("programs/pyrrha"), None).unwrap();
@@ -280,6 +284,25 @@ fn iq_usage_on_a_k12_fat_tree() {
             tier('c')
         );
         most = most.max(peaks.values().copied().max().unwrap_or(0));
+        for ((node, port), n) in &peaks {
+            csv.push_str(&format!("{m},{node},{port},{n}\n"));
+        }
+        let used = peaks.values().filter(|&&n| n > 0).map(|&n| n as f64);
+        curves.push((format!("m = {m}"), used.collect()));
+    }
+    let dir = Path::new("out/pyrrha-fig7");
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("iq-usage.csv"), csv).unwrap();
+    for ext in ["png", "svg"] {
+        asic_report::plots::plot_cdf(
+            &dir.join(format!("iq-usage.{ext}")),
+            "Fig. 7: IQs in use at once, per port (k = 12 fat tree, (m-1)/m of ToRs to 1/m)",
+            "peak IQs in use at the port",
+            "ports",
+            &curves,
+            false,
+        )
+        .unwrap();
     }
     assert!((6..=33).contains(&most), "{most}");
 }
