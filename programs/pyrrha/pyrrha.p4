@@ -32,7 +32,7 @@
 // RESUME, a mirrored copy walks on to the next, one per recirculated pass); a
 // departure that leaves an IQ empty sends one too, and ingress releases the IQ if every
 // PAUSE on it has been resumed (`iq_paused` counts them): a pass of its own clears its
-// root's assignment and the RESUMEs follow.
+// root's assignment and puts it back on the stack, and the RESUMEs follow.
 // Received frames: PAUSE(R, n) on port p finds or gives (p, R) an IQ (popped from p's stack
 // of free IQs, `top` and `stack`; the install is a second, recirculated pass; with none
 // free, R's low bits pick one, shared) and pauses it by advanced flow control; RESUME
@@ -1052,6 +1052,14 @@ control Ingress(inout headers_t hdr,
                 }
             }
         }
+        if (meta.kind == K_WALK && meta.f_empty == 1 && meta.home == 1) {
+            // The pass of a released IQ, in its port's pipe: back on the stack, as its root's
+            // assignment goes (so no root can take it while one still names it).
+            meta.st_op = 2;
+            meta.st_port = hdr.rec.port[5:0];
+            meta.st_val = hdr.rec.q;
+        }
+
         if (meta.kind == K_FPAUSE && meta.fr_ok == 1 && meta.known == 0
                 || meta.kind == K_INSTALL && meta.home == 0 && meta.known == 0
                     && hdr.rec.op == OP_MERGE) {
@@ -1086,6 +1094,12 @@ control Ingress(inout headers_t hdr,
         if (meta.ip_op != 0) {
             meta.ip_old = iq_paused_step.execute(meta.iq_idx);
         }
+
+        // ---- the free-IQ stack: a pop for a new root, a push for a released IQ ----
+        if (meta.st_op != 0) {
+            meta.top_old = top_step.execute(meta.st_port);
+            meta.st_idx = meta.st_port ++ meta.top_old[6:0];
+        }
         if (meta.afc == 1) {
             meta.afc_port = meta.afc_id;
             meta.afc_q = meta.new_q[6:0];
@@ -1100,6 +1114,13 @@ control Ingress(inout headers_t hdr,
         }
         if (meta.ir_op != 0) {
             meta.ir_old = iq_root_step.execute(meta.iq_idx);
+        }
+        if (meta.st_op != 0 && meta.top_old != 0xff) {
+            meta.hash_q = stack_step.execute(meta.st_idx);
+        }
+        if (meta.st_op == 1 && meta.top_old == 0xff) {
+            // Out of free IQs: the root's id hashed onto them.
+            root_hash.apply();
         }
 
         if (meta.um_op == 1) {
@@ -1117,12 +1138,9 @@ control Ingress(inout headers_t hdr,
             lowest_port.apply();
         }
         if (meta.kind == K_DEQ && meta.ir_op == 3 && meta.ir_old != 0) {
-            // Empty and resumed: release it.
+            // Empty and resumed: release it (its walk's pass puts it back on the stack).
             meta.release = 1;
             meta.w_clear = 1;
-            meta.st_op = 2;
-            meta.st_port = hdr.rec.port[5:0];
-            meta.st_val = hdr.rec.q;
         }
         if (meta.w_clear == 1 || meta.kind == K_FPAUSE || meta.kind == K_FMERGE
                 || meta.resign == 1) {
@@ -1171,11 +1189,7 @@ control Ingress(inout headers_t hdr,
                 ++ meta.credit;
         }
 
-        // ---- the free-IQ stack; the PAUSE copy ----
-        if (meta.st_op != 0) {
-            meta.top_old = top_step.execute(meta.st_port);
-            meta.st_idx = meta.st_port ++ meta.top_old[6:0];
-        }
+        // ---- the PAUSE copy ----
         if (meta.kind == K_DATA && meta.um_op == 1 && meta.um_hit == 0) {
             // The first time past K_pause since the last resume: PAUSE the upstream, as a
             // copy to the ingress port's frame queue.
@@ -1185,13 +1199,6 @@ control Ingress(inout headers_t hdr,
             hdr.mrec.root = meta.q_root;
             hdr.mrec.hop = meta.q_hop;
             ig_dprsr_md.mirror_session = (bit<10>)meta.pause_sess;
-        }
-        if (meta.st_op != 0 && meta.top_old != 0xff) {
-            meta.hash_q = stack_step.execute(meta.st_idx);
-        }
-        if (meta.st_op == 1 && meta.top_old == 0xff) {
-            // Out of free IQs: the root's id hashed onto them.
-            root_hash.apply();
         }
 
         // ---- records: what the pass leaves for the next (one choice, one stage); a
