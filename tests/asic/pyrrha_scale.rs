@@ -244,7 +244,7 @@ fn only_data_is_refused_when_the_buffer_overflows() {
 /// paper: 6 to 20 IQs used, roughly in proportion to k. Printed: per m, the flows and the
 /// peak IQs in use per port, most and median over the ports that used any, by tier. Checked:
 /// every packet arrives, and the most any port uses is moderate, between the paper's 6 and
-/// a third of the cap of 100 (the model: 2, 9, 20 and 27 for m = 2, 3, 4, 6, the most at
+/// a third of the cap of 100 (the model: 2, 11, 22 and 26 for m = 2, 3, 4, 6, the most at
 /// a core port into a receiving pod, which sees a root at every receiving host's port).
 /// Written: `out/pyrrha-fig7/iq-usage.csv` (each port's peak, per m) and the CDF of the
 /// peaks over the ports that used an IQ, `iq-usage.png` and `.svg`.
