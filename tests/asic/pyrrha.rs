@@ -399,29 +399,25 @@ fn frame(opcode: u8, hop: u8, root: u16) -> Vec<u8> {
     build_group([0x02, 0xfe, 0, 1, 0, 2], opcode, (root, hop), (0, 0))
 }
 
-/// sw0 of the line (`line`), as its deployment built it with Pyrrha's parameters `spec`,
-/// alone on the bench.
-fn sw0_bench(spec: &str) -> Bench {
+/// sw0 of `Dumbbell(left: left, right: 2)` (hosts on ports 0 to `left` - 1, its port to
+/// sw1 `left`; `left` = 2: the line of `line`), as its deployment built it with Pyrrha's
+/// parameters `spec`, on the bench after `frames` came in on its port to sw1, 5 µs apart;
+/// and how many packets it sent out.
+fn frames_into_sw0(left: u16, spec: &str, frames: Vec<Vec<u8>>) -> (Bench, u64) {
     let s: NetScenario = ron::from_str(&format!(
-        r#"(topology: Generate((shape: Dumbbell(left: 2, right: 2),
+        r#"(topology: Generate((shape: Dumbbell(left: {left}, right: 2),
                                 chip: "tofino2-100g-128q.ron", delay_ns: 600)),
             deploy: Pyrrha({spec}))"#
     ))
     .unwrap();
     let net = asic_deploy::build::build(s, Path::new("programs/pyrrha")).unwrap();
-    Bench::on_chip(net.chips.into_iter().next().unwrap(), "pyrrha".into())
-}
-
-/// sw0 on the bench (`sw0_bench(spec)`) after `frames` came in on its port 2 to sw1, 5 µs
-/// apart; and how many packets it sent out.
-fn frames_into_sw0(spec: &str, frames: Vec<Vec<u8>>) -> (Bench, u64) {
-    let mut bench = sw0_bench(spec);
+    let mut bench = Bench::on_chip(net.chips.into_iter().next().unwrap(), "pyrrha".into());
     let timed = frames
         .into_iter()
         .enumerate()
         .map(|(i, f)| (Time(i as u64 * 5_000_000), f))
         .collect();
-    bench.add_frames(2, timed).unwrap();
+    bench.add_frames(left, timed).unwrap();
     let report = bench.run().unwrap();
     (bench, report.packets_out())
 }
@@ -435,7 +431,7 @@ fn frames_into_sw0(spec: &str, frames: Vec<Vec<u8>>) -> (Bench, u64) {
 #[test]
 fn a_pause_naming_the_chips_own_port_is_ignored() {
     let run = |frames: Vec<Vec<u8>>| {
-        let (bench, packets_out) = frames_into_sw0("()", frames);
+        let (bench, packets_out) = frames_into_sw0(2, "()", frames);
         let c = bench.chip();
         (
             c.plumbing_counters().afc_requests,
@@ -472,22 +468,7 @@ fn a_pause_naming_the_chips_own_port_is_ignored() {
 #[test]
 fn each_pipe_keeps_its_copy_of_the_root_tables() {
     let run = |frames: Vec<Vec<u8>>| {
-        let s: NetScenario = ron::from_str(
-            r#"(topology: Generate((shape: Dumbbell(left: 16, right: 2),
-                                    chip: "tofino2-100g-128q.ron", delay_ns: 600)),
-                deploy: Pyrrha(()))"#,
-        )
-        .unwrap();
-        let net = asic_deploy::build::build(s, Path::new("programs/pyrrha")).unwrap();
-        let sw0 = net.chips.into_iter().next().unwrap();
-        let mut bench = Bench::on_chip(sw0, "pyrrha".into());
-        let timed = frames
-            .into_iter()
-            .enumerate()
-            .map(|(i, f)| (Time(i as u64 * 5_000_000), f))
-            .collect();
-        bench.add_frames(16, timed).unwrap();
-        bench.run().unwrap();
+        let (bench, _) = frames_into_sw0(16, "()", frames);
         let c = bench.chip();
         let reg = |pipe: u16, name: &str, i: u32| c.register_read_by_name(pipe, name, i).unwrap();
         let iq = 16 << 7 | 100;
@@ -751,7 +732,7 @@ pub(crate) fn assert_every_iq_back(run: &asic_net::NetRun) {
 #[test]
 fn roots_past_the_cap_share_an_iq_and_it_stays_paused_until_both_resume() {
     let run = |frames: Vec<Vec<u8>>| {
-        let (bench, _) = frames_into_sw0("(max_iqs: 2)", frames);
+        let (bench, _) = frames_into_sw0(2, "(max_iqs: 2)", frames);
         let c = bench.chip();
         let reg = |name: &str, i: u32| c.register_read_by_name(0, name, i).unwrap();
         (
