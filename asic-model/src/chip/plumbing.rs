@@ -344,14 +344,18 @@ impl Chip {
         if trunc != 0 {
             max = max.min(trunc as usize);
         }
-        let members = match s.mcast_group {
-            Some(g) => self.plumbing.mcast.get(&g).cloned().unwrap_or_default(),
-            None => Vec::new(),
-        };
-        // The session's port first, then the group's members; only the first copy stands
-        // for a packet dropped as it is mirrored.
-        let dests = std::iter::once((s.port, 0)).chain(members);
-        for (i, (port, rid)) in dests.enumerate() {
+        let members = s
+            .mcast_group
+            .and_then(|g| self.plumbing.mcast.get(&g))
+            .map_or(0, Vec::len);
+        // The session's port first, then the group's members (read by index: enqueueing
+        // needs the chip mutably); only the first copy stands for a packet dropped as it is
+        // mirrored.
+        for i in 0..=members {
+            let (port, rid) = match (i, s.mcast_group) {
+                (1.., Some(g)) => self.plumbing.mcast[&g][i - 1],
+                _ => (s.port, 0),
+            };
             let c = self.copy_packet(h, r.mirror_header.as_bytes(), max);
             let carries = dropped && i == 0 && self.packets.slots[h as usize].carries;
             let copy = &mut self.packets.slots[c as usize];
