@@ -438,9 +438,9 @@ impl TableState {
                 size: self.size,
             });
         }
-        let dup = |held: &Installed| TableError::Duplicate {
+        let dup = |slot: u32| TableError::Duplicate {
             table: self.name.clone(),
-            slot: held.slot,
+            slot,
         };
         let slot = self.free_slots.last().copied().unwrap_or(self.next_slot);
         let Entry {
@@ -457,14 +457,14 @@ impl TableState {
             Store::Exact(map) => {
                 let key: KeyValues = key.iter().map(exact_value).collect();
                 if let Some(held) = map.get(&key) {
-                    return Err(dup(held));
+                    return Err(dup(held.slot));
                 }
                 map.insert(key, entry);
             }
             Store::ExactOne(map) => {
                 let key = exact_value(&key[0]);
                 if let Some(held) = map.get(&key) {
-                    return Err(dup(held));
+                    return Err(dup(held.slot));
                 }
                 map.insert(key, entry);
             }
@@ -473,7 +473,7 @@ impl TableState {
                 let mask = prefix_mask(len, self.widths[0]);
                 let level = level_for(levels, len, mask);
                 if let Some(held) = level.get(&(value & mask)) {
-                    return Err(dup(held));
+                    return Err(dup(held.slot));
                 }
                 level.insert(value & mask, entry);
             }
@@ -481,17 +481,14 @@ impl TableState {
                 let (len, k) = lpm_exact_key(&key, *lpm, &self.widths).expect("checked entry");
                 let level = level_for(levels, len, prefix_mask(len, self.widths[*lpm]));
                 if let Some(held) = level.get(&k) {
-                    return Err(dup(held));
+                    return Err(dup(held.slot));
                 }
                 level.insert(k, entry);
             }
             Store::Ordered { list, slots } => {
                 match slots.entry((key.clone(), priority)) {
                     std::collections::hash_map::Entry::Occupied(held) => {
-                        return Err(TableError::Duplicate {
-                            table: self.name.clone(),
-                            slot: *held.get(),
-                        });
+                        return Err(dup(*held.get()));
                     }
                     std::collections::hash_map::Entry::Vacant(v) => {
                         v.insert(slot);
