@@ -1204,27 +1204,14 @@ control Ingress(inout headers_t hdr,
         // ---- records: what the pass leaves for the next (one choice, one stage); a
         // record that changes the root tables goes to every pipe's recirculation port
         // (`fan`: the other pipes'), the others to this pipe's ----
-        if (meta.kind == K_FMERGE && meta.f_empty == 1) {
-            hdr.rec.setValid();
-            hdr.rec.magic = REC_MAGIC;
-            hdr.rec.kind = K_FMERGE;
-            hdr.rec.port = meta.f_port;
-            hdr.rec.hop = meta.f_hop;
-            hdr.rec.root = meta.f_old;
-            hdr.rec.old_root = meta.f_root;
-            hdr.rec.old_hop = meta.n_hop;
-            hdr.rec.fresh = 1;
-            hdr.ethernet.setInvalid();
-            hdr.pyr.setInvalid();
-            ig_dprsr_md.drop_ctl = 0;
-            ig_tm_md.recirculate = 1;
-            ig_tm_md.mcast_grp_a = meta.fan;
-        } else {
-        if ((meta.kind == K_FRESUME || meta.kind == K_FMERGE) && meta.fresh == 1
-                && meta.fr_ok == 1 && meta.known == 0 && meta.home == 1) {
-            // A RESUME or MERGE for a root this port does not know: its PAUSE may have just
-            // popped an IQ whose install pass is still in the recirculation (or a REDO
-            // pass is giving it one), so it is tried once more, as a record, behind it.
+        if (meta.kind == K_FMERGE && meta.f_empty == 1
+                || (meta.kind == K_FRESUME || meta.kind == K_FMERGE) && meta.fresh == 1
+                    && meta.fr_ok == 1 && meta.known == 0 && meta.home == 1) {
+            // A MERGE from the wire on a chip whose ports span pipes: to every pipe, as a
+            // record that is fresh (`f_empty` says so). A RESUME or MERGE for a root this
+            // port does not know: its PAUSE may have just popped an IQ whose install pass is
+            // still in the recirculation (or a REDO pass is giving it one), so it is tried
+            // once more, as a record, behind it (not fresh: once only).
             hdr.rec.setValid();
             hdr.rec.magic = REC_MAGIC;
             hdr.rec.kind = meta.kind;
@@ -1233,7 +1220,7 @@ control Ingress(inout headers_t hdr,
             hdr.rec.root = meta.f_old;
             hdr.rec.old_root = meta.f_root;
             hdr.rec.old_hop = meta.n_hop;
-            hdr.rec.fresh = 0;
+            hdr.rec.fresh = meta.f_empty;
             hdr.ethernet.setInvalid();
             hdr.pyr.setInvalid();
             ig_dprsr_md.drop_ctl = 0;
@@ -1357,7 +1344,6 @@ control Ingress(inout headers_t hdr,
                     }
                 }
             }
-        }
         }
         if (meta.todo_rest != 0) {
             // A copy walks on to the other upstream ports.
